@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT
+ * sim.h - discrete-event pipeline simulator of a template's tile program (backend `sim`).
+ *
+ * One level below the analytic model: per core, ops are issued in program order into
+ * per-unit in-order queues (MTE2, MTE1, M, V, FIX, MTE3, S); an op starts when its unit is
+ * free and its inputs are ready; a buffer with copies = s is a ring of s slots, so a producer
+ * waits for the consumer of the slot it overwrites; HBM/L2 bandwidth is shared by all cores
+ * at each instant.  Mix kernels run the cube program and the two vector programs with
+ * cross-core flags.  Identical waves are simulated once.  It is a model, not the chip.
+ *
+ * Deterministic: the same inputs give the same result.  Thread-safe: no global state.
+ * Ownership: borrows template and target; trace_json in the result is owned by the caller
+ * (free() it), NULL unless requested.
+ */
+#ifndef TT_SIM_H
+#define TT_SIM_H
+
+#include <stdint.h>
+
+#include "model.h"
+#include "target.h"
+#include "template.h"
+
+typedef enum tt_stall {
+    TT_STALL_DATA,            /* waiting for an input produced by another unit */
+    TT_STALL_SLOT,            /* waiting for a free ring slot */
+    TT_STALL_BANDWIDTH,       /* transfer slowed by shared HBM/L2 bandwidth */
+    TT_STALL_FLAG,            /* waiting for a cross-core flag */
+    TT_STALL__COUNT
+} tt_stall;
+const char *tt_stall_name(tt_stall s);
+
+typedef struct tt_sim_opts {
+    int trace_core;           /* -1: no trace; else the core whose timelines are traced */
+    int64_t max_events;       /* 0: default limit (TT_EDEADLOCK-free runaway guard) */
+} tt_sim_opts;
+
+typedef struct tt_sim_result {
+    tt_rc rc;
+    char reason[160];         /* infeasible / deadlock description */
+    double cycles;
+    double time_us;
+    double busy_cycles[TT_UNIT__COUNT];   /* traced/representative core */
+    double util[TT_UNIT__COUNT];
+    double stall_cycles[TT_STALL__COUNT];
+    int64_t blocks;
+    int64_t waves;
+    int64_t waves_simulated;  /* waves - folded */
+    int64_t events;
+    char *trace_json;         /* Chrome trace-event JSON, caller frees */
+} tt_sim_result;
+
+/* Simulate one config.  slots: problem + params (lets evaluated into it; t->nslots long).
+ * Returns out->rc: TT_OK, TT_EINFEASIBLE (same reason as the model), TT_EDEADLOCK,
+ * TT_EUNSUPPORTED (no kernel), TT_ENOMEM. */
+tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
+                 const tt_sim_opts *opts, tt_sim_result *out);
+void tt_sim_result_close(tt_sim_result *r);   /* frees trace_json */
+
+#endif

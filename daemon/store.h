@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT
+ * store.h - the database behind tiletune: one interface, two engines.
+ *
+ *   SQLite (default, embedded, one file, WAL):   "sqlite:/path/tt.db", or a plain path
+ *   PostgreSQL (shared by many worker hosts):    "postgresql://user@host:port/db" / "postgres://"
+ *
+ * The schema lives in schema/{sqlite,postgres}/NNN_*.sql; migrations are applied at open,
+ * in order, each in a transaction, and recorded in schema_migrations.
+ * Tables: templates, jobs, trials, job_trials, best, calibrations, tokens, baselines.
+ *
+ * A measurement is keyed by (template hash, problem key, target, backend fingerprint,
+ * config hash): a config measured under the same key is reused, not measured again.
+ * Trials are committed one by one; `best` is updated in the same transaction as the trial
+ * that beats it.  A job's state lives only here, so a restarted daemon resumes it.
+ *
+ * Thread-safety: a tt_store is one database connection guarded by an internal mutex, so it
+ * may be shared, but calls are serialised; open one store per worker thread for
+ * parallelism.  Ownership: structs filled by the store own their heap fields; release them
+ * with the matching *_clear() (NULL accepted).  Strings passed in are borrowed.
+ */
+#ifndef TT_STORE_H
+#define TT_STORE_H
+
+#include <stdint.h>
+
+#include "tt_err.h"
+
+typedef struct tt_store tt_store;
+
+typedef enum tt_store_engine { TT_STORE_SQLITE, TT_STORE_POSTGRES } tt_store_engine;
+
+/* Open (creating the database file if needed) and migrate.  TT_EDB with err->msg from the
+ * engine on failure; *out is NULL then. */
+tt_rc tt_store_open(const char *url, tt_store **out, tt_errinfo *err);
+void tt_store_close(tt_store *s);
+tt_store_engine tt_store_engine_of(const tt_store *s);
+/* Schema version (highest migration applied). */
+int tt_store_schema_version(tt_store *s);
+/* Cheap liveness check (SELECT 1). */
+tt_rc tt_store_ping(tt_store *s);
+/* Last engine error text (borrowed, valid until the next call on s). */
+const char *tt_store_errmsg(const tt_store *s);
+
+/* ---- templates ---------------------------------------------------------------------- */
+/* Store a template document (canonical JSON text).  Idempotent on (name, hash). */
+tt_rc tt_store_template_put(tt_store *s, const char *name, const char *hash,
+                            const char *version, const char *doc_json);
+/* Latest document for name (hash NULL) or the exact (name, hash).  *doc_json is malloc'd,
+ * caller frees.  TT_ENOTFOUND if absent. */
+tt_rc tt_store_template_get(tt_store *s, const char *name, const char *hash, char **doc_json,
+                            char hash_out[17]);
+/* JSON array text of {"name","hash","version","updated_at"} (latest per name), caller frees. */
+tt_rc tt_store_template_list(tt_store *s, char **json_array);
+
+/* ---- jobs --------------------------------------------------------------------------- */
+typedef enum tt_job_state {
+    TT_JOB_QUEUED, TT_JOB_RUNNING, TT_JOB_DONE, TT_JOB_FAILED, TT_JOB_CANCELLED,
+    TT_JOB__COUNT
+} tt_job_state;
+const char *tt_job_state_name(tt_job_state s);   /* "queued", "running", ... */
+int tt_job_state_parse(const char *name);          /* -1 if unknown */
+
+typedef struct tt_job {
+    int64_t id;
+    char template_name[64];
+    char template_hash[17];
+    char target[64];
+    char backend[128];        /* "model", "sim", "replay:<dataset>", "cmd:<toolchain>" */
+    char backend_fp[80];      /* backend + fingerprint (toolchain hash, dataset hash, ...) */
+    char strategy[32];
+    char *problem_key;        /* canonical "M=4096,N=4096,..." */
+    char *problem_json;       /* {"M":4096,...} */
+    char *options_json;       /* strategy options, e.g. {"topk":16}; may be NULL */
+    int64_t budget_trials;    /* 0: strategy default */
+    double budget_seconds;    /* 0: none */
+    int64_t seed;
+    tt_job_state state;
+    int64_t planned;          /* trials planned (budget or space, whichever is smaller) */
+    int64_t done;             /* trials finished, reused ones included */
+    int64_t best_trial;       /* trial id or 0 */
+    double best_us;           /* 0 when none */
+    double best_pred_us;      /* model prediction for the best config, 0 when none */
+    char *best_config_json;   /* may be NULL */
+    char *error;              /* failure reason, may be NULL */
+    char owner[64];           /* token name that submitted it ("" when open) */
+    char lease_owner[64];     /* worker holding it while running ("" when none) */
+    double lease_expires;     /* unix seconds */
+    double created_at, started_at, finished_at;   /* unix seconds, 0 when not yet */
+} tt_job;
+void tt_job_clear(tt_job *j);
+
+/* Insert a new queued job (id, state, timestamps and counters are set by the store).
+ * Sets j->id. */
+tt_rc tt_store_job_create(tt_store *s, tt_job *j);
+tt_rc tt_store_job_get(tt_store *s, int64_t id, tt_job *out);
+
+typedef struct tt_job_filter {
+    int state;                /* -1: any */
+    const char *template_name;/* NULL: any */
+    const char *target;       /* NULL: any */
+    const char *owner;        /* NULL: any */
+    int64_t limit, offset;    /* limit 0: 100 */
+} tt_job_filter;
+/* Newest first.  *jobs is a malloc'd array of *n jobs; free each with tt_job_clear() and
+ * the array with free(). */
+tt_rc tt_store_job_list(tt_store *s, const tt_job_filter *f, tt_job **jobs, size_t *n);
+/* Count jobs per state (counts[TT_JOB__COUNT]); owner NULL for all owners. */
+tt_rc tt_store_job_counts(tt_store *s, const char *owner, int64_t counts[TT_JOB__COUNT]);
+
+/* Claim one job for worker `owner`: the oldest queued job, or a running job whose lease has
+ * expired (a dead worker's), atomically (SQLite: BEGIN IMMEDIATE; PostgreSQL: FOR UPDATE
+ * SKIP LOCKED).  It becomes running with lease_expires = now + lease_seconds.
+ * TT_ENOTFOUND when there is nothing to do. */
+tt_rc tt_store_job_claim(tt_store *s, const char *owner, double lease_seconds, tt_job *out);
+/* Extend the lease; TT_EEXISTS when the job is no longer held by owner (cancelled, or
+ * claimed by another worker after expiry): the worker must stop working on it. */
+tt_rc tt_store_job_renew(tt_store *s, int64_t id, const char *owner, double lease_seconds);
+/* Record progress (planned and done counters). */
+tt_rc tt_store_job_progress(tt_store *s, int64_t id, int64_t planned, int64_t done);
+/* Finish: state must be DONE, FAILED; only from RUNNING held by owner (TT_EEXISTS else). */
+tt_rc tt_store_job_finish(tt_store *s, int64_t id, const char *owner, tt_job_state state,
+                          const char *error);
+/* Cancel from QUEUED or RUNNING.  TT_ENOTFOUND, or TT_EEXISTS when already finished. */
+tt_rc tt_store_job_cancel(tt_store *s, int64_t id);
+/* On daemon start (SQLite, single host): release leases of running jobs so they resume. */
+tt_rc tt_store_job_release_all(tt_store *s);
+
+/* ---- trials ------------------------------------------------------------------------- */
+/* The measurement key shared by jobs. */
+typedef struct tt_trial_key {
+    const char *template_hash;
+    const char *problem_key;
+    const char *target;
+    const char *backend_fp;
+} tt_trial_key;
+
+typedef struct tt_trial {
+    int64_t id;
+    int64_t job_id;           /* job that measured it first */
+    int64_t seq;              /* position in the job that lists it (job_trials) */
+    char *config_key;         /* "block_M=128,block_N=256,..." */
+    uint64_t config_hash;
+    char *config_json;
+    tt_rc status;             /* TT_OK or the failure class (TT_EBUILD, TT_EINFEASIBLE, ...) */
+    char *error;              /* failure detail, may be NULL */
+    double median_us;         /* 0 when failed */
+    double spread_us;         /* inter-quartile range of the samples */
+    double min_us;
+    char *samples_json;       /* [..] microseconds, may be NULL */
+    double predicted_us;      /* model prediction at the time (0 when none) */
+    double compile_s, measure_s;
+    int reused;               /* 1 when taken from an earlier measurement */
+    double created_at;
+} tt_trial;
+void tt_trial_clear(tt_trial *t);
+
+/* Find a measurement under key for this config hash.  TT_ENOTFOUND if none. */
+tt_rc tt_store_trial_lookup(tt_store *s, const tt_trial_key *k, uint64_t config_hash,
+                            tt_trial *out);
+/* Record a trial for job at position seq, in one transaction:
+ *   - insert the measurement under key (or reuse the existing one for the same config hash),
+ *   - link it to the job (job_trials (job_id, seq); idempotent on (job_id, seq)),
+ *   - bump the job's done counter and best-so-far,
+ *   - update `best` for (template name, template hash, problem key, target, backend_fp)
+ *     when it succeeded and beats the stored one.
+ * Sets t->id (and t->reused when the measurement existed). */
+tt_rc tt_store_trial_record(tt_store *s, const tt_trial_key *k, const char *template_name,
+                            int64_t job_id, int64_t seq, tt_trial *t);
+/* Trials of a job in seq order, paginated.  *trials malloc'd array of *n; *total the count. */
+tt_rc tt_store_trial_list(tt_store *s, int64_t job_id, int64_t offset, int64_t limit,
+                          tt_trial **trials, size_t *n, int64_t *total);
+/* Count trials by backend and status, as a JSON object text
+ * {"sim":{"ok":12,"infeasible":3},...}; caller frees. */
+tt_rc tt_store_trial_stats(tt_store *s, char **json);
+
+/* ---- best --------------------------------------------------------------------------- */
+typedef struct tt_best {
+    char template_name[64];
+    char template_hash[17];
+    char target[64];
+    char backend_fp[80];
+    char *problem_key;
+    char *problem_json;
+    char *config_json;
+    int64_t trial_id;
+    int64_t job_id;
+    double median_us, spread_us, predicted_us;
+    double updated_at;
+} tt_best;
+void tt_best_clear(tt_best *b);
+
+typedef struct tt_best_query {
+    const char *template_name;  /* required */
+    const char *target;         /* required (canonical target name) */
+    const char *problem_key;    /* NULL: all problems */
+    const char *backend_fp;     /* NULL: any backend (the fastest wins) */
+    const char *template_hash;  /* NULL: any version */
+} tt_best_query;
+/* Exact problem: the single fastest row (TT_ENOTFOUND if none). */
+tt_rc tt_store_best_get(tt_store *s, const tt_best_query *q, tt_best *out);
+/* Every row matching (problem_key NULL) -- for nearest-shape lookups and exports. */
+tt_rc tt_store_best_list(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n);
+
+/* ---- calibrations ------------------------------------------------------------------- */
+/* The fitted tt_calib of costmodel/model.h, stored as JSON text per (target, backend_fp). */
+tt_rc tt_store_calib_put(tt_store *s, const char *target, const char *backend_fp,
+                         const char *calib_json, int npoints, double error);
+tt_rc tt_store_calib_get(tt_store *s, const char *target, const char *backend_fp,
+                         char **calib_json);
+
+/* ---- tokens ------------------------------------------------------------------------- */
+/* Tokens are stored as SHA-256 hex of the secret; scopes is a comma list
+ * ("read,tune,admin").  Upsert by name. */
+tt_rc tt_store_token_put(tt_store *s, const char *name, const char *sha256_hex,
+                         const char *scopes);
+/* Find by hash; name/scopes copied into the caller's buffers.  TT_ENOTFOUND if absent. */
+tt_rc tt_store_token_find(tt_store *s, const char *sha256_hex, char name[64],
+                          char scopes[64]);
+
+#endif

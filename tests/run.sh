@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# run.sh - the whole test suite: install deps, build (warnings are errors) and run every
+# test with ctest, then the same again under AddressSanitizer + UndefinedBehaviorSanitizer.
+#   bash tests/run.sh            # both builds
+#   TT_NO_SANITIZE=1 bash tests/run.sh   # the plain build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash deploy/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== build (Release, -Werror) =="
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+echo "== tests =="
+(cd build && ctest --output-on-failure -j"$jobs")
+
+if [ -z "${TT_NO_SANITIZE:-}" ]; then
+  echo "== build (ASan + UBSan) =="
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTT_WERROR=ON -DTT_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j"$jobs"
+  echo "== tests under sanitizers =="
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  (cd build-asan && TT_SANITIZED=1 ctest --output-on-failure -j"$jobs")
+fi
+echo "tests/run.sh: all tests passed"
