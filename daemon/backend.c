@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT
+ * backend.c - backend spec parsing and dispatch to the implementations (backend_*.c).
+ */
+#include "backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const tt_backend_ops *const tt_backends[] = {
+    &tt__backend_model_ops, &tt__backend_sim_ops, &tt__backend_replay_ops, &tt__backend_cmd_ops,
+};
+
+static int tt_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between order statistics of sorted v[0..n). */
+static double tt_quantile(const double *v, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)pos;
+    if (lo >= n - 1) return v[n - 1];
+    return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo);
+}
+
+void tt_measurement_summarise(tt_measurement *m)
+{
+    int n = m->nsamples;
+    if (n <= 0) return;
+    if (n > TT_MAX_SAMPLES) n = m->nsamples = TT_MAX_SAMPLES;
+    double s[TT_MAX_SAMPLES];
+    memcpy(s, m->samples_us, (size_t)n * sizeof s[0]);
+    qsort(s, (size_t)n, sizeof s[0], tt_cmp_double);
+    m->min_us = s[0];
+    m->median_us = tt_quantile(s, n, 0.5);
+    m->spread_us = tt_quantile(s, n, 0.75) - tt_quantile(s, n, 0.25);
+}
+
+tt_rc tt_backend_open(const char *spec, const tt_backend_env *env, const tt_template *t,
+                      const tt_target *tgt, const int64_t *problem_slots, tt_backend **out,
+                      tt_errinfo *err)
+{
+    *out = NULL;
+    if (!spec || !*spec) return tt_errf(err, TT_EINVAL, "backend", "empty backend");
+    const char *colon = strchr(spec, ':');
+    size_t klen = colon ? (size_t)(colon - spec) : strlen(spec);
+    const char *arg = colon ? colon + 1 : "";
+    const tt_backend_ops *ops = NULL;
+    for (size_t i = 0; i < sizeof tt_backends / sizeof tt_backends[0]; i++)
+        if (strlen(tt_backends[i]->kind) == klen && memcmp(tt_backends[i]->kind, spec, klen) == 0)
+            ops = tt_backends[i];
+    if (!ops)
+        return tt_errf(err, TT_EINVAL, "backend",
+                       "unknown backend '%s' (model, sim, replay:<dataset>, cmd:<toolchain>)",
+                       spec);
+    if (t->ninputs > TT_MAX_SLOTS) return tt_errf(err, TT_EINVAL, "backend", "too many inputs");
+    tt_backend *b = calloc(1, sizeof *b);
+    if (!b) return tt_errf(err, TT_ENOMEM, "backend", "out of memory");
+    b->ops = ops;
+    b->env = env;
+    b->t = t;
+    b->tgt = tgt;
+    memcpy(b->problem, problem_slots, t->ninputs * sizeof(int64_t));
+    tt_rc rc = ops->open(b, arg, err);
+    if (rc != TT_OK) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    return TT_OK;
+}
+
+void tt_backend_close(tt_backend *b)
+{
+    if (!b) return;
+    if (b->ops->close) b->ops->close(b);
+    free(b);
+}
+
+const char *tt_backend_fingerprint(const tt_backend *b) { return b->fingerprint; }
+
+tt_rc tt_backend_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
+{
+    memset(out, 0, sizeof *out);
+    memcpy(slots, b->problem, b->t->ninputs * sizeof(int64_t));
+    tt_rc rc = b->ops->measure(b, slots, out);
+    if (rc == TT_OK && out->status == TT_OK) tt_measurement_summarise(out);
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT
+ * backend.h - measurement backends: how a config is measured.
+ *
+ *   model            the analytic cost model (a prediction, not a measurement)
+ *   sim              the built-in pipeline simulator (a model of the chip, deterministic)
+ *   replay:<name>    answers from a recorded full measurement (Kernel Tuner cache or T4 JSON,
+ *                    gzip accepted) found as <datasets_dir>/<name>.{t4,kt-cache}.json[.gz]
+ *   cmd:<toolchain>  renders the template source and runs the toolchain's build and run
+ *                    commands (defined in the server config only), i.e. real NPU / CANN tools
+ *
+ * One backend instance serves one job on one worker thread (not thread-safe); open one per
+ * worker.  Ownership: tt_backend_open() borrows env, template and target (they outlive the
+ * backend) and copies the problem; close with tt_backend_close() (NULL accepted).
+ */
+#ifndef TT_BACKEND_H
+#define TT_BACKEND_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "target.h"
+#include "template.h"
+#include "tt_err.h"
+
+#define TT_MAX_SAMPLES 64
+
+typedef struct tt_measurement {
+    tt_rc status;             /* TT_OK, or the failure class: TT_EINFEASIBLE (invalid config),
+                                 TT_EBUILD, TT_EBUILDTIMEOUT, TT_ERUN, TT_ERUNTIMEOUT,
+                                 TT_EWRONG, TT_ENOTFOUND (absent from a replay dataset) */
+    char error[256];
+    double samples_us[TT_MAX_SAMPLES];
+    int nsamples;
+    double median_us, spread_us, min_us;  /* filled by tt_measurement_summarise() */
+    double compile_s, measure_s;          /* wall seconds spent (recorded ones for replay) */
+} tt_measurement;
+
+/* Median, inter-quartile spread and minimum of out->samples_us (no-op for 0 samples). */
+void tt_measurement_summarise(tt_measurement *m);
+
+typedef struct tt_backend_env {
+    const char *datasets_dir;   /* replay datasets */
+    const json_t *toolchains;   /* {"name": {"build": cmd, "run": cmd, "env": {..},
+                                   "build_timeout": s, "run_timeout": s, ...}} */
+    const char *work_dir;       /* scratch and build cache for cmd: backends */
+    int repeats;                /* samples per measurement for backends that repeat (>= 1) */
+} tt_backend_env;
+
+typedef struct tt_backend tt_backend;
+
+/* Parse spec and open the backend for one (template, target, problem).  TT_EINVAL for an
+ * unknown kind, TT_ENOTFOUND for an unknown dataset / toolchain, TT_EUNSUPPORTED when the
+ * backend does not apply (model/sim without a kernel; replay dataset whose params differ
+ * from the template's). */
+tt_rc tt_backend_open(const char *spec, const tt_backend_env *env, const tt_template *t,
+                      const tt_target *tgt, const int64_t *problem_slots, tt_backend **out,
+                      tt_errinfo *err);
+void tt_backend_close(tt_backend *b);
+/* "sim", "model", "replay:NAME@<hash>", "cmd:NAME@<hash>": identifies what measured a trial
+ * (part of the trial key).  Borrowed. */
+const char *tt_backend_fingerprint(const tt_backend *b);
+/* Measure one config (slots: problem + params; t->nslots long, lets are scratch).
+ * Fills *out and returns TT_OK when the backend worked (out->status says how the config
+ * fared), or an error when the backend itself failed (TT_EIO, TT_ENOMEM, ...). */
+tt_rc tt_backend_measure(tt_backend *b, int64_t *slots, tt_measurement *out);
+
+/* ---- for implementations (backend_*.c) ---------------------------------------------- */
+typedef struct tt_backend_ops {
+    const char *kind;         /* "model", "sim", "replay", "cmd" */
+    tt_rc (*open)(tt_backend *b, const char *arg, tt_errinfo *err);  /* arg after ':' or "" */
+    tt_rc (*measure)(tt_backend *b, int64_t *slots, tt_measurement *out);
+    void (*close)(tt_backend *b);
+} tt_backend_ops;
+
+struct tt_backend {
+    const tt_backend_ops *ops;
+    const tt_backend_env *env;
+    const tt_template *t;
+    const tt_target *tgt;
+    int64_t problem[TT_MAX_SLOTS];
+    char fingerprint[80];     /* set by ops->open */
+    void *impl;               /* owned by the implementation */
+};
+
+extern const tt_backend_ops tt__backend_model_ops;
+extern const tt_backend_ops tt__backend_sim_ops;
+extern const tt_backend_ops tt__backend_replay_ops;
+extern const tt_backend_ops tt__backend_cmd_ops;
+
+#endif
