@@ -30,6 +30,15 @@
 #define TT_MAX_SLOTS 256        /* inputs + params + lets + grid dims */
 #define TT_MAX_RANK 4           /* buffer / tensor rank */
 #define TT_MAX_PARAM_VALUES 4096
+/* Further limits of a template document (docs/template-format.md, "Limits"). */
+#define TT_TMPL_MAX_BYTES (4 << 20)   /* text given to tt_tmpl_parse_string/file: TT_ETOOBIG */
+#define TT_TMPL_MAX_NAME 63           /* identifiers and the template name */
+#define TT_TMPL_MAX_TENSORS 32
+#define TT_TMPL_MAX_BUFFERS 64
+#define TT_TMPL_MAX_CONSTRAINTS 256
+#define TT_TMPL_MAX_DEPTH 16          /* nesting of kernel loops */
+#define TT_TMPL_MAX_OPS 4096          /* ops in the whole kernel body */
+#define TT_TMPL_MAX_SOURCE (1 << 20)  /* bytes of source.file / source.script */
 
 /* Memory scopes.  GM is global memory (tensors); the others are per-core buffers. */
 typedef enum tt_scope {
@@ -94,6 +103,8 @@ typedef struct tt_input {
     int64_t min, max;         /* TT_INPUT_INT: accepted range (default 1 .. 2^40) */
     tt_dtype *dtypes;         /* TT_INPUT_DTYPE: accepted dtypes */
     size_t ndtypes;
+    int has_default;          /* 1: a problem may omit this input; then `def` is used */
+    int64_t def;              /* the default (a tt_dtype code for TT_INPUT_DTYPE) */
 } tt_input;
 
 typedef struct tt_param {
@@ -220,6 +231,7 @@ typedef struct tt_template {
     char *source_file;        /* "source.file" as written, or NULL */
     char *source_text;        /* its contents when loaded from a directory, or NULL */
     json_t *doc;              /* the document as given (owned reference) */
+    char *source_script;      /* "source.script" as written, or NULL */
 } tt_template;
 
 /* Slot index helpers. */
