@@ -252,6 +252,9 @@ tt_rc tt_tmpl_parse_string(const char *text, size_t len, const char *base_dir,
                            tt_template **out, tt_errinfo *err);
 /* Same from a file; base_dir is the file's directory. TT_EIO if it cannot be read. */
 tt_rc tt_tmpl_parse_file(const char *path, tt_template **out, tt_errinfo *err);
+/* The parse functions may also return: TT_ETOOBIG (text over TT_TMPL_MAX_BYTES, source over
+ * TT_TMPL_MAX_SOURCE), TT_EIO ("source.file" unreadable when base_dir is given), TT_EINVAL
+ * (NULL document/text/path). */
 void tt_tmpl_free(tt_template *t);
 
 /* Index of a slot name (input, param, let or grid dim), or -1. */

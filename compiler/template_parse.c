@@ -3,6 +3,7 @@
  * constraints, tensors, buffers and source (the kernel is in template_kernel.c).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,14 @@
 char *tt__strdup(const char *s)
 {
     return s ? strdup(s) : NULL;
+}
+
+void tt__path(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
 }
 
 const char *tt__json_type(const json_t *v)
@@ -204,7 +213,7 @@ static tt_rc tp_dtype_list(tt__tp *p, tt_input *in, const json_t *arr, const cha
     if (!in->dtypes) return tp_oom(p, path);
     for (size_t i = 0; i < n; i++) {
         const json_t *d = json_array_get(arr, i);
-        snprintf(ep, sizeof ep, "%s[%zu]", path, i);
+        tt__path(ep, sizeof ep, "%s[%zu]", path, i);
         if (!json_is_string(d))
             return tt_errf(p->err, TT_ETEMPLATE, ep, "expected a dtype name, got %s",
                            tt__json_type(d));
@@ -252,7 +261,7 @@ static tt_rc tp_input(tt__tp *p, tt_input *in, const json_t *v, const char *path
     tt_rc rc = tt__tp_keys(p, v, path, keys);
     if (rc) return rc;
     const json_t *type = json_object_get(v, "type");
-    snprintf(ep, sizeof ep, "%s.type", path);
+    tt__path(ep, sizeof ep, "%s.type", path);
     if (!type) return tt_errf(p->err, TT_ETEMPLATE, ep, "missing (\"int\" or \"dtype\")");
     if (!json_is_string(type))
         return tt_errf(p->err, TT_ETEMPLATE, ep, "expected a string, got %s", tt__json_type(type));
@@ -260,19 +269,19 @@ static tt_rc tp_input(tt__tp *p, tt_input *in, const json_t *v, const char *path
     if (strcmp(json_string_value(type), "int") == 0) {
         in->kind = TT_INPUT_INT;
         if (json_object_get(v, "values")) {
-            snprintf(ep, sizeof ep, "%s.values", path);
+            tt__path(ep, sizeof ep, "%s.values", path);
             return tt_errf(p->err, TT_ETEMPLATE, ep, "only dtype inputs take values");
         }
         const json_t *mn = json_object_get(v, "min"), *mx = json_object_get(v, "max");
-        snprintf(ep, sizeof ep, "%s.min", path);
+        tt__path(ep, sizeof ep, "%s.min", path);
         if (mn && (rc = tp_int(p, mn, ep, &in->min))) return rc;
-        snprintf(ep, sizeof ep, "%s.max", path);
+        tt__path(ep, sizeof ep, "%s.max", path);
         if (mx && (rc = tp_int(p, mx, ep, &in->max))) return rc;
         if (in->min > in->max)
             return tt_errf(p->err, TT_ETEMPLATE, ep, "max %" PRId64 " is below min %" PRId64,
                            in->max, in->min);
         if (def) {
-            snprintf(ep, sizeof ep, "%s.default", path);
+            tt__path(ep, sizeof ep, "%s.default", path);
             if ((rc = tp_int(p, def, ep, &in->def))) return rc;
             if (in->def < in->min || in->def > in->max)
                 return tt_errf(p->err, TT_ETEMPLATE, ep,
@@ -285,15 +294,15 @@ static tt_rc tp_input(tt__tp *p, tt_input *in, const json_t *v, const char *path
     if (strcmp(json_string_value(type), "dtype") == 0) {
         in->kind = TT_INPUT_DTYPE;
         if (json_object_get(v, "min") || json_object_get(v, "max")) {
-            snprintf(ep, sizeof ep, "%s", path);
+            tt__path(ep, sizeof ep, "%s", path);
             return tt_errf(p->err, TT_ETEMPLATE, ep, "dtype inputs take no min/max");
         }
-        snprintf(ep, sizeof ep, "%s.values", path);
+        tt__path(ep, sizeof ep, "%s.values", path);
         const json_t *vals = json_object_get(v, "values");
         if (!vals) return tt_errf(p->err, TT_ETEMPLATE, ep, "missing (the accepted dtypes)");
         if ((rc = tp_dtype_list(p, in, vals, ep))) return rc;
         if (def) {
-            snprintf(ep, sizeof ep, "%s.default", path);
+            tt__path(ep, sizeof ep, "%s.default", path);
             if (!json_is_string(def))
                 return tt_errf(p->err, TT_ETEMPLATE, ep, "expected a dtype name, got %s",
                                tt__json_type(def));
@@ -326,7 +335,7 @@ static tt_rc tp_inputs(tt__tp *p, const json_t *obj)
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
-        snprintf(path, sizeof path, "inputs.%s", k);
+        tt__path(path, sizeof path, "inputs.%s", k);
         if ((rc = tt__tp_name(p, k, path))) return rc;
         tt_input *in = &t->inputs[t->ninputs++];
         if (!(in->name = strdup(k))) return tp_oom(p, path);
@@ -358,8 +367,8 @@ static tt_rc tp_param_list(tt__tp *p, tt_param *pr, const json_t *arr, const cha
         return tt_errf(p->err, TT_ETEMPLATE, path, "more than %d values", TT_MAX_PARAM_VALUES);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         const json_t *e = json_array_get(arr, i);
-        int64_t v;
-        snprintf(ep, sizeof ep, "%s[%zu]", path, i);
+        int64_t v = 0;
+        tt__path(ep, sizeof ep, "%s[%zu]", path, i);
         if ((rc = tp_int(p, e, ep, &v))) return rc;
         if ((rc = tp_param_add(p, pr, v, ep))) return rc;
     }
@@ -382,7 +391,7 @@ static tt_rc tp_param(tt__tp *p, tt_param *pr, const json_t *v, const char *path
                        "expected exactly one of \"range\", \"pow2\", \"values\"");
     const json_t *r;
     if ((r = json_object_get(v, "values"))) {
-        snprintf(ep, sizeof ep, "%s.values", path);
+        tt__path(ep, sizeof ep, "%s.values", path);
         if (!json_is_array(r))
             return tt_errf(p->err, TT_ETEMPLATE, ep, "expected an array, got %s", tt__json_type(r));
         return tp_param_list(p, pr, r, ep);
@@ -390,12 +399,12 @@ static tt_rc tp_param(tt__tp *p, tt_param *pr, const json_t *v, const char *path
     int64_t a[3] = {0, 0, 1};
     int isrange = 0;
     if ((r = json_object_get(v, "range"))) {
-        snprintf(ep, sizeof ep, "%s.range", path);
+        tt__path(ep, sizeof ep, "%s.range", path);
         isrange = 1;
         if (!json_is_array(r) || json_array_size(r) < 2 || json_array_size(r) > 3)
             return tt_errf(p->err, TT_ETEMPLATE, ep, "expected [lo, hi] or [lo, hi, step]");
     } else if ((r = json_object_get(v, "pow2"))) {
-        snprintf(ep, sizeof ep, "%s.pow2", path);
+        tt__path(ep, sizeof ep, "%s.pow2", path);
         if (!json_is_array(r) || json_array_size(r) != 2)
             return tt_errf(p->err, TT_ETEMPLATE, ep, "expected [lo, hi]");
     } else {
@@ -404,7 +413,7 @@ static tt_rc tp_param(tt__tp *p, tt_param *pr, const json_t *v, const char *path
     }
     for (size_t i = 0; i < json_array_size(r); i++) {
         char ip[160];
-        snprintf(ip, sizeof ip, "%s[%zu]", ep, i);
+        tt__path(ip, sizeof ip, "%s[%zu]", ep, i);
         if ((rc = tp_int(p, json_array_get(r, i), ip, &a[i]))) return rc;
     }
     if (a[0] > a[1]) return tt_errf(p->err, TT_ETEMPLATE, ep, "lo is above hi");
@@ -441,7 +450,7 @@ static tt_rc tp_params(tt__tp *p, const json_t *obj)
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
-        snprintf(path, sizeof path, "params.%s", k);
+        tt__path(path, sizeof path, "params.%s", k);
         if ((rc = tt__tp_name(p, k, path))) return rc;
         tt_param *pr = &t->params[t->nparams++];
         if (!(pr->name = strdup(k))) return tp_oom(p, path);
@@ -469,7 +478,7 @@ static tt_rc tp_lets(tt__tp *p, const json_t *obj)
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
-        snprintf(path, sizeof path, "let.%s", k);
+        tt__path(path, sizeof path, "let.%s", k);
         if ((rc = tt__tp_name(p, k, path))) return rc;
         /* visible: inputs, params, earlier lets */
         p->nvisible = t->ninputs + t->nparams + t->nlets;
@@ -498,7 +507,7 @@ static tt_rc tp_constraints(tt__tp *p, const json_t *arr)
     if (!t->constraints) return tp_oom(p, "constraints");
     for (size_t i = 0; i < n; i++) {
         tt_constraint *c = &t->constraints[t->nconstraints];
-        snprintf(c->path, sizeof c->path, "constraints[%zu]", i);
+        tt__path(c->path, sizeof c->path, "constraints[%zu]", i);
         if ((rc = tt__tp_expr(p, json_array_get(arr, i), c->path, &c->expr))) return rc;
         t->nconstraints++;
     }
@@ -540,7 +549,7 @@ static tt_rc tp_shape(tt__tp *p, const json_t *v, const char *path, tt_expr **sh
         return tt_errf(p->err, TT_ETEMPLATE, path, "expected an array of 1..%d extents",
                        TT_MAX_RANK);
     for (size_t i = 0; i < json_array_size(v); i++) {
-        snprintf(ep, sizeof ep, "%s[%zu]", path, i);
+        tt__path(ep, sizeof ep, "%s[%zu]", path, i);
         if ((rc = tt__tp_expr(p, json_array_get(v, i), ep, &shape[i]))) return rc;
         *rank = (int)i + 1;
     }
@@ -564,20 +573,20 @@ static tt_rc tp_tensors(tt__tp *p, const json_t *obj)
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
-        snprintf(path, sizeof path, "tensors.%s", k);
+        tt__path(path, sizeof path, "tensors.%s", k);
         if ((rc = tt__tp_name(p, k, path))) return rc;
         if ((rc = tp_object(p, v, path))) return rc;
         if ((rc = tt__tp_keys(p, v, path, keys))) return rc;
         tt_tensor *te = &t->tensors[t->ntensors++];
         if (!(te->name = strdup(k))) return tp_oom(p, path);
-        snprintf(ep, sizeof ep, "%s.shape", path);
+        tt__path(ep, sizeof ep, "%s.shape", path);
         if ((rc = tp_shape(p, json_object_get(v, "shape"), ep, te->shape, &te->rank))) return rc;
-        snprintf(ep, sizeof ep, "%s.dtype", path);
+        tt__path(ep, sizeof ep, "%s.dtype", path);
         if ((rc = tp_dtref(p, json_object_get(v, "dtype"), ep, &te->dtype))) return rc;
         const json_t *b;
-        snprintf(ep, sizeof ep, "%s.output", path);
+        tt__path(ep, sizeof ep, "%s.output", path);
         if ((b = json_object_get(v, "output")) && (rc = tp_bool(p, b, ep, &te->output))) return rc;
-        snprintf(ep, sizeof ep, "%s.workspace", path);
+        tt__path(ep, sizeof ep, "%s.workspace", path);
         if ((b = json_object_get(v, "workspace")) && (rc = tp_bool(p, b, ep, &te->workspace)))
             return rc;
         if (te->output && te->workspace)
@@ -604,13 +613,13 @@ static tt_rc tp_buffers(tt__tp *p, const json_t *obj)
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
-        snprintf(path, sizeof path, "buffers.%s", k);
+        tt__path(path, sizeof path, "buffers.%s", k);
         if ((rc = tt__tp_name(p, k, path))) return rc;
         if ((rc = tp_object(p, v, path))) return rc;
         if ((rc = tt__tp_keys(p, v, path, keys))) return rc;
         tt_buffer *b = &t->buffers[t->nbuffers++];
         if (!(b->name = strdup(k))) return tp_oom(p, path);
-        snprintf(ep, sizeof ep, "%s.scope", path);
+        tt__path(ep, sizeof ep, "%s.scope", path);
         const json_t *sc = json_object_get(v, "scope");
         if (!sc) return tt_errf(p->err, TT_ETEMPLATE, ep, "missing (L1, L0A, L0B, L0C or UB)");
         if (!json_is_string(sc))
@@ -624,12 +633,12 @@ static tt_rc tp_buffers(tt__tp *p, const json_t *obj)
                            "buffers are on chip; global memory is declared under \"tensors\"");
         b->scope = (tt_scope)s;
         b->side = s == TT_SCOPE_UB ? TT_SIDE_VECTOR : TT_SIDE_CUBE;
-        snprintf(ep, sizeof ep, "%s.shape", path);
+        tt__path(ep, sizeof ep, "%s.shape", path);
         if ((rc = tp_shape(p, json_object_get(v, "shape"), ep, b->shape, &b->rank))) return rc;
-        snprintf(ep, sizeof ep, "%s.dtype", path);
+        tt__path(ep, sizeof ep, "%s.dtype", path);
         if ((rc = tp_dtref(p, json_object_get(v, "dtype"), ep, &b->dtype))) return rc;
         const json_t *c = json_object_get(v, "copies");
-        snprintf(ep, sizeof ep, "%s.copies", path);
+        tt__path(ep, sizeof ep, "%s.copies", path);
         if (c && (rc = tt__tp_expr(p, c, ep, &b->copies))) return rc;
     }
     return TT_OK;

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT
+ * template.c - template lifecycle: parse entry points (JSON value, text, file), hash, free,
+ * slot names, let evaluation and buffer/tensor geometry.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "template_int.h"
+
+tt_rc tt__tmpl_parse_doc(tt__tp *p, const json_t *doc, const char *base_dir);
+
+void tt_tmpl_free(tt_template *t)
+{
+    if (!t) return;
+    free(t->name);
+    free(t->version);
+    free(t->description);
+    for (size_t i = 0; i < t->ninputs; i++) {
+        free(t->inputs[i].name);
+        free(t->inputs[i].dtypes);
+    }
+    free(t->inputs);
+    for (size_t i = 0; i < t->nparams; i++) {
+        free(t->params[i].name);
+        free(t->params[i].values);
+    }
+    free(t->params);
+    for (size_t i = 0; i < t->nlets; i++) {
+        free(t->lets[i].name);
+        tt_expr_free(t->lets[i].expr);
+    }
+    free(t->lets);
+    for (size_t i = 0; i < t->nconstraints; i++) tt_expr_free(t->constraints[i].expr);
+    free(t->constraints);
+    for (size_t i = 0; i < t->ntensors; i++) {
+        free(t->tensors[i].name);
+        for (int d = 0; d < TT_MAX_RANK; d++) tt_expr_free(t->tensors[i].shape[d]);
+    }
+    free(t->tensors);
+    for (size_t i = 0; i < t->nbuffers; i++) {
+        free(t->buffers[i].name);
+        for (int d = 0; d < TT_MAX_RANK; d++) tt_expr_free(t->buffers[i].shape[d]);
+        tt_expr_free(t->buffers[i].copies);
+    }
+    free(t->buffers);
+    tt__tmpl_free_kernel(t->kernel);
+    free(t->source_file);
+    free(t->source_text);
+    free(t->source_script);
+    json_decref(t->doc);
+    free(t);
+}
+
+/* FNV-1a 64 over the canonical (compact, sorted keys) serialisation. */
+static tt_rc tmpl_hash(tt_template *t, tt_errinfo *err)
+{
+    char *s = json_dumps(t->doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!s) return tt_errf(err, TT_ENOMEM, "", "out of memory");
+    uint64_t h = 14695981039346656037ULL;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        h ^= *c;
+        h *= 1099511628211ULL;
+    }
+    free(s);
+    snprintf(t->hash, sizeof t->hash, "%016llx", (unsigned long long)h);
+    return TT_OK;
+}
+
+tt_rc tt_tmpl_parse_json(const json_t *doc, const char *base_dir, tt_template **out,
+                         tt_errinfo *err)
+{
+    *out = NULL;
+    if (!doc) return tt_errf(err, TT_EINVAL, "", "no document");
+    tt_template *t = calloc(1, sizeof *t);
+    if (!t) return tt_errf(err, TT_ENOMEM, "", "out of memory");
+    tt__tp p = {.t = t, .err = err};
+    tt_rc rc = tt__tmpl_parse_doc(&p, doc, base_dir);
+    free(p.allloops);
+    if (rc == TT_OK) {
+        t->doc = json_incref((json_t *)doc);
+        rc = tmpl_hash(t, err);
+    }
+    if (rc != TT_OK) {
+        tt_tmpl_free(t);
+        return rc;
+    }
+    *out = t;
+    return TT_OK;
+}
+
+tt_rc tt_tmpl_parse_string(const char *text, size_t len, const char *base_dir,
+                           tt_template **out, tt_errinfo *err)
+{
+    *out = NULL;
+    if (!text) return tt_errf(err, TT_EINVAL, "", "no text");
+    if (len > TT_TMPL_MAX_BYTES)
+        return tt_errf(err, TT_ETOOBIG, "", "template larger than %d bytes", TT_TMPL_MAX_BYTES);
+    json_error_t je;
+    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!doc)
+        return tt_errf(err, TT_EJSON, "", "line %d column %d: %s", je.line, je.column, je.text);
+    tt_rc rc = tt_tmpl_parse_json(doc, base_dir, out, err);
+    json_decref(doc);
+    return rc;
+}
+
+tt_rc tt_tmpl_parse_file(const char *path, tt_template **out, tt_errinfo *err)
+{
+    *out = NULL;
+    if (!path) return tt_errf(err, TT_EINVAL, "", "no path");
+    FILE *f = fopen(path, "rb");
+    if (!f) return tt_errf(err, TT_EIO, "", "cannot open %s: %s", path, strerror(errno));
+    char *buf = malloc((size_t)TT_TMPL_MAX_BYTES + 1);
+    if (!buf) {
+        fclose(f);
+        return tt_errf(err, TT_ENOMEM, "", "out of memory");
+    }
+    size_t n = fread(buf, 1, (size_t)TT_TMPL_MAX_BYTES + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return tt_errf(err, TT_EIO, "", "cannot read %s", path);
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    tt_rc rc = tt_tmpl_parse_string(buf, n, dir, out, err);
+    free(buf);
+    return rc;
+}
+
+int tt_tmpl_slot_of(const tt_template *t, const char *name)
+{
+    if (!t || !name) return -1;
+    for (size_t i = 0; i < t->nslots; i++) {
+        const char *n = tt_tmpl_slot_name(t, i);
+        if (n && strcmp(n, name) == 0) return (int)i;
+    }
+    return -1;
+}
+
+const char *tt_tmpl_slot_name(const tt_template *t, size_t slot)
+{
+    if (slot < t->ninputs) return t->inputs[slot].name;
+    slot -= t->ninputs;
+    if (slot < t->nparams) return t->params[slot].name;
+    slot -= t->nparams;
+    if (slot < t->nlets) return t->lets[slot].name;
+    slot -= t->nlets;
+    if (t->kernel && slot < t->kernel->ngrid) return t->kernel->grid[slot].name;
+    return NULL;
+}
+
+tt_rc tt_tmpl_eval_lets(const tt_template *t, int64_t *slots, tt_errinfo *err)
+{
+    for (size_t i = 0; i < t->nlets; i++) {
+        tt_rc rc = tt_expr_eval(t->lets[i].expr, slots, &slots[tt_tmpl_let_slot(t, i)]);
+        if (rc != TT_OK) {
+            char path[160];
+            snprintf(path, sizeof path, "let.%s", t->lets[i].name);
+            return tt_errf(err, rc, path, "let %s: %s", t->lets[i].name, tt__rc_word(rc));
+        }
+    }
+    return TT_OK;
+}
+
+/* Product of the evaluated extents; a negative extent is TT_EDOMAIN. */
+static tt_rc geom(tt_expr *const *shape, int rank, const int64_t *slots,
+                  int64_t dims[TT_MAX_RANK], int64_t *elems)
+{
+    int64_t n = 1;
+    for (int d = 0; d < TT_MAX_RANK; d++) dims[d] = 1;
+    for (int d = 0; d < rank; d++) {
+        tt_rc rc = tt_expr_eval(shape[d], slots, &dims[d]);
+        if (rc != TT_OK) return rc;
+        if (dims[d] < 0) return TT_EDOMAIN;
+        if (__builtin_mul_overflow(n, dims[d], &n)) return TT_EOVERFLOW;
+    }
+    *elems = n;
+    return TT_OK;
+}
+
+tt_rc tt_tmpl_buffer_geom(const tt_template *t, size_t b, const int64_t *slots,
+                          int64_t dims[TT_MAX_RANK], int64_t *elems, int *esize,
+                          int64_t *copies)
+{
+    const tt_buffer *bu = &t->buffers[b];
+    tt_rc rc = geom(bu->shape, bu->rank, slots, dims, elems);
+    if (rc != TT_OK) return rc;
+    *esize = tt_dtype_size(tt_dtref_eval(bu->dtype, slots));
+    *copies = 1;
+    if (bu->copies) {
+        if ((rc = tt_expr_eval(bu->copies, slots, copies)) != TT_OK) return rc;
+        if (*copies < 1) return TT_EDOMAIN;
+    }
+    return TT_OK;
+}
+
+tt_rc tt_tmpl_tensor_geom(const tt_template *t, size_t i, const int64_t *slots,
+                          int64_t dims[TT_MAX_RANK], int64_t *elems, int *esize)
+{
+    const tt_tensor *te = &t->tensors[i];
+    tt_rc rc = geom(te->shape, te->rank, slots, dims, elems);
+    if (rc != TT_OK) return rc;
+    *esize = tt_dtype_size(tt_dtref_eval(te->dtype, slots));
+    return TT_OK;
+}
