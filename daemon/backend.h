@@ -27,7 +27,8 @@
 typedef struct tt_measurement {
     tt_rc status;             /* TT_OK, or the failure class: TT_EINFEASIBLE (invalid config),
                                  TT_EBUILD, TT_EBUILDTIMEOUT, TT_ERUN, TT_ERUNTIMEOUT,
-                                 TT_EWRONG, TT_ENOTFOUND (absent from a replay dataset) */
+                                 TT_EWRONG; a config absent from a replay dataset is
+                                 TT_EINFEASIBLE with error "not in dataset" */
     char error[256];
     double samples_us[TT_MAX_SAMPLES];
     int nsamples;

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT
+ * backend_replay.c - the replay:<dataset> backend: answers from a recorded full measurement.
+ *
+ * The dataset is found as <datasets_dir>/<name>.t4.json[.gz], <name>.kt-cache.json[.gz] or
+ * <name>.json[.gz] (first match), parsed once per process (tt_dataset_cache_get) and shared
+ * read-only by every job.  The template's params must be exactly the dataset's params (by
+ * name; order may differ).  A replayed trial reports the recorded runtimes as its samples;
+ * recorded failures and configs absent from the recording come back as failed trials.
+ * The problem is not checked: a recording is one problem (docs/datasets.md).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "dataset.h"
+
+typedef struct tt_replay {
+    const tt_dataset *ds;                 /* borrowed from the process-wide cache */
+    size_t tparam[TT_DATASET_MAX_PARAMS]; /* dataset param p is template param tparam[p] */
+} tt_replay;
+
+static int tt_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63 || strstr(s, "..") || s[0] == '.') return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Append ", name" (or "name") to buf. */
+static void tt_list_add(char *buf, size_t cap, const char *name)
+{
+    size_t n = strlen(buf);
+    if (n + 1 < cap) snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", name);
+}
+
+static tt_rc replay_open(tt_backend *b, const char *arg, tt_errinfo *err)
+{
+    if (!tt_name_ok(arg))
+        return tt_errf(err, TT_EINVAL, "backend",
+                       "bad dataset name '%.64s' (letters, digits, '_', '-', '.'; no '/' or '..')",
+                       arg);
+    const char *dir = b->env ? b->env->datasets_dir : NULL;
+    if (!dir || !*dir)
+        return tt_errf(err, TT_ENOTFOUND, "backend", "no datasets directory is configured");
+    static const char *const suffixes[] = {".t4.json",       ".t4.json.gz", ".kt-cache.json",
+                                           ".kt-cache.json.gz", ".json",     ".json.gz"};
+    char path[4096];
+    int found = 0;
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0] && !found; i++) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s%s", dir, arg, suffixes[i]);
+        found = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    }
+    if (!found)
+        return tt_errf(err, TT_ENOTFOUND, "backend",
+                       "dataset '%s' not found (no %s.{t4,kt-cache}.json[.gz] or %s.json[.gz] in "
+                       "the datasets directory)", arg, arg, arg);
+    const tt_dataset *ds = NULL;
+    tt_rc rc = tt_dataset_cache_get(path, &ds, err);
+    if (rc != TT_OK) return rc;
+
+    /* the param sets must be equal */
+    const tt_template *t = b->t;
+    char lacks_t[160] = "", lacks_d[160] = "";
+    size_t tparam[TT_DATASET_MAX_PARAMS];
+    for (size_t p = 0; p < ds->nparams; p++) {
+        size_t i = 0;
+        while (i < t->nparams && strcmp(t->params[i].name, ds->params[p]) != 0) i++;
+        if (i == t->nparams) tt_list_add(lacks_t, sizeof lacks_t, ds->params[p]);
+        tparam[p] = i;
+    }
+    for (size_t i = 0; i < t->nparams; i++)
+        if (tt_dataset_param(ds, t->params[i].name) < 0)
+            tt_list_add(lacks_d, sizeof lacks_d, t->params[i].name);
+    if (lacks_t[0] || lacks_d[0])
+        return tt_errf(err, TT_EUNSUPPORTED, "backend",
+                       "dataset '%s' and template '%s' have different params (template lacks: "
+                       "%s; dataset lacks: %s)", arg, t->name ? t->name : "?",
+                       lacks_t[0] ? lacks_t : "none", lacks_d[0] ? lacks_d : "none");
+    tt_replay *r = calloc(1, sizeof *r);
+    if (!r) return tt_errf(err, TT_ENOMEM, "backend", "out of memory");
+    r->ds = ds;
+    memcpy(r->tparam, tparam, ds->nparams * sizeof tparam[0]);
+    b->impl = r;
+    snprintf(b->fingerprint, sizeof b->fingerprint, "replay:%s@%.8s", arg, ds->hash);
+    return TT_OK;
+}
+
+static tt_rc replay_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
+{
+    const tt_replay *r = b->impl;
+    const tt_dataset *ds = r->ds;
+    int64_t v[TT_DATASET_MAX_PARAMS];
+    for (size_t p = 0; p < ds->nparams; p++) v[p] = slots[tt_tmpl_param_slot(b->t, r->tparam[p])];
+    const tt_ds_record *rec = tt_dataset_find(ds, v);
+    if (!rec) {
+        out->status = TT_EINFEASIBLE;
+        snprintf(out->error, sizeof out->error, "not in dataset");
+        return TT_OK;
+    }
+    out->compile_s = isnan(rec->compile_s) ? 0 : rec->compile_s;
+    switch (rec->status) {
+    case TT_DS_OK:
+        break;
+    case TT_DS_INVALID:
+        out->status = TT_EINFEASIBLE;
+        snprintf(out->error, sizeof out->error, "recorded as an invalid config");
+        return TT_OK;
+    case TT_DS_COMPILE_FAILED:
+        out->status = TT_EBUILD;
+        snprintf(out->error, sizeof out->error, "recorded compile failure");
+        return TT_OK;
+    default:
+        out->status = TT_ERUN;
+        snprintf(out->error, sizeof out->error, "recorded runtime failure");
+        return TT_OK;
+    }
+    /* More samples than a measurement holds: keep evenly spaced order statistics, which keeps
+     * the median (exactly for odd counts of kept samples, closely otherwise). */
+    const double *s = tt_ds_samples(ds, rec);
+    size_t n = rec->nsamples;
+    double total = 0;
+    for (size_t i = 0; i < n; i++) total += s[i];
+    if (n <= TT_MAX_SAMPLES) {
+        memcpy(out->samples_us, s, n * sizeof *s);
+        out->nsamples = (int)n;
+    } else {
+        double *sorted = malloc(n * sizeof *sorted);
+        if (!sorted) return TT_ENOMEM;
+        memcpy(sorted, s, n * sizeof *s);
+        for (size_t i = 1; i < n; i++) {   /* insertion sort: rare path, small n */
+            double x = sorted[i];
+            size_t j = i;
+            while (j > 0 && sorted[j - 1] > x) {
+                sorted[j] = sorted[j - 1];
+                j--;
+            }
+            sorted[j] = x;
+        }
+        int k = TT_MAX_SAMPLES - 1;   /* odd: the middle one is the median order statistic */
+        for (int i = 0; i < k; i++)
+            out->samples_us[i] = sorted[(size_t)((double)i * (double)(n - 1) / (k - 1) + 0.5)];
+        out->nsamples = k;
+        free(sorted);
+    }
+    out->measure_s = total * 1e-6;
+    out->status = TT_OK;
+    return TT_OK;
+}
+
+static void replay_close(tt_backend *b)
+{
+    free(b->impl);
+    b->impl = NULL;
+}
+
+const tt_backend_ops tt__backend_replay_ops = {
+    .kind = "replay", .open = replay_open, .measure = replay_measure, .close = replay_close};

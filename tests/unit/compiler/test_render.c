@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT
+ * test_render.c - source rendering: placeholders of inputs, params, lets, dtypes and the JSON
+ * forms; text that is not a placeholder; unknown placeholders; the JSON helpers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+#include "template.h"
+#include "tt_test.h"
+
+static tt_template *g_t;
+static int64_t g_slots[TT_MAX_SLOTS];
+
+static int setup(void)
+{
+    char *path = tt_test_src("tests/data/templates-cmd/fake_vec.json");
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = tt_tmpl_parse_file(path, &g_t, &e);
+    free(path);
+    if (rc != TT_OK) return 1;
+    if (tt_tmpl_problem_parse(g_t, "N=1000,dtype=float32", g_slots, &e) != TT_OK) return 1;
+    if (tt_tmpl_config_parse(g_t, "BLOCK=64,MODE=0", g_slots, &e) != TT_OK) return 1;
+    return tt_tmpl_eval_lets(g_t, g_slots, &e) == TT_OK ? 0 : 1;
+}
+
+static int teardown(void)
+{
+    tt_tmpl_free(g_t);
+    return 0;
+}
+
+static const struct {
+    const char *src, *want;
+} ok_cases[] = {
+    {"", ""},
+    {"no placeholders at all\n", "no placeholders at all\n"},
+    {"{{BLOCK}}", "64"},
+    {"b={{ BLOCK }};m={{\tMODE\t}}", "b=64;m=0"},
+    {"{{N}}/{{BLOCK}}={{tiles}}", "1000/64=16"},
+    {"dtype={{dtype}}", "dtype=float32"},
+    {"{{config_json}}", "{\"BLOCK\":64,\"MODE\":0}"},
+    {"{{problem_json}}", "{\"N\":1000,\"dtype\":\"float32\"}"},
+    {"a{b}{{ 1 }}{{}}{ {x} }{{", "a{b}{{ 1 }}{{}}{ {x} }{{"},
+    {"{{BLOCK", "{{BLOCK"},
+    {"{{BLOCK}", "{{BLOCK}"},
+    {"{{{BLOCK}}}", "{64}"},
+    {"x{{BLOCK}}{{BLOCK}}y", "x6464y"},
+};
+
+static void test_ok_table(void)
+{
+    for (size_t i = 0; i < sizeof ok_cases / sizeof ok_cases[0]; i++) {
+        char *out = NULL;
+        size_t len = 99;
+        tt_errinfo e;
+        tt_errinfo_clear(&e);
+        tt_rc rc = tt_render(g_t, g_slots, ok_cases[i].src, strlen(ok_cases[i].src), &out, &len, &e);
+        CU_ASSERT_EQUAL(rc, TT_OK);
+        CU_ASSERT_PTR_NOT_NULL(out);
+        if (out) {
+            CU_ASSERT_STRING_EQUAL(out, ok_cases[i].want);
+            CU_ASSERT_EQUAL(len, strlen(ok_cases[i].want));
+        }
+        free(out);
+    }
+}
+
+static const struct {
+    const char *src, *name_in_msg, *line_in_msg;
+} bad_cases[] = {
+    {"{{unroll}}", "{{unroll}}", "line 1"},
+    {"ok\nok {{BLOCK}}\n{{ blockm }}", "{{blockm}}", "line 3"},
+    {"{{config}}", "{{config}}", "line 1"},
+};
+
+static void test_unknown_placeholder(void)
+{
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        char *out = (char *)1;
+        tt_errinfo e;
+        tt_errinfo_clear(&e);
+        tt_rc rc = tt_render(g_t, g_slots, bad_cases[i].src, strlen(bad_cases[i].src), &out, NULL, &e);
+        CU_ASSERT_EQUAL(rc, TT_ETEMPLATE);
+        CU_ASSERT_PTR_NULL(out);
+        CU_ASSERT_STRING_EQUAL(e.path, "source");
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, bad_cases[i].name_in_msg));
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, bad_cases[i].line_in_msg));
+    }
+    char *out = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL(tt_render(g_t, g_slots, NULL, 0, &out, NULL, &e), TT_ETEMPLATE);
+    CU_ASSERT_PTR_NULL(out);
+}
+
+/* The template's own source file, rendered whole. */
+static void test_source_file(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g_t->source_text);
+    CU_ASSERT_STRING_EQUAL(g_t->source_file, "kernel.py.in");
+    char *out = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    CU_ASSERT_EQUAL_FATAL(tt_render(g_t, g_slots, g_t->source_text, strlen(g_t->source_text), &out,
+                                    NULL, &e), TT_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "# problem: {\"N\":1000,\"dtype\":\"float32\"}\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "# config:  {\"BLOCK\":64,\"MODE\":0}\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nN = 1000\nDTYPE = \"float32\"\nBLOCK = 64\nMODE = 0\nTILES = 16\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "f\"{{ 1 }}\" and {{}}."));
+    free(out);
+
+    /* a template whose source names something undeclared */
+    char *path = tt_test_src("tests/data/templates-cmd/bad_placeholder.json");
+    tt_template *bad = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(path, &bad, &e), TT_OK);
+    free(path);
+    int64_t s[TT_MAX_SLOTS] = {0};
+    CU_ASSERT_EQUAL(tt_tmpl_problem_parse(bad, "N=8", s, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_tmpl_config_parse(bad, "BLOCK=32", s, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_render(bad, s, bad->source_text, strlen(bad->source_text), &out, NULL, &e),
+                    TT_ETEMPLATE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "{{unroll}}"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "line 3"));
+    tt_tmpl_free(bad);
+}
+
+static void test_json_helpers(void)
+{
+    char buf[8];
+    size_t n = tt_render_config_json(g_t, g_slots, buf, sizeof buf);
+    CU_ASSERT_EQUAL(n, strlen("{\"BLOCK\":64,\"MODE\":0}"));
+    CU_ASSERT_STRING_EQUAL(buf, "{\"BLOCK");   /* truncated like snprintf */
+    CU_ASSERT_EQUAL(tt_render_problem_json(g_t, g_slots, NULL, 0),
+                    strlen("{\"N\":1000,\"dtype\":\"float32\"}"));
+    char big[128];
+    tt_render_problem_json(g_t, g_slots, big, sizeof big);
+    CU_ASSERT_STRING_EQUAL(big, "{\"N\":1000,\"dtype\":\"float32\"}");
+    int64_t s2[TT_MAX_SLOTS];
+    memcpy(s2, g_slots, sizeof s2);
+    s2[1] = TT_DT_FLOAT16;
+    s2[tt_tmpl_param_slot(g_t, 0)] = 128;
+    tt_render_problem_json(g_t, s2, big, sizeof big);
+    CU_ASSERT_STRING_EQUAL(big, "{\"N\":1000,\"dtype\":\"float16\"}");
+    tt_render_config_json(g_t, s2, big, sizeof big);
+    CU_ASSERT_STRING_EQUAL(big, "{\"BLOCK\":128,\"MODE\":0}");
+}
+
+static const tt_test_case cases[] = {
+    {"ok_table", test_ok_table},
+    {"unknown_placeholder", test_unknown_placeholder},
+    {"source_file", test_source_file},
+    {"json_helpers", test_json_helpers},
+    {NULL, NULL}};
+static const tt_test_suite suites[] = {{"render", setup, teardown, cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT
+ * test_t1.c - T1 search-space import: the convolution T1 file becomes a template that the
+ * parser accepts and whose space has exactly the configs the T1 conditions allow; malformed
+ * T1 documents are rejected with the path of the offender (tests/data/t1/bad.json).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "space.h"
+#include "t1.h"
+#include "template.h"
+#include "tt_test.h"
+
+static json_t *load_conv(const char *name)
+{
+    char *path = tt_test_shared("datasets/convolution.t1.json");
+    json_t *doc = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = tt_t1_file_to_template(path, name, &doc, &e);
+    free(path);
+    CU_ASSERT_EQUAL(rc, TT_OK);
+    if (rc != TT_OK) fprintf(stderr, "t1: %s: %s\n", e.path, e.msg);
+    return doc;
+}
+
+static void test_convolution_doc(void)
+{
+    json_t *doc = load_conv(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(doc, "name")), "convolution_milo");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(doc, "tiletune")), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json_string_value(json_object_get(doc, "description")), "T1"));
+    CU_ASSERT_PTR_NULL(json_object_get(doc, "kernel"));
+    const json_t *params = json_object_get(doc, "params");
+    CU_ASSERT_EQUAL(json_object_size(params), 10);
+    const json_t *bx = json_object_get(params, "block_size_x");
+    CU_ASSERT_EQUAL(json_array_size(bx), 16);
+    CU_ASSERT_EQUAL(json_integer_value(json_array_get(bx, 0)), 16);
+    CU_ASSERT_EQUAL(json_integer_value(json_array_get(bx, 15)), 256);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(params, "use_cmem")), 1);
+    /* declared order is kept: the first param is block_size_x, the last filter_width */
+    void *it = json_object_iter((json_t *)params);
+    CU_ASSERT_STRING_EQUAL(json_object_iter_key(it), "block_size_x");
+    const json_t *cons = json_object_get(doc, "constraints");
+    CU_ASSERT_EQUAL(json_array_size(cons), 4);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(cons, 1)), "block_size_x*block_size_y<=1024");
+    json_decref(doc);
+
+    doc = load_conv("conv_a100");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(doc, "name")), "conv_a100");
+    json_decref(doc);
+}
+
+static int count_visit(void *ud, const int64_t *slots)
+{
+    (void)slots;
+    (*(uint64_t *)ud)++;
+    return 0;
+}
+
+/* The template parser accepts the import and its space is what the T1 conditions allow:
+ * 4362 of the 10240 configs of the product (checked independently with Python's eval of the
+ * same expressions over the product; test_backend_replay checks they are exactly the
+ * dataset's configs). */
+static void test_convolution_space(void)
+{
+    json_t *doc = load_conv(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    tt_template *t = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = tt_tmpl_parse_json(doc, NULL, &t, &e);
+    json_decref(doc);
+    if (rc != TT_OK) fprintf(stderr, "parse: %s: %s\n", e.path, e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    CU_ASSERT_EQUAL(t->nparams, 10);
+    CU_ASSERT_EQUAL(t->ninputs, 0);
+    CU_ASSERT_EQUAL(t->nconstraints, 4);
+    CU_ASSERT_PTR_NULL(t->kernel);
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    tt_space *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, NULL, &s, &e), TT_OK);
+    uint64_t n = 0;
+    tt_space_counts c;
+    CU_ASSERT_EQUAL(tt_space_enumerate(s, count_visit, &n, 0, &c), TT_OK);
+    CU_ASSERT_EQUAL(n, 4362);
+    CU_ASSERT_EQUAL(c.feasible, 4362);
+    CU_ASSERT_EQUAL(c.total, 10240);
+    CU_ASSERT_EQUAL(c.complete, 1);
+    /* one config the conditions reject: use_padding=1 with block_size_x % 32 == 0 */
+    CU_ASSERT_EQUAL(tt_tmpl_config_parse(t, "block_size_x=32,block_size_y=1,tile_size_x=1,"
+                                            "tile_size_y=1,read_only=0,use_padding=1,use_shmem=1,"
+                                            "use_cmem=1,filter_height=15,filter_width=15",
+                                         slots, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_space_check(s, slots, &e), TT_EINFEASIBLE);
+    slots[tt_tmpl_param_slot(t, 0)] = 48;
+    CU_ASSERT_EQUAL(tt_space_check(s, slots, &e), TT_OK);
+    tt_space_free(s);
+    tt_tmpl_free(t);
+}
+
+static void test_bad_table(void)
+{
+    char *path = tt_test_src("tests/data/t1/bad.json");
+    json_error_t je;
+    json_t *cases = json_load_file(path, 0, &je);
+    free(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cases);
+    CU_ASSERT(json_array_size(cases) >= 15);
+    size_t i;
+    json_t *c;
+    json_array_foreach(cases, i, c) {
+        const char *why = json_string_value(json_object_get(c, "why"));
+        tt_rc want = tt_rc_from_code(json_string_value(json_object_get(c, "rc")));
+        const char *wpath = json_string_value(json_object_get(c, "path"));
+        json_t *out = (json_t *)1;
+        tt_errinfo e;
+        tt_errinfo_clear(&e);
+        tt_rc rc = tt_t1_to_template(json_object_get(c, "doc"), NULL, &out, &e);
+        CU_ASSERT_EQUAL(rc, want);
+        CU_ASSERT_PTR_NULL(out);
+        CU_ASSERT_STRING_EQUAL(e.path, wpath);
+        CU_ASSERT(rc == TT_OK || e.msg[0] != '\0');
+        if (rc != want || strcmp(e.path, wpath) != 0)
+            fprintf(stderr, "case %zu (%s): got %s at '%s': %s\n", i, why, tt_rc_code(rc), e.path,
+                    e.msg);
+    }
+    json_decref(cases);
+}
+
+static void test_files(void)
+{
+    json_t *out = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL(tt_t1_file_to_template("/nonexistent/t1.json", NULL, &out, &e), TT_EIO);
+    char *dir = tt_test_tmpdir("tt-t1");
+    char p[512];
+    snprintf(p, sizeof p, "%s/bad.json", dir);
+    FILE *f = fopen(p, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"General\": {\"BenchmarkName\": ", f);
+    fclose(f);
+    CU_ASSERT_EQUAL(tt_t1_file_to_template(p, NULL, &out, &e), TT_EJSON);
+    CU_ASSERT_PTR_NULL(out);
+    /* a JSON-array Values form and a verbatim condition that the template parser rejects */
+    f = fopen(p, "w");
+    fputs("{\"General\": {\"BenchmarkName\": \"arr\"}, \"ConfigurationSpace\": {"
+          "\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", \"Values\": [1, 2, 4]}],"
+          "\"Conditions\": [{\"Expression\": \"a // 0 == 1 +\"}]}}", f);
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(tt_t1_file_to_template(p, NULL, &out, &e), TT_OK);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(json_object_get(out, "params"), "a")), 3);
+    tt_template *t = NULL;
+    CU_ASSERT_EQUAL(tt_tmpl_parse_json(out, NULL, &t, &e), TT_EEXPR);
+    CU_ASSERT_PTR_NULL(t);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.path, "constraints[0]"));
+    json_decref(out);
+    tt_test_rmrf(dir);
+    free(dir);
+}
+
+static const tt_test_case cases[] = {
+    {"convolution_doc", test_convolution_doc},
+    {"convolution_space", test_convolution_space},
+    {"bad_table", test_bad_table},
+    {"files", test_files},
+    {NULL, NULL}};
+static const tt_test_suite suites[] = {{"t1", NULL, NULL, cases}, {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT
+ * test_backend_cmd.c - the cmd: backend with the fake toolchain (tests/data/fake-toolchain):
+ * every error class, success with samples, the build cache, repeats, fingerprints and the
+ * validation of toolchain definitions.
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "tt_test.h"
+
+static tt_template *g_t;
+static char *g_work, *g_counter;
+static json_t *g_tcs;
+static tt_backend_env g_env;
+
+static json_t *fake_def(void)
+{
+    char *b = tt_test_src("tests/data/fake-toolchain/build.sh");
+    char *r = tt_test_src("tests/data/fake-toolchain/run.sh");
+    char bc[600], rc[600];
+    snprintf(bc, sizeof bc, "sh '%s'", b);
+    snprintf(rc, sizeof rc, "sh '%s'", r);
+    free(b);
+    free(r);
+    return json_pack("{s:s,s:s,s:{s:s},s:f,s:f,s:i}", "build", bc, "run", rc, "env", "FAKE_COUNTER",
+                     g_counter, "build_timeout", 1.0, "run_timeout", 1.0, "memory_mb", 1024);
+}
+
+static int setup(void)
+{
+    char *p = tt_test_src("tests/data/templates-cmd/fake_vec.json");
+    tt_errinfo e;
+    tt_rc rc = tt_tmpl_parse_file(p, &g_t, &e);
+    free(p);
+    if (rc != TT_OK) return 1;
+    g_work = tt_test_tmpdir("tt-cmd");
+    if (!g_work) return 1;
+    size_t n = strlen(g_work) + 16;
+    g_counter = malloc(n);
+    snprintf(g_counter, n, "%s/builds.txt", g_work);
+    g_tcs = json_object();
+    json_object_set_new(g_tcs, "fake", fake_def());
+    json_t *twice = fake_def();
+    json_object_set_new(twice, "repeats", json_integer(2));
+    json_object_set_new(g_tcs, "fake2", twice);
+    g_env = (tt_backend_env){.toolchains = g_tcs, .work_dir = g_work, .repeats = 1};
+    return 0;
+}
+
+static int teardown(void)
+{
+    tt_tmpl_free(g_t);
+    json_decref(g_tcs);
+    tt_test_rmrf(g_work);
+    free(g_work);
+    free(g_counter);
+    return 0;
+}
+
+static tt_backend *open_cmd(const char *spec, const tt_template *t, tt_rc want, tt_errinfo *e)
+{
+    int64_t problem[TT_MAX_SLOTS] = {0};
+    tt_errinfo_clear(e);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(g_t, "N=1000,dtype=float16", problem, e), TT_OK);
+    tt_backend *b = NULL;
+    tt_rc rc = tt_backend_open(spec, &g_env, t, NULL, problem, &b, e);
+    CU_ASSERT_EQUAL(rc, want);
+    if (rc != want) fprintf(stderr, "%s: %s: %s: %s\n", spec, tt_rc_code(rc), e->path, e->msg);
+    return b;
+}
+
+static tt_rc measure(tt_backend *b, const char *kv, tt_measurement *m)
+{
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(g_t, kv, slots, &e), TT_OK);
+    return tt_backend_measure(b, slots, m);
+}
+
+/* Lines of the build counter that hold this config's JSON. */
+static int builds_of(const char *config_json)
+{
+    char *text = tt_test_read_file(g_counter, NULL);
+    int n = 0;
+    for (const char *p = text; p && (p = strstr(p, config_json)); p += strlen(config_json)) n++;
+    free(text);
+    return n;
+}
+
+static const struct {
+    int mode;
+    tt_rc status;
+    const char *in_error;
+} classes[] = {
+    {1, TT_EBUILD, "does not fit in UB (fake compile error)"},
+    {2, TT_EBUILDTIMEOUT, "build timed out after 1 s"},
+    {3, TT_ERUN, "illegal memory access"},
+    {4, TT_ERUNTIMEOUT, "run timed out after 1 s"},
+    {5, TT_EWRONG, "\"correct\": false"},
+    {6, TT_ERUN, "no JSON result line"},
+    {7, TT_EINFEASIBLE, "invalid config: let.guard"},
+    {8, TT_ERUN, "non-empty array"},
+    {9, TT_ERUN, "signal 11"},
+};
+
+static void test_error_classes(void)
+{
+    tt_errinfo e;
+    tt_backend *b = open_cmd("cmd:fake", g_t, TT_OK, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+        char kv[64];
+        snprintf(kv, sizeof kv, "BLOCK=32,MODE=%d", classes[i].mode);
+        tt_measurement m;
+        CU_ASSERT_EQUAL(measure(b, kv, &m), TT_OK);
+        CU_ASSERT_EQUAL(m.status, classes[i].status);
+        CU_ASSERT_EQUAL(m.nsamples, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(m.error, classes[i].in_error));
+        if (m.status != classes[i].status || !strstr(m.error, classes[i].in_error))
+            fprintf(stderr, "MODE=%d: %s: %s\n", classes[i].mode, tt_rc_code(m.status), m.error);
+    }
+    /* the invalid config never reached the toolchain */
+    CU_ASSERT_EQUAL(builds_of("{\"BLOCK\":32,\"MODE\":7}"), 0);
+    tt_backend_close(b);
+}
+
+static void test_success_and_build_cache(void)
+{
+    tt_errinfo e;
+    tt_backend *b = open_cmd("cmd:fake", g_t, TT_OK, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(strncmp(tt_backend_fingerprint(b), "cmd:fake@", 9), 0);
+    CU_ASSERT_EQUAL(strlen(tt_backend_fingerprint(b)), 9 + 8);
+    tt_measurement m;
+    CU_ASSERT_EQUAL(measure(b, "BLOCK=64,MODE=0", &m), TT_OK);
+    CU_ASSERT_EQUAL(m.status, TT_OK);
+    if (m.status != TT_OK) fprintf(stderr, "MODE=0: %s\n", m.error);
+    CU_ASSERT_EQUAL(m.nsamples, 3);
+    /* L = N / BLOCK + 10 = 1000 / 64 + 10 = 25: samples 25.5, 25.0, 25.25 */
+    CU_ASSERT_DOUBLE_EQUAL(m.median_us, 25.25, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(m.min_us, 25.0, 1e-9);
+    CU_ASSERT(m.compile_s > 0);
+    CU_ASSERT(m.measure_s > 0);
+    CU_ASSERT_EQUAL(builds_of("{\"BLOCK\":64,\"MODE\":0}"), 1);
+    /* second measurement of the same config: cache hit, no build */
+    CU_ASSERT_EQUAL(measure(b, "BLOCK=64,MODE=0", &m), TT_OK);
+    CU_ASSERT_EQUAL(m.status, TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(m.median_us, 25.25, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(m.compile_s, 0.0, 1e-12);
+    CU_ASSERT_EQUAL(builds_of("{\"BLOCK\":64,\"MODE\":0}"), 1);
+    /* another backend instance (another job) shares the cache */
+    tt_backend *b2 = open_cmd("cmd:fake", g_t, TT_OK, &e);
+    CU_ASSERT_STRING_EQUAL(tt_backend_fingerprint(b), tt_backend_fingerprint(b2));
+    CU_ASSERT_EQUAL(measure(b2, "BLOCK=64,MODE=0", &m), TT_OK);
+    CU_ASSERT_EQUAL(builds_of("{\"BLOCK\":64,\"MODE\":0}"), 1);
+    tt_backend_close(b2);
+    /* a different config renders a different source: one more build */
+    CU_ASSERT_EQUAL(measure(b, "BLOCK=128,MODE=0", &m), TT_OK);
+    CU_ASSERT_EQUAL(m.status, TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(m.median_us, 1000 / 128 + 10 + 0.25, 1e-9);
+    CU_ASSERT_EQUAL(builds_of("{\"BLOCK\":128,\"MODE\":0}"), 1);
+    /* failed builds are not cached */
+    int before = builds_of("{\"BLOCK\":16,\"MODE\":1}");
+    CU_ASSERT_EQUAL(measure(b, "BLOCK=16,MODE=1", &m), TT_OK);
+    CU_ASSERT_EQUAL(measure(b, "BLOCK=16,MODE=1", &m), TT_OK);
+    CU_ASSERT_EQUAL(m.status, TT_EBUILD);
+    CU_ASSERT_EQUAL(builds_of("{\"BLOCK\":16,\"MODE\":1}"), before + 2);
+    /* the rendered source is in the build directory */
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s/cmd-fake-*/*/kernel.py", g_work);
+    glob_t g;
+    CU_ASSERT_EQUAL_FATAL(glob(pat, 0, NULL, &g), 0);
+    int found = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char *text = tt_test_read_file(g.gl_pathv[i], NULL);
+        found += text && strstr(text, "\nBLOCK = 64\nMODE = 0\nTILES = 16\n") != NULL;
+        free(text);
+    }
+    globfree(&g);
+    CU_ASSERT_EQUAL(found, 1);
+    tt_backend_close(b);
+}
+
+static void test_repeats(void)
+{
+    tt_errinfo e;
+    tt_backend *b = open_cmd("cmd:fake2", g_t, TT_OK, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    tt_measurement m;
+    CU_ASSERT_EQUAL(measure(b, "BLOCK=32,MODE=0", &m), TT_OK);
+    CU_ASSERT_EQUAL(m.status, TT_OK);
+    CU_ASSERT_EQUAL(m.nsamples, 6);
+    CU_ASSERT_DOUBLE_EQUAL(m.median_us, 1000 / 32 + 10 + 0.25, 1e-9);
+    tt_backend *b1 = open_cmd("cmd:fake", g_t, TT_OK, &e);
+    CU_ASSERT_STRING_NOT_EQUAL(tt_backend_fingerprint(b), tt_backend_fingerprint(b1));
+    tt_backend_close(b1);
+    tt_backend_close(b);
+}
+
+static void test_bad_definitions(void)
+{
+    static const struct {
+        const char *name, *def, *path;
+        tt_rc rc;
+    } cases[] = {
+        {"norun", "{\"build\": \"true\"}", "toolchains.norun.run", TT_EINVAL},
+        {"emptyrun", "{\"run\": \"\"}", "toolchains.emptyrun.run", TT_EINVAL},
+        {"typo", "{\"run\": \"true\", \"run_timout\": 5}", "toolchains.typo.run_timout", TT_EINVAL},
+        {"reps", "{\"run\": \"true\", \"repeats\": 0}", "toolchains.reps.repeats", TT_EINVAL},
+        {"reps2", "{\"run\": \"true\", \"repeats\": 1.5}", "toolchains.reps2.repeats", TT_EINVAL},
+        {"tmo", "{\"run\": \"true\", \"run_timeout\": -1}", "toolchains.tmo.run_timeout", TT_EINVAL},
+        {"envtt", "{\"run\": \"true\", \"env\": {\"TT_SOURCE\": \"x\"}}", "toolchains.envtt.env.TT_SOURCE", TT_EINVAL},
+        {"envnum", "{\"run\": \"true\", \"env\": {\"A\": 1}}", "toolchains.envnum.env.A", TT_EINVAL},
+        {"notobj", "[1]", "toolchains.notobj", TT_EINVAL},
+        {"buildnum", "{\"run\": \"true\", \"build\": 3}", "toolchains.buildnum.build", TT_EINVAL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_error_t je;
+        json_object_set_new(g_tcs, cases[i].name, json_loads(cases[i].def, 0, &je));
+        char spec[64];
+        snprintf(spec, sizeof spec, "cmd:%s", cases[i].name);
+        tt_errinfo e;
+        tt_backend *b = open_cmd(spec, g_t, cases[i].rc, &e);
+        CU_ASSERT_PTR_NULL(b);
+        CU_ASSERT_STRING_EQUAL(e.path, cases[i].path);
+        json_object_del(g_tcs, cases[i].name);
+    }
+    tt_errinfo e;
+    CU_ASSERT_PTR_NULL(open_cmd("cmd:nope", g_t, TT_ENOTFOUND, &e));
+    CU_ASSERT_PTR_NULL(open_cmd("cmd:a/b", g_t, TT_EINVAL, &e));
+    CU_ASSERT_PTR_NULL(open_cmd("cmd:", g_t, TT_EINVAL, &e));
+    /* no work dir */
+    tt_backend_env saved = g_env;
+    g_env.work_dir = NULL;
+    CU_ASSERT_PTR_NULL(open_cmd("cmd:fake", g_t, TT_EINVAL, &e));
+    g_env = saved;
+    /* a template without a source cannot be built */
+    json_error_t je;
+    json_t *doc = json_loads("{\"tiletune\": 1, \"name\": \"nosrc\", \"version\": \"1\", "
+                             "\"inputs\": {\"N\": {\"type\": \"int\"}, \"dtype\": {\"type\": "
+                             "\"dtype\", \"values\": [\"float16\"]}}, \"params\": {\"BLOCK\": [16]}}",
+                             0, &je);
+    tt_template *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_json(doc, NULL, &t, &e), TT_OK);
+    json_decref(doc);
+    CU_ASSERT_PTR_NULL(open_cmd("cmd:fake", t, TT_EUNSUPPORTED, &e));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "no source"));
+    tt_tmpl_free(t);
+}
+
+/* A template whose source names an unknown placeholder: every config is invalid. */
+static void test_render_failure(void)
+{
+    char *p = tt_test_src("tests/data/templates-cmd/bad_placeholder.json");
+    tt_template *t = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(p, &t, &e), TT_OK);
+    free(p);
+    int64_t problem[TT_MAX_SLOTS] = {0}, slots[TT_MAX_SLOTS] = {0};
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, "N=8", problem, &e), TT_OK);
+    tt_backend *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_backend_open("cmd:fake", &g_env, t, NULL, problem, &b, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(t, "BLOCK=16", slots, &e), TT_OK);
+    tt_measurement m;
+    CU_ASSERT_EQUAL(tt_backend_measure(b, slots, &m), TT_OK);
+    CU_ASSERT_EQUAL(m.status, TT_EINFEASIBLE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.error, "{{unroll}}"));
+    tt_backend_close(b);
+    tt_tmpl_free(t);
+}
+
+static const tt_test_case cases[] = {
+    {"error_classes", test_error_classes},
+    {"success_and_build_cache", test_success_and_build_cache},
+    {"repeats", test_repeats},
+    {"bad_definitions", test_bad_definitions},
+    {"render_failure", test_render_failure},
+    {NULL, NULL}};
+static const tt_test_suite suites[] = {{"backend_cmd", setup, teardown, cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
