@@ -30,6 +30,9 @@ enum {
     OP_ADD, OP_SUB, OP_MUL, OP_FDIV, OP_MOD, OP_POW, OP_SHL, OP_SHR,
     OP_BAND, OP_BOR, OP_BXOR, OP_MIN, OP_MAX, OP_CEILDIV, OP_ALIGN,
     OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+    /* k: the binary op with the constant k as right operand (`x % 32`, `x <= 1024`) */
+    OP_ADDK, OP_SUBK, OP_MULK, OP_FDIVK, OP_MODK, OP_BANDK,
+    OP_EQK, OP_NEK, OP_LTK, OP_LEK, OP_GTK, OP_GEK,
     OP_CHAIN,   /* cmp: [a b] -> [b (a cmp b)], cmp is OP_EQ..OP_GE */
     OP_JFCHAIN, /* off: [b t]: t == 0 -> [0] and jump; else -> [b] */
     OP_ANDJ,    /* off: top == 0 -> keep it, jump; else pop */
@@ -52,7 +55,11 @@ static const struct { signed char words, need, delta; } op_info[OP__COUNT] = {
     [OP_MIN] = {1, 2, -1},     [OP_MAX] = {1, 2, -1},     [OP_CEILDIV] = {1, 2, -1},
     [OP_ALIGN] = {1, 2, -1},   [OP_EQ] = {1, 2, -1},      [OP_NE] = {1, 2, -1},
     [OP_LT] = {1, 2, -1},      [OP_LE] = {1, 2, -1},      [OP_GT] = {1, 2, -1},
-    [OP_GE] = {1, 2, -1},      [OP_CHAIN] = {2, 2, 0},    [OP_JFCHAIN] = {2, 2, -1},
+    [OP_GE] = {1, 2, -1},      [OP_ADDK] = {2, 1, 0},     [OP_SUBK] = {2, 1, 0},
+    [OP_MULK] = {2, 1, 0},     [OP_FDIVK] = {2, 1, 0},    [OP_MODK] = {2, 1, 0},
+    [OP_BANDK] = {2, 1, 0},    [OP_EQK] = {2, 1, 0},      [OP_NEK] = {2, 1, 0},
+    [OP_LTK] = {2, 1, 0},      [OP_LEK] = {2, 1, 0},      [OP_GTK] = {2, 1, 0},
+    [OP_GEK] = {2, 1, 0},      [OP_CHAIN] = {2, 2, 0},    [OP_JFCHAIN] = {2, 2, -1},
     [OP_ANDJ] = {2, 1, -1},    [OP_ORJ] = {2, 1, -1},     [OP_JZ] = {2, 1, -1},
     [OP_JMP] = {2, 0, 0},
 };
@@ -253,6 +260,7 @@ typedef struct parser {
     size_t nins, icap;
     size_t barrier;      /* no folding across this code offset (a jump target) */
     int depth, sd, maxsd;
+    size_t atom;         /* position of the atom being parsed: only atoms grow the stack */
     int *slots;
     size_t nslots, scap;
     tt_errinfo *err;
@@ -295,6 +303,14 @@ static int fail(parser *p, tt_rc rc, size_t pos, const char *fmt, ...)
         p->err->pos = (int)pos;
     }
     return -1;
+}
+
+/* "<what> '<quoted s>'": kept out of line so that the recursive parser frames stay small. */
+static __attribute__((noinline)) int fail_quoted(parser *p, size_t pos, const char *what,
+                                                 const char *s, size_t len)
+{
+    char q[160];
+    return fail(p, TT_EEXPR, pos, "%s '%s'", what, quote(q, sizeof q, s, len));
 }
 
 static int oom(parser *p) { return fail(p, TT_ENOMEM, p->t.pos, "out of memory"); }
@@ -456,7 +472,7 @@ static long emit(parser *p, int op, int64_t arg)
     p->sd += op_info[op].delta;
     if (p->sd > p->maxsd) p->maxsd = p->sd;
     if (p->sd > TT_EXPR_MAX_STACK)
-        return fail(p, TT_EEXPR, p->t.pos, "expression too complex (needs more than %d stack slots)",
+        return fail(p, TT_EEXPR, p->atom, "expression too complex (needs more than %d stack slots)",
                     TT_EXPR_MAX_STACK);
     return (long)at;
 }
@@ -481,6 +497,26 @@ static int emit_unop(parser *p, int op)
     return emit(p, op, 0) < 0 ? -1 : 0;
 }
 
+/* The superinstruction of a binary op with a constant right operand, or -1. */
+static int op_with_k(int op)
+{
+    switch (op) {
+    case OP_ADD: return OP_ADDK;
+    case OP_SUB: return OP_SUBK;
+    case OP_MUL: return OP_MULK;
+    case OP_FDIV: return OP_FDIVK;
+    case OP_MOD: return OP_MODK;
+    case OP_BAND: return OP_BANDK;
+    case OP_EQ: return OP_EQK;
+    case OP_NE: return OP_NEK;
+    case OP_LT: return OP_LTK;
+    case OP_LE: return OP_LEK;
+    case OP_GT: return OP_GTK;
+    case OP_GE: return OP_GEK;
+    default: return -1;
+    }
+}
+
 static int emit_binop(parser *p, int op)
 {
     long a = const_at(p, 2), b = const_at(p, 1);
@@ -491,6 +527,14 @@ static int emit_binop(parser *p, int op)
         p->nins--;
         p->sd--;
         return 0;
+    }
+    int kop = op_with_k(op);
+    if (b >= 0 && kop >= 0) { /* [x] K k op  ->  [x] opK k */
+        int64_t k = p->code[b + 1];
+        p->ncode = (size_t)b;
+        p->nins--;
+        p->sd--;
+        return emit(p, kop, k) < 0 ? -1 : 0;
     }
     return emit(p, op, 0) < 0 ? -1 : 0;
 }
@@ -532,7 +576,7 @@ static int enter(parser *p)
     return 0;
 }
 
-static int unexpected(parser *p)
+static __attribute__((noinline)) int unexpected(parser *p)
 {
     char b[200];
     return fail(p, TT_EEXPR, p->t.pos, "unexpected %s", tokdesc(p, b, sizeof b));
@@ -546,15 +590,13 @@ static const struct { const char *name; int min, max, op; } tt_funcs[] = {
 
 static int parse_call(parser *p, tok name)
 {
-    char q[160];
     int f = -1;
     for (size_t i = 0; i < sizeof tt_funcs / sizeof tt_funcs[0]; i++)
         if (strlen(tt_funcs[i].name) == name.len &&
             memcmp(tt_funcs[i].name, p->src + name.pos, name.len) == 0)
             f = (int)i;
     if (f < 0)
-        return fail(p, TT_EEXPR, name.pos, "unknown function '%s'",
-                    quote(q, sizeof q, p->src + name.pos, name.len));
+        return fail_quoted(p, name.pos, "unknown function", p->src + name.pos, name.len);
     size_t lp = p->t.pos;
     if (enter(p) || next(p)) return -1;
     int n = 0;
@@ -584,8 +626,8 @@ static int parse_call(parser *p, tok name)
 
 static int parse_primary(parser *p)
 {
-    char q[160];
     tok t = p->t;
+    p->atom = t.pos;
     switch (t.kind) {
     case TK_NUM:
         if (emit(p, OP_K, t.val) < 0) return -1;
@@ -593,8 +635,7 @@ static int parse_primary(parser *p)
     case TK_STR: {
         int dt = tt_dtype_parse(p->src + t.pos + 1, t.len - 2);
         if (dt < 0)
-            return fail(p, TT_EEXPR, t.pos, "unknown dtype '%s'",
-                        quote(q, sizeof q, p->src + t.pos + 1, t.len - 2));
+            return fail_quoted(p, t.pos, "unknown dtype", p->src + t.pos + 1, t.len - 2);
         if (emit(p, OP_K, dt) < 0) return -1;
         return next(p);
     }
@@ -607,15 +648,15 @@ static int parse_primary(parser *p)
                 return fail(p, TT_EEXPR, t.pos, "unsupported keyword '%s'", reserved[i]);
         int slot = p->resolve ? p->resolve(p->ud, p->src + t.pos, t.len) : -1;
         if (slot < 0)
-            return fail(p, TT_EEXPR, t.pos, "unknown name '%s'",
-                        quote(q, sizeof q, p->src + t.pos, t.len));
+            return fail_quoted(p, t.pos, "unknown name", p->src + t.pos, t.len);
         if (add_slot(p, slot) || emit(p, OP_LOAD, slot) < 0) return -1;
         return 0;
     }
     case TK_LP:
-        if (next(p) || parse_test(p)) return -1;
+        if (enter(p) || next(p) || parse_test(p)) return -1;
         if (p->t.kind != TK_RP)
             return fail(p, TT_EEXPR, p->t.pos, "expected ')' to close '(' at %zu", t.pos);
+        p->depth--;
         return next(p);
     default:
         return unexpected(p);
@@ -750,7 +791,8 @@ static int top_is_bool(const parser *p)
     if (at < p->barrier) return 0;
     int op = (int)p->code[at];
     if (op == OP_K) return p->code[at + 1] == 0 || p->code[at + 1] == 1;
-    return op == OP_NOT || op == OP_BOOL || (op >= OP_EQ && op <= OP_GE);
+    return op == OP_NOT || op == OP_BOOL || (op >= OP_EQ && op <= OP_GE) ||
+           (op >= OP_EQK && op <= OP_GEK);
 }
 
 static int parse_logic(parser *p, int tk, int jop, int (*sub)(parser *))
@@ -771,7 +813,6 @@ static int parse_or(parser *p) { return parse_logic(p, TK_OR, OP_ORJ, parse_and)
 /* x if c else y  ->  [c] JZ L1 [x] JMP L2 L1: [y] L2: */
 static int parse_test(parser *p)
 {
-    if (enter(p)) return -1;
     size_t s = p->ncode;
     int sd0 = p->sd;
     if (parse_or(p)) return -1;
@@ -793,13 +834,13 @@ static int parse_test(parser *p)
         p->barrier = p->ncode;
         p->sd = sd0 + 1;
         long j = emit(p, OP_JMP, 0);
-        if (j < 0 || next(p)) return -1;
+        if (j < 0 || enter(p) || next(p)) return -1;
         p->sd = sd0;
         p->barrier = p->ncode;
         if (parse_test(p)) return -1;
         patch(p, (size_t)j);
+        p->depth--;
     }
-    p->depth--;
     return 0;
 }
 
@@ -826,7 +867,7 @@ static int verify(const int64_t *code, size_t n, int *depth_at)
         if (d < op_info[op].need) return -1;
         if (op >= OP_JFCHAIN) {
             int64_t off = code[pc + 1];
-            if (off < 0 || (size_t)off > n - pc - 2) return -1;
+            if (off < 0 || (size_t)off >= n - pc - 2) return -1; /* lands before END */
             size_t tgt = pc + 2 + (size_t)off;
             int td = op == OP_JFCHAIN ? d - 1 : op == OP_JZ ? d - 1 : d;
             if (depth_at[tgt] >= 0 && depth_at[tgt] != td) return -1;
@@ -855,7 +896,7 @@ tt_rc tt_expr_compile(const char *src, tt_expr_resolve_fn resolve, void *ud, tt_
         if (err) err->pos = TT_EXPR_MAX_LEN;
         return TT_EEXPR;
     }
-    parser p = {.src = src, .len = len, .resolve = resolve, .ud = ud, .err = err, .depth = -1};
+    parser p = {.src = src, .len = len, .resolve = resolve, .ud = ud, .err = err};
     int *depth_at = NULL;
     tt_expr *e = NULL;
     if (next(&p)) goto done;
@@ -909,111 +950,150 @@ done:
 
 /* --------------------------------------------------------------- evaluation */
 
-#define BIN(expr_)                                                                                 \
+/* Dispatch: a jump table of label addresses with GCC/Clang (one indirect branch per op, which
+ * predicts better than one shared switch), a plain switch otherwise or with -DTT_EXPR_SWITCH. */
+#if defined(__GNUC__) && !defined(TT_EXPR_SWITCH)
+#define VM_NEXT goto *vm_labels[*pc++]
+#define VM_START VM_NEXT; {
+#define VM_CASE(op) L_##op:
+#define VM_END }
+#else
+#define VM_START for (;;) switch (*pc++) {
+#define VM_CASE(op) case op:
+#define VM_NEXT continue
+#define VM_END default: return TT_EINTERNAL; }
+#endif
+
+/* Binary op through a checked helper: [a b] -> [r]. */
+#define VM_BIN(fn)                                                                                 \
     do {                                                                                           \
         int64_t r_;                                                                                \
-        tt_rc rc_ = (expr_);                                                                       \
+        tt_rc rc_ = fn(sp[-1], sp[0], &r_);                                                        \
         if (__builtin_expect(rc_ != TT_OK, 0)) return rc_;                                         \
         *--sp = r_;                                                                                \
     } while (0)
+/* Same with the constant operand k: [a] -> [r]. */
+#define VM_BINK(fn)                                                                                \
+    do {                                                                                           \
+        int64_t r_;                                                                                \
+        tt_rc rc_ = fn(sp[0], *pc++, &r_);                                                         \
+        if (__builtin_expect(rc_ != TT_OK, 0)) return rc_;                                         \
+        *sp = r_;                                                                                  \
+    } while (0)
+#define VM_UN(fn)                                                                                  \
+    do {                                                                                           \
+        int64_t r_;                                                                                \
+        tt_rc rc_ = fn(sp[0], &r_);                                                                \
+        if (__builtin_expect(rc_ != TT_OK, 0)) return rc_;                                         \
+        *sp = r_;                                                                                  \
+    } while (0)
+#define VM_JUMP() (pc += *pc + 1)
 
 tt_rc tt_expr_eval(const tt_expr *e, const int64_t *slots, int64_t *out)
 {
-    /* st[0] is never used: sp points at the top value, st + 0 when empty. */
+#if defined(__GNUC__) && !defined(TT_EXPR_SWITCH)
+    static const void *const vm_labels[OP__COUNT] = {
+        &&L_OP_END, &&L_OP_K, &&L_OP_LOAD, &&L_OP_NEG, &&L_OP_NOT, &&L_OP_BNOT, &&L_OP_BOOL,
+        &&L_OP_ABS, &&L_OP_LOG2, &&L_OP_SIZEOF, &&L_OP_ADD, &&L_OP_SUB, &&L_OP_MUL,
+        &&L_OP_FDIV, &&L_OP_MOD, &&L_OP_POW, &&L_OP_SHL, &&L_OP_SHR, &&L_OP_BAND, &&L_OP_BOR,
+        &&L_OP_BXOR, &&L_OP_MIN, &&L_OP_MAX, &&L_OP_CEILDIV, &&L_OP_ALIGN, &&L_OP_EQ,
+        &&L_OP_NE, &&L_OP_LT, &&L_OP_LE, &&L_OP_GT, &&L_OP_GE, &&L_OP_ADDK, &&L_OP_SUBK,
+        &&L_OP_MULK, &&L_OP_FDIVK, &&L_OP_MODK, &&L_OP_BANDK, &&L_OP_EQK, &&L_OP_NEK,
+        &&L_OP_LTK, &&L_OP_LEK, &&L_OP_GTK, &&L_OP_GEK, &&L_OP_CHAIN, &&L_OP_JFCHAIN,
+        &&L_OP_ANDJ, &&L_OP_ORJ, &&L_OP_JZ, &&L_OP_JMP};
+#endif
+    /* st[0] is never used: sp points at the top value, at st when empty. */
     int64_t st[TT_EXPR_MAX_STACK + 1];
     int64_t *sp = st;
     const int64_t *pc = e->code;
-    for (;;) {
-        switch (*pc++) {
-        case OP_END: *out = *sp; return TT_OK;
-        case OP_K: *++sp = *pc++; break;
-        case OP_LOAD: *++sp = slots[*pc++]; break;
-        case OP_NEG:
+    VM_START
+        VM_CASE(OP_END) *out = *sp; return TT_OK;
+        VM_CASE(OP_K) *++sp = *pc++; VM_NEXT;
+        VM_CASE(OP_LOAD) *++sp = slots[*pc++]; VM_NEXT;
+        VM_CASE(OP_NEG)
             if (*sp == INT64_MIN) return TT_EOVERFLOW;
             *sp = -*sp;
-            break;
-        case OP_NOT: *sp = *sp == 0; break;
-        case OP_BNOT: *sp = ~*sp; break;
-        case OP_BOOL: *sp = *sp != 0; break;
-        case OP_ABS:
+            VM_NEXT;
+        VM_CASE(OP_NOT) *sp = *sp == 0; VM_NEXT;
+        VM_CASE(OP_BNOT) *sp = ~*sp; VM_NEXT;
+        VM_CASE(OP_BOOL) *sp = *sp != 0; VM_NEXT;
+        VM_CASE(OP_ABS)
             if (*sp == INT64_MIN) return TT_EOVERFLOW;
             if (*sp < 0) *sp = -*sp;
-            break;
-        case OP_LOG2: {
-            int64_t r_;
-            tt_rc rc = ex_log2(*sp, &r_);
-            if (rc) return rc;
-            *sp = r_;
-            break;
-        }
-        case OP_SIZEOF: {
-            int64_t r_;
-            tt_rc rc = ex_sizeof(*sp, &r_);
-            if (rc) return rc;
-            *sp = r_;
-            break;
-        }
-        case OP_ADD:
+            VM_NEXT;
+        VM_CASE(OP_LOG2) VM_UN(ex_log2); VM_NEXT;
+        VM_CASE(OP_SIZEOF) VM_UN(ex_sizeof); VM_NEXT;
+        VM_CASE(OP_ADD)
             if (__builtin_add_overflow(sp[-1], sp[0], &sp[-1])) return TT_EOVERFLOW;
             sp--;
-            break;
-        case OP_SUB:
+            VM_NEXT;
+        VM_CASE(OP_SUB)
             if (__builtin_sub_overflow(sp[-1], sp[0], &sp[-1])) return TT_EOVERFLOW;
             sp--;
-            break;
-        case OP_MUL:
+            VM_NEXT;
+        VM_CASE(OP_MUL)
             if (__builtin_mul_overflow(sp[-1], sp[0], &sp[-1])) return TT_EOVERFLOW;
             sp--;
-            break;
-        case OP_FDIV: BIN(ex_fdiv(sp[-1], sp[0], &r_)); break;
-        case OP_MOD: BIN(ex_mod(sp[-1], sp[0], &r_)); break;
-        case OP_POW: BIN(ex_pow(sp[-1], sp[0], &r_)); break;
-        case OP_SHL: BIN(ex_shl(sp[-1], sp[0], &r_)); break;
-        case OP_SHR: BIN(ex_shr(sp[-1], sp[0], &r_)); break;
-        case OP_CEILDIV: BIN(ex_ceildiv(sp[-1], sp[0], &r_)); break;
-        case OP_ALIGN: BIN(ex_align(sp[-1], sp[0], &r_)); break;
-        case OP_BAND: sp[-1] &= sp[0]; sp--; break;
-        case OP_BOR: sp[-1] |= sp[0]; sp--; break;
-        case OP_BXOR: sp[-1] ^= sp[0]; sp--; break;
-        case OP_MIN: if (sp[0] < sp[-1]) sp[-1] = sp[0]; sp--; break;
-        case OP_MAX: if (sp[0] > sp[-1]) sp[-1] = sp[0]; sp--; break;
-        case OP_EQ: sp[-1] = sp[-1] == sp[0]; sp--; break;
-        case OP_NE: sp[-1] = sp[-1] != sp[0]; sp--; break;
-        case OP_LT: sp[-1] = sp[-1] < sp[0]; sp--; break;
-        case OP_LE: sp[-1] = sp[-1] <= sp[0]; sp--; break;
-        case OP_GT: sp[-1] = sp[-1] > sp[0]; sp--; break;
-        case OP_GE: sp[-1] = sp[-1] >= sp[0]; sp--; break;
-        case OP_CHAIN: {
+            VM_NEXT;
+        VM_CASE(OP_FDIV) VM_BIN(ex_fdiv); VM_NEXT;
+        VM_CASE(OP_MOD) VM_BIN(ex_mod); VM_NEXT;
+        VM_CASE(OP_POW) VM_BIN(ex_pow); VM_NEXT;
+        VM_CASE(OP_SHL) VM_BIN(ex_shl); VM_NEXT;
+        VM_CASE(OP_SHR) VM_BIN(ex_shr); VM_NEXT;
+        VM_CASE(OP_CEILDIV) VM_BIN(ex_ceildiv); VM_NEXT;
+        VM_CASE(OP_ALIGN) VM_BIN(ex_align); VM_NEXT;
+        VM_CASE(OP_BAND) sp[-1] &= sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_BOR) sp[-1] |= sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_BXOR) sp[-1] ^= sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_MIN) if (sp[0] < sp[-1]) sp[-1] = sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_MAX) if (sp[0] > sp[-1]) sp[-1] = sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_EQ) sp[-1] = sp[-1] == sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_NE) sp[-1] = sp[-1] != sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_LT) sp[-1] = sp[-1] < sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_LE) sp[-1] = sp[-1] <= sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_GT) sp[-1] = sp[-1] > sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_GE) sp[-1] = sp[-1] >= sp[0]; sp--; VM_NEXT;
+        VM_CASE(OP_ADDK) if (__builtin_add_overflow(*sp, *pc++, sp)) return TT_EOVERFLOW; VM_NEXT;
+        VM_CASE(OP_SUBK) if (__builtin_sub_overflow(*sp, *pc++, sp)) return TT_EOVERFLOW; VM_NEXT;
+        VM_CASE(OP_MULK) if (__builtin_mul_overflow(*sp, *pc++, sp)) return TT_EOVERFLOW; VM_NEXT;
+        VM_CASE(OP_FDIVK) VM_BINK(ex_fdiv); VM_NEXT;
+        VM_CASE(OP_MODK) VM_BINK(ex_mod); VM_NEXT;
+        VM_CASE(OP_BANDK) *sp &= *pc++; VM_NEXT;
+        VM_CASE(OP_EQK) *sp = *sp == *pc++; VM_NEXT;
+        VM_CASE(OP_NEK) *sp = *sp != *pc++; VM_NEXT;
+        VM_CASE(OP_LTK) *sp = *sp < *pc++; VM_NEXT;
+        VM_CASE(OP_LEK) *sp = *sp <= *pc++; VM_NEXT;
+        VM_CASE(OP_GTK) *sp = *sp > *pc++; VM_NEXT;
+        VM_CASE(OP_GEK) *sp = *sp >= *pc++; VM_NEXT;
+        VM_CASE(OP_CHAIN) {
             int64_t t = ex_cmp(*pc++, sp[-1], sp[0]);
             sp[-1] = sp[0];
             sp[0] = t;
-            break;
+            VM_NEXT;
         }
-        case OP_JFCHAIN:
+        VM_CASE(OP_JFCHAIN)
             if (*sp == 0) {
                 *--sp = 0;
-                pc += *pc + 1;
+                VM_JUMP();
             } else {
                 sp--;
                 pc++;
             }
-            break;
-        case OP_ANDJ:
-            if (*sp == 0) pc += *pc + 1;
+            VM_NEXT;
+        VM_CASE(OP_ANDJ)
+            if (*sp == 0) VM_JUMP();
             else sp--, pc++;
-            break;
-        case OP_ORJ:
-            if (*sp != 0) *sp = 1, pc += *pc + 1;
+            VM_NEXT;
+        VM_CASE(OP_ORJ)
+            if (*sp != 0) *sp = 1, VM_JUMP();
             else sp--, pc++;
-            break;
-        case OP_JZ:
-            if (*sp-- == 0) pc += *pc + 1;
+            VM_NEXT;
+        VM_CASE(OP_JZ)
+            if (*sp-- == 0) VM_JUMP();
             else pc++;
-            break;
-        case OP_JMP: pc += *pc + 1; break;
-        default: return TT_EINTERNAL;
-        }
-    }
+            VM_NEXT;
+        VM_CASE(OP_JMP) VM_JUMP(); VM_NEXT;
+    VM_END
 }
 
 int tt_expr_max_slot(const tt_expr *e)

@@ -29,6 +29,11 @@
 
 typedef struct tt_expr tt_expr;
 
+/* Additions to the summary above (details, grammar and error messages: docs/expressions.md):
+ * the bitwise operators `& | ^ << >>` are accepted too (Python precedence); TT_EDOMAIN is
+ * also returned for align_up(a, b) with b <= 0, a shift count < 0 or >= 63, and sizeof() of
+ * a value that is not a dtype code.  `!` has the precedence of `not`. */
+
 /* Limits, checked at compile time (TT_EEXPR with a position when exceeded). */
 #define TT_EXPR_MAX_LEN 4096    /* source bytes */
 #define TT_EXPR_MAX_DEPTH 64    /* nesting of parentheses / operators */
