@@ -32,8 +32,20 @@ const char *tt_stall_name(tt_stall s);
 
 typedef struct tt_sim_opts {
     int trace_core;           /* -1: no trace; else the core whose timelines are traced */
-    int64_t max_events;       /* 0: default limit (TT_EDEADLOCK-free runaway guard) */
+    int64_t max_events;       /* 0: TT_SIM_DEFAULT_MAX_EVENTS; exceeded -> TT_ELIMIT */
+    /* Steady-state shortcut (docs/simulator.md): when a wave has more than this many
+     * instructions, its longest top-level loop is simulated at two short trip counts and
+     * the result extrapolated linearly.  0: default (TT_SIM_SHORTCUT_OPS); < 0: never.
+     * Never used while tracing. */
+    int64_t shortcut_ops;
 } tt_sim_opts;
+
+#define TT_SIM_DEFAULT_MAX_EVENTS 50000000
+/* GM transfers of one unit that may be in their latency phase at once (a target may set
+ * "overheads": {"dma_outstanding": n}, 1..8); their data phases stay serial. */
+#define TT_SIM_DMA_DEPTH 4
+#define TT_SIM_SHORTCUT_OPS 1024
+#define TT_SIM_MAX_TRACE_EVENTS 200000    /* trace records kept (~30 MB of JSON); later ones are dropped */
 
 typedef struct tt_sim_result {
     tt_rc rc;
@@ -46,13 +58,19 @@ typedef struct tt_sim_result {
     int64_t blocks;
     int64_t waves;
     int64_t waves_simulated;  /* waves - folded */
-    int64_t events;
+    int64_t events;           /* events actually simulated (after folding / shortcut) */
+    int extrapolated;         /* 1: the steady-state shortcut was used for some wave */
     char *trace_json;         /* Chrome trace-event JSON, caller frees */
 } tt_sim_result;
 
-/* Simulate one config.  slots: problem + params (lets evaluated into it; t->nslots long).
- * Returns out->rc: TT_OK, TT_EINFEASIBLE (same reason as the model), TT_EDEADLOCK,
- * TT_EUNSUPPORTED (no kernel), TT_ENOMEM. */
+/* Simulate one config.  slots: problem + params (lets evaluated into it; t->nslots long;
+ * the grid-dim slots are overwritten).  opts may be NULL (no trace, defaults).
+ * Returns out->rc: TT_OK, TT_EINFEASIBLE (same reason as the model), TT_EDEADLOCK (reason
+ * names the wait that never ends), TT_ELIMIT (max_events), TT_EUNSUPPORTED (no kernel, or a
+ * path / vector class / cube dtype the target has no figure for), TT_EINVAL (bad
+ * arguments, trace_core out of range), TT_ETARGET (no cores), an expression error
+ * (TT_EOVERFLOW, ...), TT_ENOMEM.  On error out->reason says why, trace_json is NULL and the
+ * figures are 0.  out is always initialised: tt_sim_result_close() is safe after any call. */
 tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
                  const tt_sim_opts *opts, tt_sim_result *out);
 void tt_sim_result_close(tt_sim_result *r);   /* frees trace_json */

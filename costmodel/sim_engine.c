@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: MIT
+ * sim_engine.c - event loop of one wave: per-unit in-order queues, dependencies, cross-core
+ * flags, and a progress-based fluid model of the chip's shared GM bandwidth.
+ *
+ * Time is in cycles (double).  An instruction starts when its unit is free, its issue time
+ * (issue_cycles per instruction, in program order) has come, its dependencies are done
+ * (+ flag_cycles when the producer is another unit of the same core) and, for a WAIT, when
+ * the matching SET of the other side is visible (+ cross_sync_cycles).  A GM transfer
+ * first waits its path latency, then moves its bytes at a rate recomputed whenever a
+ * transfer starts or ends: max-min fair shares of the shared memory (capacity 1 per cycle,
+ * each byte costing `cost` of it), each capped by the core's path rate.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+enum { EV_DONE, EV_DATA };
+
+typedef struct ev {
+    double t;
+    uint64_t seq;
+    int32_t agent, inst;
+    int type;
+} ev;
+
+typedef struct xfer {
+    int32_t agent, inst;
+    double rem, rate, cap, cost, w, t0;
+} xfer;
+
+typedef struct agent {
+    const tt__sprog *p;
+    int group, role;
+    double weight;            /* physical cores this agent stands for (bandwidth share) */
+    double *done;             /* completion time per instruction, -1 when not done */
+    double *start;            /* start time per instruction */
+    int32_t *q;               /* per-unit queues, concatenated */
+    size_t qoff[TT_UNIT__COUNT + 1];
+    size_t head[TT_UNIT__COUNT];
+    int busy[TT_UNIT__COUNT];       /* a fixed-duration op runs */
+    int dat[TT_UNIT__COUNT];        /* a GM transfer is moving data */
+    /* GM transfers issued but not yet moving data (in their latency, or waiting for the
+     * data channel), in issue order: at most s->dma_depth of them */
+    int32_t fifo[TT_UNIT__COUNT][TT__DMA_MAX];
+    int fhead[TT_UNIT__COUNT], fn[TT_UNIT__COUNT];
+    uint8_t *latdone;               /* per instruction: its latency phase is over */
+    int32_t wait_on[TT_UNIT__COUNT];    /* the unfinished dependency that blocked the head */
+    double unit_free[TT_UNIT__COUNT];   /* when the unit last became able to accept an op */
+    double busy_end[TT_UNIT__COUNT];    /* end of the union of its busy intervals */
+    double last_end;
+    int64_t waits[2][TT__NFLAGS];   /* waits consumed per direction and flag */
+    size_t remaining;
+} agent;
+
+typedef struct flagq {        /* visible times of the sets of one group, direction, flag */
+    double *t;
+    size_t n, cap;
+} flagq;
+
+typedef struct eng {
+    const tt__sim *s;
+    tt__sgroup *g;
+    size_t ng, rep;
+    agent *ag;
+    size_t nag;
+    flagq *fl;                /* [group][dir][flag] */
+    ev *heap;
+    size_t nheap, capheap;
+    uint64_t seq;
+    xfer *x;
+    size_t nx, capx;
+    int32_t *order;
+    double now;
+    tt__swave *out;
+    int oom;
+} eng;
+
+static int heap_less(const ev *a, const ev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int heap_push(eng *e, double t, int32_t agent_i, int32_t inst, int type)
+{
+    if (e->nheap == e->capheap) {
+        size_t nc = e->capheap ? e->capheap * 2 : 256;
+        ev *nh = realloc(e->heap, nc * sizeof *nh);
+        if (!nh) return -1;
+        e->heap = nh;
+        e->capheap = nc;
+    }
+    size_t i = e->nheap++;
+    ev v = {t, e->seq++, agent_i, inst, type};
+    while (i > 0) {
+        size_t par = (i - 1) / 2;
+        if (!heap_less(&v, &e->heap[par])) break;
+        e->heap[i] = e->heap[par];
+        i = par;
+    }
+    e->heap[i] = v;
+    return 0;
+}
+
+static ev heap_pop(eng *e)
+{
+    ev top = e->heap[0];
+    ev last = e->heap[--e->nheap];
+    size_t i = 0, n = e->nheap;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const ev *mv = &last;
+        if (l < n && heap_less(&e->heap[l], mv)) { m = l; mv = &e->heap[l]; }
+        if (r < n && heap_less(&e->heap[r], mv)) { m = r; }
+        if (m == i) break;
+        e->heap[i] = e->heap[m];
+        i = m;
+    }
+    if (n) e->heap[i] = last;
+    return top;
+}
+
+/* Max-min fair shares of the shared memory among the transfers in flight. */
+static void recompute_rates(eng *e)
+{
+    size_t n = e->nx, m = 0;
+    double W = 0;
+    for (size_t i = 0; i < n; i++) {
+        xfer *x = &e->x[i];
+        if (x->cost <= 0) {
+            x->rate = x->cap;
+            continue;
+        }
+        e->order[m++] = (int32_t)i;
+        W += x->w;
+    }
+    /* insertion sort by demanded fraction cap * cost (ties by index: deterministic) */
+    for (size_t i = 1; i < m; i++) {
+        int32_t v = e->order[i];
+        double dv = e->x[v].cap * e->x[v].cost;
+        size_t j = i;
+        while (j > 0) {
+            int32_t u = e->order[j - 1];
+            double du = e->x[u].cap * e->x[u].cost;
+            if (du < dv || (du == dv && u < v)) break;
+            e->order[j] = u;
+            j--;
+        }
+        e->order[j] = v;
+    }
+    double R = 1.0;
+    for (size_t i = 0; i < m; i++) {
+        xfer *x = &e->x[e->order[i]];
+        double share = W > 0 ? R / W : 0;
+        double d = x->cap * x->cost;
+        double f = d <= share ? d : share;
+        x->rate = f / x->cost;
+        R -= x->w * f;
+        if (R < 0) R = 0;
+        W -= x->w;
+    }
+}
+
+static void advance(eng *e, double t)
+{
+    double dt = t - e->now;
+    if (dt > 0)
+        for (size_t i = 0; i < e->nx; i++) {
+            e->x[i].rem -= e->x[i].rate * dt;
+            if (e->x[i].rem < 0) e->x[i].rem = 0;
+        }
+    if (t > e->now) e->now = t;
+}
+
+static flagq *flag_of(eng *e, int group, int dir, int flag)
+{
+    return &e->fl[((size_t)group * 2 + (size_t)dir) * TT__NFLAGS + (size_t)flag];
+}
+
+static void record(eng *e, agent *a, int32_t i, double end)
+{
+    const tt__sinst *in = &a->p->ins[i];
+    double st = a->start[i];
+    /* busy = union of the unit's intervals (a transfer's latency may overlap the previous
+     * transfer's data phase); the trace shows the same non-overlapping occupancy */
+    if (st < a->busy_end[in->unit]) st = a->busy_end[in->unit];
+    if (st > end) st = end;
+    if (end > a->busy_end[in->unit]) a->busy_end[in->unit] = end;
+    if ((size_t)a->group == e->rep) e->out->busy[a->role][in->unit] += end - st;
+    if (!e->g[a->group].traced) return;
+    tt__swave *w = e->out;
+    if (w->ntrace == w->captrace) {
+        size_t nc = w->captrace ? w->captrace * 2 : 256;
+        tt__trec *nt = realloc(w->trace, nc * sizeof *nt);
+        if (!nt) { e->oom = 1; return; }
+        w->trace = nt;
+        w->captrace = nc;
+    }
+    tt__trec *r = &w->trace[w->ntrace++];
+    r->start = st;
+    r->end = end;
+    r->op = in->op;
+    r->slot = in->slot;
+    r->unit = in->unit;
+    r->agent = (uint8_t)a->role;
+    r->kind = in->kind;
+}
+
+/* Try to start the head instruction of every free unit of agent ai. */
+static int try_issue(eng *e, int32_t ai)
+{
+    agent *a = &e->ag[ai];
+    const tt_target *tgt = e->s->tgt;
+    for (int u = 0; u < TT_UNIT__COUNT; u++) {
+        if (a->busy[u] || a->head[u] >= a->qoff[u + 1] - a->qoff[u]) continue;
+        int32_t i = a->q[a->qoff[u] + a->head[u]];
+        const tt__sinst *in = &a->p->ins[i];
+        if (in->kind == TT__SI_GM ? a->fn[u] >= e->s->dma_depth : (a->fn[u] || a->dat[u]))
+            continue;                       /* no free transfer slot / the unit is moving data */
+        if (a->wait_on[u] >= 0 && a->done[a->wait_on[u]] < 0) continue;
+        double ready = 0;
+        int why = -1, blocked = 0;
+        for (uint16_t d = 0; d < in->ndeps; d++) {
+            uint32_t w = a->p->deps[in->dep_off + d];
+            int32_t j = (int32_t)(w >> 2);
+            double dt = a->done[j];
+            if (dt < 0) {
+                a->wait_on[u] = j;
+                blocked = 1;
+                break;
+            }
+            if (a->p->ins[j].unit != in->unit) dt += tgt->flag_cycles;
+            if (dt > ready || why < 0) {
+                if (dt > ready) ready = dt;
+                why = (int)(w & 3);
+            }
+        }
+        if (blocked) continue;
+        if (in->kind == TT__SI_WAIT) {
+            flagq *f = flag_of(e, a->group, in->dir, in->flag);
+            int64_t k = a->waits[in->dir][in->flag];
+            if ((size_t)k >= f->n) continue;   /* the matching set has not happened yet */
+            double ft = f->t[k];
+            if (ft > ready) { ready = ft; why = TT__DEP_FLAG; }
+            a->waits[in->dir][in->flag]++;
+        }
+        double base = a->unit_free[u];
+        double issue = (double)(i + 1) * tgt->issue_cycles;
+        if (issue > base) base = issue;
+        double st = base;
+        if (ready > st) st = ready;
+        if (e->now > st) st = e->now;
+        if ((size_t)a->group == e->rep && st > base && why >= 0) {
+            int stall = why == TT__DEP_RAW ? TT_STALL_DATA
+                      : why == TT__DEP_WAR ? TT_STALL_SLOT : TT_STALL_FLAG;
+            e->out->stall[stall] += st - base;
+        }
+        if (in->kind == TT__SI_GM) {
+            a->fifo[u][(a->fhead[u] + a->fn[u]) % TT__DMA_MAX] = i;
+            a->fn[u]++;
+            a->latdone[i] = 0;
+        } else {
+            a->busy[u] = 1;
+        }
+        a->head[u]++;
+        a->start[i] = st;
+        double t_ev = st + in->dur;
+        if (heap_push(e, t_ev, ai, i, in->kind == TT__SI_GM ? EV_DATA : EV_DONE)) return -1;
+        if (in->kind == TT__SI_GM) u--;     /* the unit may take another transfer now */
+    }
+    return 0;
+}
+
+static int on_done(eng *e, int32_t ai, int32_t i, double t)
+{
+    agent *a = &e->ag[ai];
+    const tt__sinst *in = &a->p->ins[i];
+    a->done[i] = t;
+    if (in->kind != TT__SI_GM) {
+        a->busy[in->unit] = 0;
+        a->unit_free[in->unit] = t;
+    }
+    if (t > a->last_end) a->last_end = t;
+    a->remaining--;
+    record(e, a, i, t);
+    if (in->kind == TT__SI_SET) {
+        flagq *f = flag_of(e, a->group, in->dir, in->flag);
+        if (f->n == f->cap) {
+            size_t nc = f->cap ? f->cap * 2 : 64;
+            double *nt = realloc(f->t, nc * sizeof *nt);
+            if (!nt) return -1;
+            f->t = nt;
+            f->cap = nc;
+        }
+        f->t[f->n++] = t + e->s->tgt->cross_sync_cycles;
+        for (size_t k = 0; k < e->nag; k++)
+            if (e->ag[k].group == a->group && (int32_t)k != ai && try_issue(e, (int32_t)k)) return -1;
+    }
+    return try_issue(e, ai);
+}
+
+/* Latency of GM transfer i is over: it takes the unit's data channel, or waits for it. */
+static int latency_done(eng *e, int32_t ai, int32_t i);
+
+static int start_data(eng *e, int32_t ai, int32_t i)
+{
+    agent *a = &e->ag[ai];
+    const tt__sinst *in = &a->p->ins[i];
+    a->dat[in->unit] = 1;
+    a->unit_free[in->unit] = e->now;      /* the next transfer may start its latency */
+    if (in->bytes <= 0) {
+        a->dat[in->unit] = 0;
+        return on_done(e, ai, i, e->now);
+    }
+    if (e->nx == e->capx) {
+        size_t nc = e->capx ? e->capx * 2 : 64;
+        xfer *nx = realloc(e->x, nc * sizeof *nx);
+        int32_t *no = realloc(e->order, nc * sizeof *no);
+        if (nx) e->x = nx;
+        if (no) e->order = no;
+        if (!nx || !no) return -1;
+        e->capx = nc;
+    }
+    xfer *x = &e->x[e->nx++];
+    x->agent = ai;
+    x->inst = i;
+    x->rem = in->bytes;
+    x->cap = in->cap;
+    x->cost = in->cost;
+    x->w = a->weight;
+    x->t0 = e->now;
+    x->rate = in->cap;
+    recompute_rates(e);
+    return try_issue(e, ai);
+}
+
+/* Give the data channel of unit u to the oldest issued transfer if its latency is over. */
+static int pump(eng *e, int32_t ai, int u)
+{
+    agent *a = &e->ag[ai];
+    if (a->dat[u] || !a->fn[u]) return 0;
+    int32_t j = a->fifo[u][a->fhead[u]];
+    if (!a->latdone[j]) return 0;
+    a->fhead[u] = (a->fhead[u] + 1) % TT__DMA_MAX;
+    a->fn[u]--;
+    return start_data(e, ai, j);
+}
+
+static int latency_done(eng *e, int32_t ai, int32_t i)
+{
+    agent *a = &e->ag[ai];
+    a->latdone[i] = 1;
+    return pump(e, ai, a->p->ins[i].unit);
+}
+
+/* GM transfer i has moved its last byte. */
+static int data_done(eng *e, int32_t ai, int32_t i, double t)
+{
+    agent *a = &e->ag[ai];
+    int u = a->p->ins[i].unit;
+    a->dat[u] = 0;
+    if (on_done(e, ai, i, t)) return -1;
+    return pump(e, ai, u);
+}
+
+static void describe_deadlock(eng *e, char *reason, size_t cap)
+{
+    for (size_t k = 0; k < e->nag; k++) {
+        agent *a = &e->ag[k];
+        if (!a->remaining) continue;
+        for (int u = 0; u < TT_UNIT__COUNT; u++) {
+            if (a->busy[u] || a->head[u] >= a->qoff[u + 1] - a->qoff[u]) continue;
+            int32_t i = a->q[a->qoff[u] + a->head[u]];
+            const tt__sinst *in = &a->p->ins[i];
+            if (in->kind != TT__SI_WAIT) continue;
+            const tt__sop *so = in->op >= 0 ? &e->s->ops[in->op] : NULL;
+            snprintf(reason, cap,
+                     "%s side waits at %s for cross flag %d from the %s side (wait #%lld), "
+                     "which is never set",
+                     a->role == TT__AG_CUBE ? "cube" : "vector", so ? so->op->path : "?",
+                     in->flag, in->dir == TT__DIR_C2V ? "cube" : "vector",
+                     (long long)a->waits[in->dir][in->flag] + 1);
+            return;
+        }
+    }
+    snprintf(reason, cap, "the program stops with instructions left that can never start");
+}
+
+void tt__swave_free(tt__swave *w)
+{
+    if (!w) return;
+    free(w->trace);
+    w->trace = NULL;
+    w->ntrace = w->captrace = 0;
+}
+
+static void eng_free(eng *e)
+{
+    for (size_t k = 0; k < e->nag; k++) {
+        free(e->ag[k].done);
+        free(e->ag[k].start);
+        free(e->ag[k].q);
+        free(e->ag[k].latdone);
+    }
+    free(e->ag);
+    if (e->fl)
+        for (size_t i = 0; i < e->ng * 2 * TT__NFLAGS; i++) free(e->fl[i].t);
+    free(e->fl);
+    free(e->heap);
+    free(e->x);
+    free(e->order);
+}
+
+static int agent_init(eng *e, agent *a, const tt__sprog *p)
+{
+    a->p = p;
+    a->remaining = p->n;
+    a->done = malloc((p->n + 1) * sizeof *a->done);
+    a->start = malloc((p->n + 1) * sizeof *a->start);
+    a->q = malloc((p->n + 1) * sizeof *a->q);
+    a->latdone = calloc(p->n + 1, 1);
+    if (!a->done || !a->start || !a->q || !a->latdone) return -1;
+    for (size_t i = 0; i < p->n; i++) a->done[i] = -1;
+    for (int u = 0; u < TT_UNIT__COUNT; u++) a->wait_on[u] = -1;
+    size_t cnt[TT_UNIT__COUNT] = {0};
+    for (size_t i = 0; i < p->n; i++) cnt[p->ins[i].unit]++;
+    a->qoff[0] = 0;
+    for (int u = 0; u < TT_UNIT__COUNT; u++) a->qoff[u + 1] = a->qoff[u] + cnt[u];
+    size_t fill[TT_UNIT__COUNT];
+    for (int u = 0; u < TT_UNIT__COUNT; u++) fill[u] = a->qoff[u];
+    for (size_t i = 0; i < p->n; i++) a->q[fill[p->ins[i].unit]++] = (int32_t)i;
+    (void)e;
+    return 0;
+}
+
+tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
+                   int64_t max_events, tt__swave *out, char *reason, size_t cap)
+{
+    eng e;
+    memset(&e, 0, sizeof e);
+    memset(out, 0, sizeof *out);
+    e.s = s;
+    e.g = g;
+    e.ng = ngroups;
+    e.rep = rep;
+    e.out = out;
+    tt_rc rc = TT_OK;
+    e.ag = calloc(ngroups * TT__AG__COUNT + 1, sizeof *e.ag);
+    e.fl = calloc(ngroups * 2 * TT__NFLAGS + 1, sizeof *e.fl);
+    if (!e.ag || !e.fl) { rc = TT_ENOMEM; goto out; }
+    for (size_t gi = 0; gi < ngroups; gi++)
+        for (int r = 0; r < TT__AG__COUNT; r++) {
+            if (!g[gi].prog[r].n) continue;
+            agent *a = &e.ag[e.nag++];
+            a->group = (int)gi;
+            a->role = r;
+            a->weight = g[gi].weight * (r == TT__AG_VEC ? s->vec_cores : 1);
+            if (agent_init(&e, a, &g[gi].prog[r])) { rc = TT_ENOMEM; goto out; }
+        }
+    for (size_t k = 0; k < e.nag; k++)
+        if (try_issue(&e, (int32_t)k)) { rc = TT_ENOMEM; goto out; }
+    int64_t events = 0;
+    for (;;) {
+        double th = e.nheap ? e.heap[0].t : INFINITY;
+        double tg = INFINITY;
+        size_t xj = 0;
+        for (size_t i = 0; i < e.nx; i++) {
+            double tc = e.x[i].rate > 0 ? e.now + e.x[i].rem / e.x[i].rate : INFINITY;
+            if (tc < tg) { tg = tc; xj = i; }
+        }
+        if (th == INFINITY && tg == INFINITY) break;
+        if (++events > max_events) {
+            snprintf(reason, cap, "more than %lld simulation events (max_events)", (long long)max_events);
+            rc = TT_ELIMIT;
+            goto out;
+        }
+        int r;
+        if (tg < th) {
+            advance(&e, tg);
+            xfer x = e.x[xj];
+            e.x[xj] = e.x[--e.nx];
+            recompute_rates(&e);
+            agent *a = &e.ag[x.agent];
+            if ((size_t)a->group == rep) {
+                double ideal = a->p->ins[x.inst].bytes / x.cap;
+                double real = tg - x.t0;
+                if (real > ideal) out->stall[TT_STALL_BANDWIDTH] += real - ideal;
+            }
+            r = data_done(&e, x.agent, x.inst, tg);
+        } else {
+            ev v = heap_pop(&e);
+            advance(&e, v.t);
+            r = v.type == EV_DATA ? latency_done(&e, v.agent, v.inst) : on_done(&e, v.agent, v.inst, v.t);
+        }
+        if (r || e.oom) { rc = TT_ENOMEM; goto out; }
+    }
+    out->events = events;
+    double end = 0;
+    for (size_t k = 0; k < e.nag; k++) {
+        agent *a = &e.ag[k];
+        if (a->remaining) {
+            describe_deadlock(&e, reason, cap);
+            rc = TT_EDEADLOCK;
+            goto out;
+        }
+        if (a->last_end > end) end = a->last_end;
+    }
+    out->cycles = end;
+out:
+    if (rc == TT_ENOMEM) snprintf(reason, cap, "out of memory");
+    if (rc) tt__swave_free(out);
+    eng_free(&e);
+    return rc;
+}

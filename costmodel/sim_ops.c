@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT
+ * sim_ops.c - per-op costs of the simulator: buffer geometry, copy paths and rates, cube and
+ * vector cycles, and the L2 hit estimate of GM reads (re-use of a tile across blocks).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "sim_int.h"
+
+static size_t count_leaves(tt__sim *s, const tt_op *body, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (body[i].kind == TT_OP_FOR) {
+            size_t k = count_leaves(s, body[i].u.loop.body, body[i].u.loop.nbody);
+            s->loop_leaves[body[i].u.loop.id] = k;
+            c += k;
+        } else {
+            c++;
+        }
+    }
+    return c;
+}
+
+static void collect(tt__sim *s, const tt_op *body, size_t n, size_t *k)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (body[i].kind == TT_OP_FOR) collect(s, body[i].u.loop.body, body[i].u.loop.nbody, k);
+        else s->ops[(*k)++].op = &body[i];
+    }
+}
+
+static int reads_grid(const tt__sim *s, const tt_expr *e)
+{
+    if (!e) return 0;
+    int sl[TT_MAX_SLOTS];
+    size_t n = tt_expr_slots(e, sl, TT_MAX_SLOTS);
+    if (n > TT_MAX_SLOTS) n = TT_MAX_SLOTS;
+    const tt_kernel *k = s->t->kernel;
+    for (size_t i = 0; i < n; i++)
+        for (size_t d = 0; d < k->ngrid; d++)
+            if (sl[i] == k->grid[d].slot) return 1;
+    return 0;
+}
+
+/* Bytes per cycle of the chip's shared memory for a figure in GB/s. */
+static double bpc(const tt_target *tgt, double gbps)
+{
+    return gbps > 0 && tgt->clock_mhz > 0 ? gbps * 1e3 / tgt->clock_mhz : 0;
+}
+
+/* Executions of each leaf op in one block (trip counts at grid point 0). */
+static void count_execs(tt__sim *s, const tt_op *body, size_t n, double mult, size_t *li,
+                        double *execs)
+{
+    for (size_t i = 0; i < n; i++) {
+        const tt_op *o = &body[i];
+        if (o->kind == TT_OP_FOR) {
+            int64_t trip = 0;
+            if (tt_expr_eval(o->u.loop.trip, s->slots, &trip) != TT_OK || trip < 0) trip = 0;
+            count_execs(s, o->u.loop.body, o->u.loop.nbody, mult * (double)trip, li, execs);
+        } else {
+            execs[(*li)++] = mult;
+        }
+    }
+}
+
+/* L2 hit rate of a GM read, the analytic model's estimate (docs/cost-model.md, 4): a tile
+ * is read by R blocks (the grid dims it does not depend on); the R - 1 re-reads hit with
+ * h_c = min(1, L2 / W), W = GM bytes per block x blocks between two reads of the tile (the
+ * nearest such grid dim, last dim fastest, at least the cores in use); the first read hits
+ * with h_w = min(1, resident / footprint of all tensors). */
+static double read_hit(const tt__sim *s, const tt_op *o, double per_block, double cores_used,
+                       double hw)
+{
+    const tt_kernel *k = s->t->kernel;
+    const tt_tensor *tn = &s->t->tensors[o->u.copy.src.index];
+    if (tn->workspace) return 1.0;   /* written by the other side just before */
+    double readers = 1, dist = 0;
+    for (size_t d = 0; d < k->ngrid; d++) {
+        int used = 0;
+        for (size_t j = 0; j < o->u.copy.nalong; j++)
+            if (!o->u.copy.along[j].is_loop && o->u.copy.along[j].index == (int)d) used = 1;
+        if (used || s->grid_ext[d] <= 1) continue;
+        readers *= (double)s->grid_ext[d];
+        double dd = 1;
+        for (size_t h = d + 1; h < k->ngrid; h++) dd *= (double)s->grid_ext[h];
+        if (dist == 0 || dd < dist) dist = dd;
+    }
+    if (dist < cores_used) dist = cores_used;
+    double w = per_block * dist;
+    double hc = w > 0 && s->tgt->l2_bytes > 0 ? s->tgt->l2_bytes / w : 1;
+    if (hc > 1) hc = 1;
+    return (readers - 1) / readers * hc + hw / readers;
+}
+
+/* Shared-memory cycles per byte for hit rate h: hits at l2_gbps, misses at
+ * l2_gbps / l2_miss_factor (msKPP's L2 model), or hbm_gbps when no factor is given. */
+static double gm_cost(const tt__sim *s, double h)
+{
+    const tt_target *tgt = s->tgt;
+    double l2 = bpc(tgt, tgt->l2_gbps);
+    double miss = tgt->l2_miss_factor > 0 ? l2 / tgt->l2_miss_factor : bpc(tgt, tgt->hbm_gbps);
+    if (l2 <= 0 && miss <= 0) return 0;
+    if (l2 <= 0) l2 = miss;
+    if (miss <= 0) miss = l2;
+    return h / l2 + (1 - h) / miss;
+}
+
+static int loops_read_grid(const tt__sim *s, const tt_op *body, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (body[i].kind == TT_OP_FOR &&
+            (reads_grid(s, body[i].u.loop.trip) ||
+             loops_read_grid(s, body[i].u.loop.body, body[i].u.loop.nbody)))
+            return 1;
+    return 0;
+}
+
+void tt__sim_close(tt__sim *s)
+{
+    if (!s) return;
+    free(s->ops);
+    free(s->copies);
+    free(s->grid_ext);
+    free(s->loop_leaves);
+    free(s->bufbytes);
+    s->ops = NULL;
+    s->copies = s->grid_ext = s->bufbytes = NULL;
+    s->loop_leaves = NULL;
+}
+
+static tt_rc fail(char *reason, size_t cap, tt_rc rc, const char *path, const char *msg)
+{
+    snprintf(reason, cap, "%s: %s", path, msg);
+    return rc;
+}
+
+tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
+{
+    const tt_template *t = s->t;
+    const tt_target *tgt = s->tgt;
+    const tt_kernel *k = t->kernel;
+    s->trunc_loop = -1;
+    s->vec_split = 1;         /* UB buffers are per vector core: no halving (docs) */
+    s->vec_cores = 2;
+    s->pipeline_mix = 1;
+    s->dma_depth = TT_SIM_DMA_DEPTH;
+    s->block_cycles = 0;
+    if (tgt->doc) {   /* optional target fields the struct does not carry */
+        const json_t *bc = json_object_get(json_object_get(tgt->doc, "overheads"), "block_cycles");
+        if (json_is_number(bc) && json_number_value(bc) > 0) s->block_cycles = json_number_value(bc);
+        const json_t *dd = json_object_get(json_object_get(tgt->doc, "overheads"), "dma_outstanding");
+        if (json_is_integer(dd)) s->dma_depth = (int)json_integer_value(dd);
+    }
+    s->copies = calloc(t->nbuffers + 1, sizeof *s->copies);
+    s->bufbytes = calloc(t->nbuffers + 1, sizeof *s->bufbytes);
+    s->grid_ext = calloc(k->ngrid + 1, sizeof *s->grid_ext);
+    s->loop_leaves = calloc(k->nloops + 1, sizeof *s->loop_leaves);
+    if (!s->copies || !s->bufbytes || !s->grid_ext || !s->loop_leaves)
+        return fail(reason, cap, TT_ENOMEM, "sim", "out of memory");
+    int64_t *elems = calloc(t->nbuffers + 1, sizeof *elems);
+    int *esz = calloc(t->nbuffers + 1, sizeof *esz);
+    int64_t (*dims)[TT_MAX_RANK] = calloc(t->nbuffers + 1, sizeof *dims);
+    tt_rc rc = TT_OK;
+    if (!elems || !esz || !dims) {
+        rc = fail(reason, cap, TT_ENOMEM, "sim", "out of memory");
+        goto out;
+    }
+    for (size_t b = 0; b < t->nbuffers; b++) {
+        rc = tt_tmpl_buffer_geom(t, b, s->slots, dims[b], &elems[b], &esz[b], &s->copies[b]);
+        if (rc) {
+            snprintf(reason, cap, "buffers.%s: %s", t->buffers[b].name, tt_strerror(rc));
+            goto out;
+        }
+        if (s->copies[b] < 1) s->copies[b] = 1;
+        if (s->copies[b] > 1024) s->copies[b] = 1024;
+        s->bufbytes[b] = elems[b] * esz[b];
+    }
+    s->nblocks = 1;
+    for (size_t d = 0; d < k->ngrid; d++) {
+        int64_t e = 0;
+        rc = tt_expr_eval(k->grid[d].extent, s->slots, &e);
+        if (rc) {
+            snprintf(reason, cap, "kernel.grid.%s: %s", k->grid[d].name, tt_strerror(rc));
+            goto out;
+        }
+        s->grid_ext[d] = e < 1 ? 1 : e;
+        if (s->nblocks > INT64_MAX / s->grid_ext[d]) {
+            rc = fail(reason, cap, TT_EOVERFLOW, "kernel.grid", "too many blocks");
+            goto out;
+        }
+        s->nblocks *= s->grid_ext[d];
+    }
+    double footprint = 0;
+    for (size_t i = 0; i < t->ntensors; i++) {
+        int64_t td[TT_MAX_RANK], te = 0;
+        int es = 0;
+        if (tt_tmpl_tensor_geom(t, i, s->slots, td, &te, &es) == TT_OK) footprint += (double)te * es;
+    }
+    size_t n = count_leaves(s, k->body, k->nbody);
+    s->ops = calloc(n + 1, sizeof *s->ops);
+    if (!s->ops) {
+        rc = fail(reason, cap, TT_ENOMEM, "sim", "out of memory");
+        goto out;
+    }
+    s->nops = n;
+    size_t kk = 0;
+    collect(s, k->body, k->nbody, &kk);
+    for (size_t i = 0; i < n; i++) {
+        tt__sop *so = &s->ops[i];
+        const tt_op *o = so->op;
+        so->wbuf = -1;
+        so->side = o->side;
+        double split = o->side == TT_SIDE_VECTOR ? s->vec_split : 1;
+        switch (o->kind) {
+        case TT_OP_COPY: {
+            const tt_ref *src = &o->u.copy.src, *dst = &o->u.copy.dst;
+            tt_path p = o->u.copy.path;
+            so->unit = tt_path_unit(p);
+            int64_t el = INT64_MAX;
+            int es = 0;
+            if (!src->is_gm) {
+                el = elems[src->index];
+                so->rbuf[so->nr++] = src->index;
+            }
+            if (!dst->is_gm) {
+                if (elems[dst->index] < el) el = elems[dst->index];
+                so->wbuf = dst->index;
+                es = esz[dst->index];
+            } else {
+                es = tt_dtype_size(tt_dtref_eval(t->tensors[dst->index].dtype, s->slots));
+            }
+            if (el == INT64_MAX) el = 0;
+            double bytes = (double)el * es / split;
+            tt_pathcost pc = tgt->path[p];
+            if (p == TT_PATH_GM_L1 && o->u.copy.nd2nz == 1 && tgt->gm_l1_nd2nz.bytes_per_cycle > 0)
+                pc = tgt->gm_l1_nd2nz;
+            if (pc.bytes_per_cycle <= 0) {
+                rc = fail(reason, cap, TT_EUNSUPPORTED, o->path, "the target has no rate for this copy path");
+                goto out;
+            }
+            snprintf(so->name, sizeof so->name, "copy %s %s", tt_path_name(p),
+                     src->is_gm ? t->tensors[src->index].name : t->buffers[src->index].name);
+            if (src->is_gm || dst->is_gm) {
+                so->kind = TT__SI_GM;
+                so->dur = pc.latency_cycles;
+                so->bytes = bytes;
+                so->cap = pc.bytes_per_cycle;
+            } else {
+                so->kind = TT__SI_FIXED;
+                so->dur = pc.latency_cycles + bytes / pc.bytes_per_cycle;
+            }
+            break;
+        }
+        case TT_OP_MMA: {
+            int a = o->u.mma.a, b = o->u.mma.b, c = o->u.mma.c;
+            so->unit = TT_UNIT_M;
+            so->kind = TT__SI_FIXED;
+            tt_dtype dt = tt_dtref_eval(t->buffers[a].dtype, s->slots);
+            double cc = (int)dt >= 0 && dt < TT_DT__COUNT ? tgt->cube_c[dt] : 0;
+            if (cc <= 0) {
+                rc = fail(reason, cap, TT_EUNSUPPORTED, o->path, "the cube does not support this dtype");
+                goto out;
+            }
+            int64_t m = dims[a][0], kd = t->buffers[a].rank > 1 ? dims[a][1] : 1;
+            int64_t nn = t->buffers[b].rank > 1 ? dims[b][1] : dims[b][0];
+            int64_t k0 = esz[a] > 0 ? 32 / esz[a] : 16;
+            if (k0 < 1) k0 = 1;
+            so->dur = tgt->cube_fixed_cycles +
+                      cc * (double)((m + 15) / 16) * (double)((kd + k0 - 1) / k0) * (double)((nn + 15) / 16);
+            so->rbuf[so->nr++] = a;
+            so->rbuf[so->nr++] = b;
+            so->wbuf = c;
+            so->accum = !o->u.mma.init;
+            if (so->accum) so->rbuf[so->nr++] = c;
+            snprintf(so->name, sizeof so->name, "mma");
+            break;
+        }
+        case TT_OP_VEC: {
+            so->unit = TT_UNIT_V;
+            so->kind = TT__SI_FIXED;
+            int out = o->u.vec.out;
+            so->wbuf = out;
+            for (int j = 0; j < o->u.vec.nin && so->nr < 5; j++) so->rbuf[so->nr++] = o->u.vec.in[j];
+            int es = esz[out];
+            int col = es >= 4 ? 1 : 0;
+            so->vec_esize = es;
+            so->vec_bpc = tgt->vec_bytes_per_cycle[o->u.vec.cls][col];
+            so->vec_head = tgt->vec_head_cycles[o->u.vec.cls];
+            if (so->vec_bpc <= 0) {
+                rc = fail(reason, cap, TT_EUNSUPPORTED, o->path, "the target has no rate for this vector op class");
+                goto out;
+            }
+            int64_t el = elems[out];
+            if (o->u.vec.elems) {
+                so->dyn_elems = reads_grid(s, o->u.vec.elems);
+                if ((rc = tt_expr_eval(o->u.vec.elems, s->slots, &el))) {
+                    if (!so->dyn_elems) {
+                        snprintf(reason, cap, "%s.elems: %s", o->path, tt_strerror(rc));
+                        goto out;
+                    }
+                    rc = TT_OK;
+                    el = 0;
+                }
+            }
+            so->dur = so->vec_head + (double)el * es / split / so->vec_bpc;
+            snprintf(so->name, sizeof so->name, "%s", o->u.vec.op ? o->u.vec.op : "vec");
+            break;
+        }
+        case TT_OP_SYNC:
+            so->unit = TT_UNIT_S;
+            so->kind = o->u.sync.kind == TT_SYNC_CROSS ? TT__SI_SET : TT__SI_BAR;
+            snprintf(so->name, sizeof so->name, "%s flag %d",
+                     o->u.sync.kind == TT_SYNC_CROSS ? "cross" : "barrier", o->u.sync.flag);
+            break;
+        case TT_OP_FOR: break;
+        }
+        if (o->kind == TT_OP_SYNC && o->u.sync.kind == TT_SYNC_CROSS) {
+            s->has_side[o->u.sync.from == TT_SIDE_CUBE ? TT__AG_CUBE : TT__AG_VEC] = 1;
+            s->has_side[o->u.sync.to == TT_SIDE_CUBE ? TT__AG_CUBE : TT__AG_VEC] = 1;
+        } else {
+            s->has_side[o->side == TT_SIDE_CUBE ? TT__AG_CUBE : TT__AG_VEC] = 1;
+        }
+    }
+    if (s->dma_depth < 1) s->dma_depth = 1;
+    if (s->dma_depth > TT__DMA_MAX) s->dma_depth = TT__DMA_MAX;
+    /* L2 estimate of each GM copy (needs every op's bytes) */
+    {
+        double *execs = calloc(n + 1, sizeof *execs);
+        if (!execs) {
+            rc = fail(reason, cap, TT_ENOMEM, "sim", "out of memory");
+            goto out;
+        }
+        size_t li = 0;
+        tt__sim_set_grid(s, 0);
+        count_execs(s, k->body, k->nbody, 1, &li, execs);
+        double per_block = 0;
+        for (size_t i = 0; i < n; i++)
+            if (s->ops[i].kind == TT__SI_GM)
+                per_block += s->ops[i].bytes * execs[i] *
+                             (s->ops[i].side == TT_SIDE_VECTOR ? s->vec_cores : 1);
+        free(execs);
+        double cores = tgt->cube_cores > 0 ? tgt->cube_cores : tgt->vector_cores / 2;
+        double used = (double)s->nblocks < cores ? (double)s->nblocks : cores;
+        double resident = tgt->l2_bytes;
+        if (tgt->doc) {
+            const json_t *r = json_object_get(json_object_get(tgt->doc, "memory"), "l2_resident_bytes");
+            if (json_is_number(r)) resident = json_number_value(r);
+        }
+        double hw = footprint > 0 ? resident / footprint : 1;
+        if (hw > 1) hw = 1;
+        for (size_t i = 0; i < n; i++) {
+            tt__sop *so = &s->ops[i];
+            if (so->kind != TT__SI_GM) continue;
+            const tt_op *o = so->op;
+            if (o->u.copy.dst.is_gm) {
+                /* writes land in L2 (write-back): a workspace is read back from there; an
+                 * output is eventually written to HBM, at hbm_write_gbps */
+                double l2 = bpc(tgt, tgt->l2_gbps), wr = bpc(tgt, tgt->hbm_write_gbps);
+                if (wr <= 0) wr = l2;
+                if (l2 <= 0) l2 = wr;
+                if (s->t->tensors[o->u.copy.dst.index].workspace || l2 <= 0)
+                    so->cost = l2 > 0 ? 1.0 / l2 : 0;
+                else
+                    so->cost = hw / l2 + (1 - hw) / wr;
+            } else {
+                so->cost = gm_cost(s, read_hit(s, o, per_block, used, hw));
+            }
+        }
+    }
+    s->grid_dep = loops_read_grid(s, k->body, k->nbody);
+    for (size_t i = 0; i < n; i++)
+        if (s->ops[i].dyn_elems) s->grid_dep = 1;
+out:
+    free(elems);
+    free(esz);
+    free(dims);
+    return rc;
+}
