@@ -13,6 +13,15 @@
  * Trials are committed one by one; `best` is updated in the same transaction as the trial
  * that beats it.  A job's state lives only here, so a restarted daemon resumes it.
  *
+ * URLs: "sqlite:PATH[?synchronous=normal|full]" (also "sqlite:///abs/path" or a bare path;
+ * WAL, NORMAL by default: committed trials survive kill -9, see schema/README.md), and any
+ * libpq URL "postgresql://..." / "postgres://...".  Any other "scheme://" is TT_EDB.
+ * Clock: unix seconds as double; PostgreSQL takes it from the server (tt_now() in SQL), so
+ * leases agree across worker hosts.  Errors: engine failures are TT_EDB (unique violations
+ * TT_EEXISTS) with the engine's text in tt_store_errmsg(); absent rows TT_ENOTFOUND; bad
+ * arguments TT_EINVAL.  Implementation: store.c (queries, written once for both engines),
+ * store_trials.c, store_sqlite.c, store_pg.c, behind the vtable of store_internal.h.
+ *
  * Thread-safety: a tt_store is one database connection guarded by an internal mutex, so it
  * may be shared, but calls are serialised; open one store per worker thread for
  * parallelism.  Ownership: structs filled by the store own their heap fields; release them
@@ -163,7 +172,11 @@ tt_rc tt_store_trial_lookup(tt_store *s, const tt_trial_key *k, uint64_t config_
  *   - bump the job's done counter and best-so-far,
  *   - update `best` for (template name, template hash, problem key, target, backend_fp)
  *     when it succeeded and beats the stored one.
- * Sets t->id (and t->reused when the measurement existed). */
+ * Sets t->id (and t->reused when the measurement existed).
+ * When the measurement existed (or seq was already recorded: a resumed job), t's heap
+ * fields are released with tt_trial_clear() and t is filled from the stored measurement,
+ * so they must be malloc'd (or NULL), not borrowed.  TT_ENOTFOUND if job_id > 0 names no
+ * job; job_id 0 records a measurement outside any job (no job_trials row). */
 tt_rc tt_store_trial_record(tt_store *s, const tt_trial_key *k, const char *template_name,
                             int64_t job_id, int64_t seq, tt_trial *t);
 /* Trials of a job in seq order, paginated.  *trials malloc'd array of *n; *total the count. */
@@ -216,5 +229,39 @@ tt_rc tt_store_token_put(tt_store *s, const char *name, const char *sha256_hex,
 /* Find by hash; name/scopes copied into the caller's buffers.  TT_ENOTFOUND if absent. */
 tt_rc tt_store_token_find(tt_store *s, const char *sha256_hex, char name[64],
                           char scopes[64]);
+
+/* ---- baselines (CI regression checks) ---------------------------------------------- */
+/* A named, pinned copy of best rows, so that a later tune does not silently move what a CI
+ * job compares against.  Keyed by (name, template_name, problem_key, target, backend_fp). */
+typedef struct tt_baseline {
+    char name[64];
+    char template_name[64];
+    char template_hash[17];
+    char target[64];
+    char backend_fp[80];
+    char *problem_key;
+    char *problem_json;       /* may be NULL */
+    char *config_json;
+    int64_t trial_id;
+    double median_us, spread_us;
+    double created_at;
+} tt_baseline;
+void tt_baseline_clear(tt_baseline *b);
+
+/* Pin under `name` the current best rows matching q (template_name and target required;
+ * problem_key / backend_fp / template_hash NULL: all), replacing what `name` pinned for
+ * those keys before.  When several template hashes match one key the fastest is pinned.
+ * *npinned (may be NULL) is the number of rows pinned; TT_ENOTFOUND when no best row matches
+ * (nothing is changed then). */
+tt_rc tt_store_baseline_put(tt_store *s, const char *name, const tt_best_query *q,
+                            size_t *npinned);
+/* The pinned row for (name, template, problem, target[, backend_fp]): backend_fp NULL takes
+ * the fastest of any backend.  TT_ENOTFOUND if absent. */
+tt_rc tt_store_baseline_get(tt_store *s, const char *name, const char *template_name,
+                            const char *problem_key, const char *target,
+                            const char *backend_fp, tt_baseline *out);
+/* Every row pinned under name, ordered by template, target, problem, backend.  *rows is a
+ * malloc'd array of *n; free each with tt_baseline_clear() and the array with free(). */
+tt_rc tt_store_baseline_list(tt_store *s, const char *name, tt_baseline **rows, size_t *n);
 
 #endif

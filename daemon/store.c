@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: MIT
+ * store.c - tt_store: URL parsing, migrations, and every query of the store, written once
+ * for both engines and run through the engine vtable of store_internal.h.
+ */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_internal.h"
+
+/* ---- column lists shared by the queries and the row decoders ------------------------ */
+#define JOB_COLS                                                                          \
+    "id, template_name, template_hash, target, backend, backend_fp, strategy, problem_key, " \
+    "problem_json, options_json, budget_trials, budget_seconds, seed, state, planned, "     \
+    "done, best_trial, best_us, best_pred_us, best_config_json, error, owner, lease_owner, " \
+    "lease_expires, created_at, started_at, finished_at"
+#define CLAIM_PICK                                                                        \
+    "SELECT id FROM jobs WHERE state = 'queued' OR (state = 'running' AND "                 \
+    "lease_expires < tt_now()) ORDER BY id LIMIT 1"
+#define CLAIM_SET                                                                         \
+    "UPDATE jobs SET state = 'running', lease_owner = $1, lease_expires = tt_now() + $2, "  \
+    "started_at = CASE WHEN started_at = 0 THEN tt_now() ELSE started_at END WHERE id = ("
+
+/* ---- the queries: common SQL, and a PostgreSQL variant where the dialects differ ----- */
+enum {
+    Q_PING, Q_TPL_PUT, Q_TPL_LATEST, Q_TPL_GET, Q_TPL_LIST, Q_JOB_CREATE, Q_JOB_GET,
+    Q_JOB_LIST, Q_JOB_COUNTS, Q_JOB_CLAIM, Q_JOB_RENEW, Q_JOB_STATE, Q_JOB_PROGRESS,
+    Q_JOB_FINISH, Q_JOB_CANCEL, Q_JOB_RELEASE,
+    Q__COUNT
+};
+_Static_assert(Q__COUNT <= TT__Q_STORE_TRIALS, "store_trials.c query ids start there");
+
+static const struct {
+    const char *sql;
+    const char *pg;   /* NULL: same as sql */
+} tt_q[Q__COUNT] = {
+    [Q_PING] = {"SELECT 1", NULL},
+    [Q_TPL_PUT] = {"INSERT INTO templates (name, hash, version, doc, seq, created_at) "
+                   "VALUES ($1, $2, $3, $4, (SELECT COALESCE(MAX(seq), 0) + 1 FROM templates), "
+                   "tt_now()) ON CONFLICT (name, hash) DO NOTHING", NULL},
+    [Q_TPL_LATEST] = {"SELECT doc, hash FROM templates WHERE name = $1 "
+                      "ORDER BY seq DESC LIMIT 1", NULL},
+    [Q_TPL_GET] = {"SELECT doc, hash FROM templates WHERE name = $1 AND hash = $2", NULL},
+    [Q_TPL_LIST] = {"SELECT name, hash, version, created_at FROM templates t WHERE seq = "
+                    "(SELECT MAX(seq) FROM templates u WHERE u.name = t.name) ORDER BY name",
+                    NULL},
+    [Q_JOB_CREATE] = {"INSERT INTO jobs (template_name, template_hash, target, backend, "
+                      "backend_fp, strategy, problem_key, problem_json, options_json, "
+                      "budget_trials, budget_seconds, seed, owner, created_at) VALUES ($1, $2, "
+                      "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, tt_now()) "
+                      "RETURNING id, created_at", NULL},
+    [Q_JOB_GET] = {"SELECT " JOB_COLS " FROM jobs WHERE id = $1", NULL},
+    [Q_JOB_LIST] = {"SELECT " JOB_COLS " FROM jobs WHERE ($1 IS NULL OR state = $1) AND "
+                    "($2 IS NULL OR template_name = $2) AND ($3 IS NULL OR target = $3) AND "
+                    "($4 IS NULL OR owner = $4) ORDER BY id DESC LIMIT $5 OFFSET $6", NULL},
+    [Q_JOB_COUNTS] = {"SELECT state, COUNT(*) FROM jobs WHERE ($1 IS NULL OR owner = $1) "
+                      "GROUP BY state", NULL},
+    /* SQLite: one UPDATE statement holds the database's single write lock throughout.
+     * PostgreSQL: rows another worker is claiming are skipped, not waited for. */
+    [Q_JOB_CLAIM] = {CLAIM_SET CLAIM_PICK ") RETURNING " JOB_COLS,
+                     CLAIM_SET CLAIM_PICK " FOR UPDATE SKIP LOCKED) RETURNING " JOB_COLS},
+    [Q_JOB_RENEW] = {"UPDATE jobs SET lease_expires = tt_now() + $3 WHERE id = $1 AND "
+                     "state = 'running' AND lease_owner = $2", NULL},
+    [Q_JOB_STATE] = {"SELECT state FROM jobs WHERE id = $1", NULL},
+    [Q_JOB_PROGRESS] = {"UPDATE jobs SET planned = $2, done = $3 WHERE id = $1", NULL},
+    [Q_JOB_FINISH] = {"UPDATE jobs SET state = $3, error = $4, finished_at = tt_now(), "
+                      "lease_owner = '', lease_expires = 0 WHERE id = $1 AND "
+                      "state = 'running' AND lease_owner = $2", NULL},
+    [Q_JOB_CANCEL] = {"UPDATE jobs SET state = 'cancelled', finished_at = tt_now(), "
+                      "lease_owner = '', lease_expires = 0 WHERE id = $1 AND "
+                      "state IN ('queued', 'running')", NULL},
+    [Q_JOB_RELEASE] = {"UPDATE jobs SET lease_owner = '', lease_expires = 0 "
+                       "WHERE state = 'running'", NULL},
+};
+
+/* ---- helpers shared with store_trials.c (store_internal.h) -------------------------- */
+tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
+    va_end(ap);
+    s->err_rc = rc;
+    return rc;
+}
+
+double tt__store_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void tt__store_lock(tt_store *s) { pthread_mutex_lock(&s->mu); }
+tt_rc tt__store_unlock(tt_store *s, tt_rc rc)
+{
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+tt_rc tt__store_tx_end(tt_store *s, tt_rc rc)
+{
+    if (!rc) rc = s->eng->commit(s);
+    if (rc) {
+        char msg[sizeof s->errmsg];
+        memcpy(msg, s->errmsg, sizeof msg);
+        s->eng->rollback(s);
+        memcpy(s->errmsg, msg, sizeof msg);   /* keep the cause, not ROLLBACK's text */
+    }
+    return tt__store_unlock(s, rc);
+}
+
+void tt__cpy(char *dst, size_t n, const char *src)
+{
+    size_t l = src ? strlen(src) : 0;
+    if (l >= n) l = n - 1;
+    if (l) memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+char *tt__dup(const char *src, int *oom)
+{
+    if (!src) return NULL;
+    char *d = strdup(src);
+    if (!d) *oom = 1;
+    return d;
+}
+
+tt_rc tt__json_out(struct json_t *v, char **out)
+{
+    *out = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    json_decref(v);
+    return *out ? TT_OK : TT_ENOMEM;
+}
+
+tt_rc tt__q_start(tt_store *s, int id, const char *sql, const char *pg, const tt__param *p,
+                  int np, tt__res *r)
+{
+    return s->eng->query(s, id, s->engine == TT_STORE_POSTGRES && pg ? pg : sql, p, np, r);
+}
+
+int tt__q_step(tt__res *r, tt_rc *rc)
+{
+    int k = r->s->eng->step(r);
+    if (k < 0) *rc = r->s->err_rc ? r->s->err_rc : TT_EDB;
+    return k;
+}
+
+tt_rc tt__q_exec(tt_store *s, int id, const char *sql, const char *pg, const tt__param *p,
+                 int np, int64_t *changes)
+{
+    tt__res r;
+    tt_rc rc = tt__q_start(s, id, sql, pg, p, np, &r);
+    if (rc) return rc;
+    int k;
+    while ((k = tt__q_step(&r, &rc)) == 1) {}
+    if (k == 0 && changes) *changes = r.changes;
+    s->eng->finish(&r);
+    return rc;
+}
+
+tt_rc tt__q_first(tt_store *s, int id, const char *sql, const char *pg, const tt__param *p,
+                  int np, tt__res *r)
+{
+    tt_rc rc = tt__q_start(s, id, sql, pg, p, np, r);
+    if (rc) return rc;
+    int k = tt__q_step(r, &rc);
+    if (k == 1) return TT_OK;
+    s->eng->finish(r);
+    if (k == 0) {
+        s->errmsg[0] = '\0';
+        return TT_ENOTFOUND;
+    }
+    return rc;
+}
+
+tt_rc tt__q_end(tt__res *r)
+{
+    tt_rc rc = TT_OK;
+    while (tt__q_step(r, &rc) == 1) {}
+    r->s->eng->finish(r);
+    return rc;
+}
+
+/* This file's queries by id. */
+#define q_start(s, id, p, np, r) tt__q_start(s, id, tt_q[id].sql, tt_q[id].pg, p, np, r)
+#define q_exec(s, id, p, np, ch) tt__q_exec(s, id, tt_q[id].sql, tt_q[id].pg, p, np, ch)
+#define q_first(s, id, p, np, r) tt__q_first(s, id, tt_q[id].sql, tt_q[id].pg, p, np, r)
+#define q_step tt__q_step
+#define q_end tt__q_end
+#define tt_store_lock tt__store_lock
+#define tt_store_unlock tt__store_unlock
+#define tt_cpy tt__cpy
+#define tt_dup tt__dup
+#define PT TT__PT
+#define PI TT__PI
+#define PF TT__PF
+#define NP TT__NP
+#define C_T TT__CT
+#define C_I TT__CI
+#define C_F TT__CF
+
+/* ---- lifecycle ---------------------------------------------------------------------- */
+static tt_rc tt_store_migrate(tt_store *s)
+{
+    const tt__migration *m = s->engine == TT_STORE_POSTGRES ? tt__store_migrations_postgres
+                                                             : tt__store_migrations_sqlite;
+    tt_rc rc = s->eng->begin(s);
+    if (rc) return rc;
+    if ((rc = s->eng->migrate_lock(s)) ||
+        (rc = s->eng->exec_script(s, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                                     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                                     "applied_at DOUBLE PRECISION NOT NULL)")))
+        goto fail;
+    tt__res r;
+    int have = 0, known = 0;
+    if ((rc = s->eng->query(s, -1, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                            NULL, 0, &r)))
+        goto fail;
+    if (q_step(&r, &rc) == 1) have = (int)C_I(&r, 0);
+    s->eng->finish(&r);
+    if (rc) goto fail;
+    for (; m->name; m++) {
+        int v = (int)strtol(m->name, NULL, 10);
+        if (v > known) known = v;
+        if (v <= have) continue;
+        if ((rc = s->eng->exec_script(s, m->sql))) {
+            char msg[sizeof s->errmsg];
+            memcpy(msg, s->errmsg, sizeof msg);
+            tt__store_fail(s, rc, "migration %s: %s", m->name, msg);
+            goto fail;
+        }
+        tt__param p[] = {PI(v), PT(m->name), PF(tt__store_now())};
+        if ((rc = s->eng->query(s, -1, "INSERT INTO schema_migrations (version, name, "
+                                       "applied_at) VALUES ($1, $2, $3)", p, NP(p), &r)))
+            goto fail;
+        while (q_step(&r, &rc) == 1) {}
+        s->eng->finish(&r);
+        if (rc) goto fail;
+    }
+    if (have > known) {
+        rc = tt__store_fail(s, TT_EDB, "database schema version %d is newer than this "
+                            "build's (%d): upgrade tiletune", have, known);
+        goto fail;
+    }
+    if ((rc = s->eng->commit(s))) goto fail;
+    s->schema_version = known;
+    return TT_OK;
+fail:
+    s->eng->rollback(s);
+    return rc;
+}
+
+static int tt_has_scheme(const char *url)
+{
+    const char *p = url;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '+' || *p == '.' ||
+           *p == '-' || (p > url && *p >= '0' && *p <= '9'))
+        p++;
+    return p > url && strncmp(p, "://", 3) == 0;
+}
+
+tt_rc tt_store_open(const char *url, tt_store **out, tt_errinfo *err)
+{
+    *out = NULL;
+    if (!url || !*url) return tt_errf(err, TT_EDB, NULL, "empty database URL");
+    tt_store *s = calloc(1, sizeof *s);
+    if (!s) return tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+    pthread_mutex_init(&s->mu, NULL);
+    char *conninfo = NULL;
+    const char *opts = NULL;
+    tt_rc rc;
+    if (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0) {
+        s->engine = TT_STORE_POSTGRES;
+        s->eng = &tt__engine_postgres;
+        conninfo = strdup(url);
+    } else if (strncmp(url, "sqlite:", 7) == 0 || !tt_has_scheme(url)) {
+        s->engine = TT_STORE_SQLITE;
+        s->eng = &tt__engine_sqlite;
+        const char *path = url;
+        if (strncmp(url, "sqlite:", 7) == 0) {
+            path = url + 7;
+            if (strncmp(path, "//", 2) == 0) path += 2;   /* sqlite:///abs/path */
+        }
+        conninfo = strdup(path);
+        char *q = conninfo && path != url ? strchr(conninfo, '?') : NULL;
+        if (q) {
+            *q = '\0';
+            opts = q + 1;
+        }
+        if (conninfo && !*conninfo) {
+            free(conninfo);
+            tt_store_close(s);
+            return tt_errf(err, TT_EDB, NULL, "sqlite: empty path in \"%s\"", url);
+        }
+    } else {
+        tt_store_close(s);
+        return tt_errf(err, TT_EDB, NULL, "unsupported database URL \"%.120s\" (sqlite:PATH, "
+                       "postgresql://...)", url);
+    }
+    if (!conninfo) {
+        tt_store_close(s);
+        return tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+    }
+    rc = s->eng->open(s, conninfo, opts);
+    free(conninfo);
+    if (!rc) rc = tt_store_migrate(s);
+    if (rc) {
+        tt_errf(err, rc, NULL, "%s", s->errmsg);
+        tt_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return TT_OK;
+}
+
+void tt_store_close(tt_store *s)
+{
+    if (!s) return;
+    if (s->conn) s->eng->close(s);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+tt_store_engine tt_store_engine_of(const tt_store *s) { return s->engine; }
+int tt_store_schema_version(tt_store *s) { return s->schema_version; }
+const char *tt_store_errmsg(const tt_store *s) { return s ? s->errmsg : "no store"; }
+
+tt_rc tt_store_ping(tt_store *s)
+{
+    tt_store_lock(s);
+    tt__res r;
+    tt_rc rc = q_first(s, Q_PING, NULL, 0, &r);
+    if (!rc) rc = q_end(&r);
+    return tt_store_unlock(s, rc == TT_ENOTFOUND ? TT_EDB : rc);
+}
+
+/* ---- templates ---------------------------------------------------------------------- */
+tt_rc tt_store_template_put(tt_store *s, const char *name, const char *hash,
+                            const char *version, const char *doc_json)
+{
+    if (!name || !*name || !hash || !*hash || !doc_json) return TT_EINVAL;
+    tt__param p[] = {PT(name), PT(hash), PT(version ? version : ""), PT(doc_json)};
+    tt_store_lock(s);
+    return tt_store_unlock(s, q_exec(s, Q_TPL_PUT, p, NP(p), NULL));
+}
+
+tt_rc tt_store_template_get(tt_store *s, const char *name, const char *hash, char **doc_json,
+                            char hash_out[17])
+{
+    *doc_json = NULL;
+    if (!name) return TT_EINVAL;
+    tt__param p[] = {PT(name), PT(hash)};
+    tt__res r;
+    tt_store_lock(s);
+    tt_rc rc = q_first(s, hash ? Q_TPL_GET : Q_TPL_LATEST, p, hash ? 2 : 1, &r);
+    if (rc) return tt_store_unlock(s, rc);
+    int oom = 0;
+    *doc_json = tt_dup(C_T(&r, 0), &oom);
+    if (hash_out) tt_cpy(hash_out, 17, C_T(&r, 1));
+    rc = q_end(&r);
+    if (!rc && oom) rc = TT_ENOMEM;
+    if (rc) {
+        free(*doc_json);
+        *doc_json = NULL;
+    }
+    return tt_store_unlock(s, rc);
+}
+
+tt_rc tt_store_template_list(tt_store *s, char **out)
+{
+    *out = NULL;
+    json_t *a = json_array();
+    if (!a) return TT_ENOMEM;
+    tt__res r;
+    tt_store_lock(s);
+    tt_rc rc = q_start(s, Q_TPL_LIST, NULL, 0, &r);
+    if (rc) {
+        json_decref(a);
+        return tt_store_unlock(s, rc);
+    }
+    while (q_step(&r, &rc) == 1) {
+        const char *ver = C_T(&r, 2);
+        json_t *o = json_pack("{s:s, s:s, s:s, s:f}", "name", C_T(&r, 0), "hash",
+                              C_T(&r, 1), "version", ver ? ver : "", "updated_at",
+                              C_F(&r, 3));
+        if (!o || json_array_append_new(a, o)) rc = TT_ENOMEM;
+    }
+    s->eng->finish(&r);
+    tt_store_unlock(s, rc);
+    if (rc) {
+        json_decref(a);
+        return rc;
+    }
+    return tt__json_out(a, out);
+}
+
+/* ---- jobs --------------------------------------------------------------------------- */
+static const char *const tt_job_states[TT_JOB__COUNT] = {"queued", "running", "done",
+                                                           "failed", "cancelled"};
+
+const char *tt_job_state_name(tt_job_state st)
+{
+    return (int)st >= 0 && st < TT_JOB__COUNT ? tt_job_states[st] : "unknown";
+}
+
+int tt_job_state_parse(const char *name)
+{
+    for (int i = 0; name && i < TT_JOB__COUNT; i++)
+        if (strcmp(name, tt_job_states[i]) == 0) return i;
+    return -1;
+}
+
+void tt_job_clear(tt_job *j)
+{
+    if (!j) return;
+    free(j->problem_key);
+    free(j->problem_json);
+    free(j->options_json);
+    free(j->best_config_json);
+    free(j->error);
+    memset(j, 0, sizeof *j);
+}
+
+static tt_rc tt_job_from_row(tt__res *r, tt_job *j)
+{
+    int oom = 0;
+    memset(j, 0, sizeof *j);
+    j->id = C_I(r, 0);
+    tt_cpy(j->template_name, sizeof j->template_name, C_T(r, 1));
+    tt_cpy(j->template_hash, sizeof j->template_hash, C_T(r, 2));
+    tt_cpy(j->target, sizeof j->target, C_T(r, 3));
+    tt_cpy(j->backend, sizeof j->backend, C_T(r, 4));
+    tt_cpy(j->backend_fp, sizeof j->backend_fp, C_T(r, 5));
+    tt_cpy(j->strategy, sizeof j->strategy, C_T(r, 6));
+    j->problem_key = tt_dup(C_T(r, 7), &oom);
+    j->problem_json = tt_dup(C_T(r, 8), &oom);
+    j->options_json = tt_dup(C_T(r, 9), &oom);
+    j->budget_trials = C_I(r, 10);
+    j->budget_seconds = C_F(r, 11);
+    j->seed = C_I(r, 12);
+    int st = tt_job_state_parse(C_T(r, 13));
+    j->state = st < 0 ? TT_JOB_FAILED : (tt_job_state)st;
+    j->planned = C_I(r, 14);
+    j->done = C_I(r, 15);
+    j->best_trial = C_I(r, 16);
+    j->best_us = C_F(r, 17);
+    j->best_pred_us = C_F(r, 18);
+    j->best_config_json = tt_dup(C_T(r, 19), &oom);
+    j->error = tt_dup(C_T(r, 20), &oom);
+    tt_cpy(j->owner, sizeof j->owner, C_T(r, 21));
+    tt_cpy(j->lease_owner, sizeof j->lease_owner, C_T(r, 22));
+    j->lease_expires = C_F(r, 23);
+    j->created_at = C_F(r, 24);
+    j->started_at = C_F(r, 25);
+    j->finished_at = C_F(r, 26);
+    if (oom) {
+        tt_job_clear(j);
+        return TT_ENOMEM;
+    }
+    return TT_OK;
+}
+
+tt_rc tt_store_job_create(tt_store *s, tt_job *j)
+{
+    if (!j->template_name[0] || !j->target[0] || !j->backend[0] || !j->problem_key)
+        return TT_EINVAL;
+    tt__param p[] = {PT(j->template_name), PT(j->template_hash), PT(j->target),
+                     PT(j->backend), PT(j->backend_fp[0] ? j->backend_fp : j->backend),
+                     PT(j->strategy), PT(j->problem_key),
+                     PT(j->problem_json ? j->problem_json : "{}"), PT(j->options_json),
+                     PI(j->budget_trials), PF(j->budget_seconds), PI(j->seed), PT(j->owner)};
+    tt__res r;
+    tt_store_lock(s);
+    tt_rc rc = q_first(s, Q_JOB_CREATE, p, NP(p), &r);
+    if (rc == TT_ENOTFOUND) rc = tt__store_fail(s, TT_EDB, "job insert returned no id");
+    if (rc) return tt_store_unlock(s, rc);
+    j->id = C_I(&r, 0);
+    j->created_at = C_F(&r, 1);
+    j->state = TT_JOB_QUEUED;
+    j->planned = j->done = j->best_trial = 0;
+    j->best_us = j->best_pred_us = 0;
+    j->lease_owner[0] = '\0';
+    j->lease_expires = j->started_at = j->finished_at = 0;
+    return tt_store_unlock(s, q_end(&r));
+}
+
+/* One job row from a query that returns JOB_COLS. */
+static tt_rc tt_job_one(tt_store *s, int id, const tt__param *p, int np, tt_job *out)
+{
+    tt__res r;
+    tt_rc rc = q_first(s, id, p, np, &r);
+    if (rc) return rc;
+    rc = tt_job_from_row(&r, out);
+    tt_rc rc2 = q_end(&r);
+    if (!rc && rc2) tt_job_clear(out);
+    return rc ? rc : rc2;
+}
+
+tt_rc tt_store_job_get(tt_store *s, int64_t id, tt_job *out)
+{
+    memset(out, 0, sizeof *out);
+    tt__param p[] = {PI(id)};
+    tt_store_lock(s);
+    return tt_store_unlock(s, tt_job_one(s, Q_JOB_GET, p, NP(p), out));
+}
+
+tt_rc tt_store_job_list(tt_store *s, const tt_job_filter *f, tt_job **jobs, size_t *n)
+{
+    *jobs = NULL;
+    *n = 0;
+    int64_t limit = f && f->limit > 0 ? f->limit : 100;
+    int64_t offset = f && f->offset > 0 ? f->offset : 0;
+    const char *state = f && f->state >= 0 ? tt_job_state_name((tt_job_state)f->state) : NULL;
+    tt__param p[] = {PT(state), PT(f ? f->template_name : NULL), PT(f ? f->target : NULL),
+                     PT(f ? f->owner : NULL), PI(limit), PI(offset)};
+    tt__res r;
+    tt_store_lock(s);
+    tt_rc rc = q_start(s, Q_JOB_LIST, p, NP(p), &r);
+    if (rc) return tt_store_unlock(s, rc);
+    size_t cap = 0;
+    while (!rc && q_step(&r, &rc) == 1) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            tt_job *nj = realloc(*jobs, nc * sizeof *nj);
+            if (!nj) {
+                rc = TT_ENOMEM;
+                break;
+            }
+            *jobs = nj;
+            cap = nc;
+        }
+        rc = tt_job_from_row(&r, &(*jobs)[*n]);
+        if (!rc) (*n)++;
+    }
+    s->eng->finish(&r);
+    if (rc) {
+        for (size_t i = 0; i < *n; i++) tt_job_clear(&(*jobs)[i]);
+        free(*jobs);
+        *jobs = NULL;
+        *n = 0;
+    }
+    return tt_store_unlock(s, rc);
+}
+
+tt_rc tt_store_job_counts(tt_store *s, const char *owner, int64_t counts[TT_JOB__COUNT])
+{
+    memset(counts, 0, sizeof(int64_t) * TT_JOB__COUNT);
+    tt__param p[] = {PT(owner)};
+    tt__res r;
+    tt_store_lock(s);
+    tt_rc rc = q_start(s, Q_JOB_COUNTS, p, NP(p), &r);
+    if (rc) return tt_store_unlock(s, rc);
+    while (q_step(&r, &rc) == 1) {
+        int st = tt_job_state_parse(C_T(&r, 0));
+        if (st >= 0) counts[st] = C_I(&r, 1);
+    }
+    s->eng->finish(&r);
+    return tt_store_unlock(s, rc);
+}
+
+tt_rc tt_store_job_claim(tt_store *s, const char *owner, double lease_seconds, tt_job *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!owner || !*owner) return TT_EINVAL;
+    tt__param p[] = {PT(owner), PF(lease_seconds)};
+    tt_store_lock(s);
+    return tt_store_unlock(s, tt_job_one(s, Q_JOB_CLAIM, p, NP(p), out));
+}
+
+/* After an UPDATE guarded by state/owner changed nothing: TT_ENOTFOUND or TT_EEXISTS. */
+static tt_rc tt_job_conflict(tt_store *s, int64_t id, const char *what)
+{
+    tt__param p[] = {PI(id)};
+    tt__res r;
+    tt_rc rc = q_first(s, Q_JOB_STATE, p, NP(p), &r);
+    if (rc == TT_ENOTFOUND) return tt__store_fail(s, TT_ENOTFOUND, "job %lld not found",
+                                                  (long long)id);
+    if (rc) return rc;
+    char st[16];
+    tt_cpy(st, sizeof st, C_T(&r, 0));
+    rc = q_end(&r);
+    if (rc) return rc;
+    return tt__store_fail(s, TT_EEXISTS, "job %lld is %s: %s", (long long)id, st, what);
+}
+
+tt_rc tt_store_job_renew(tt_store *s, int64_t id, const char *owner, double lease_seconds)
+{
+    if (!owner) return TT_EINVAL;
+    tt__param p[] = {PI(id), PT(owner), PF(lease_seconds)};
+    int64_t n = 0;
+    tt_store_lock(s);
+    tt_rc rc = q_exec(s, Q_JOB_RENEW, p, NP(p), &n);
+    if (!rc && n == 0) rc = tt_job_conflict(s, id, "not held by this worker");
+    return tt_store_unlock(s, rc);
+}
+
+tt_rc tt_store_job_progress(tt_store *s, int64_t id, int64_t planned, int64_t done)
+{
+    tt__param p[] = {PI(id), PI(planned), PI(done)};
+    int64_t n = 0;
+    tt_store_lock(s);
+    tt_rc rc = q_exec(s, Q_JOB_PROGRESS, p, NP(p), &n);
+    if (!rc && n == 0) rc = tt__store_fail(s, TT_ENOTFOUND, "job %lld not found", (long long)id);
+    return tt_store_unlock(s, rc);
+}
+
+tt_rc tt_store_job_finish(tt_store *s, int64_t id, const char *owner, tt_job_state state,
+                          const char *error)
+{
+    if (!owner || (state != TT_JOB_DONE && state != TT_JOB_FAILED)) return TT_EINVAL;
+    tt__param p[] = {PI(id), PT(owner), PT(tt_job_state_name(state)), PT(error)};
+    int64_t n = 0;
+    tt_store_lock(s);
+    tt_rc rc = q_exec(s, Q_JOB_FINISH, p, NP(p), &n);
+    if (!rc && n == 0) rc = tt_job_conflict(s, id, "not held by this worker");
+    return tt_store_unlock(s, rc);
+}
+
+tt_rc tt_store_job_cancel(tt_store *s, int64_t id)
+{
+    tt__param p[] = {PI(id)};
+    int64_t n = 0;
+    tt_store_lock(s);
+    tt_rc rc = q_exec(s, Q_JOB_CANCEL, p, NP(p), &n);
+    if (!rc && n == 0) rc = tt_job_conflict(s, id, "already finished");
+    return tt_store_unlock(s, rc);
+}
+
+tt_rc tt_store_job_release_all(tt_store *s)
+{
+    tt_store_lock(s);
+    return tt_store_unlock(s, q_exec(s, Q_JOB_RELEASE, NULL, 0, NULL));
+}

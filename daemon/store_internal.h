@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT
+ * store_internal.h - the engine vtable behind tt_store: the few primitives an engine
+ * provides (connect, transactions, parameterised queries, row access), shared by store.c.
+ *
+ * store.c holds every query of the store, written once in the SQL dialect common to SQLite
+ * and PostgreSQL: parameters are $1..$n (SQLite accepts them as named parameters), the
+ * clock is tt_now() (SQLite: a registered function; PostgreSQL: a schema function), upserts
+ * are INSERT .. ON CONFLICT.  Where the dialects differ (job claim) store.c picks the
+ * engine's variant.  An engine caches the prepared statement of each query id per
+ * connection (SQLite: sqlite3_stmt; PostgreSQL: PQprepare'd "tt_qN").
+ *
+ * Thread-safety: none here; store.c serialises every call on a store with its mutex.
+ * Ownership: a tt__res borrows the connection until tt__engine.finish().
+ */
+#ifndef TT_STORE_INTERNAL_H
+#define TT_STORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* An embedded migration: name "001_init" (version = leading number) and its SQL script. */
+typedef struct tt__migration {
+    const char *name;
+    const char *sql;
+} tt__migration;
+/* Generated at build time from schema/{sqlite,postgres}/NNN_*.sql; terminated by {0, 0}. */
+extern const tt__migration tt__store_migrations_sqlite[];
+extern const tt__migration tt__store_migrations_postgres[];
+
+/* A bound query parameter.  Kinds are fixed per query id (PostgreSQL prepares with them);
+ * a NULL text is still of kind TEXT. */
+typedef enum tt__pkind { TT__P_TEXT, TT__P_I64, TT__P_F64 } tt__pkind;
+typedef struct tt__param {
+    tt__pkind kind;
+    const char *s;   /* TEXT; NULL binds SQL NULL */
+    int64_t i;
+    double d;
+} tt__param;
+
+/* A running query: rows are read with the engine's accessors between step() == 1 calls. */
+typedef struct tt__res {
+    tt_store *s;
+    void *h;          /* sqlite3_stmt * / PGresult * */
+    int row, nrows;   /* PostgreSQL: current row index and row count */
+    int owned;        /* SQLite: an uncached statement to finalize */
+    int64_t changes;  /* rows changed, valid once step() returned 0 */
+} tt__res;
+
+typedef struct tt__engine {
+    const char *name;
+    /* Connect (conninfo: a file path for SQLite, a libpq URL for PostgreSQL);
+     * opts is the URL's query string for SQLite ("synchronous=full"), may be NULL. */
+    tt_rc (*open)(tt_store *s, const char *conninfo, const char *opts);
+    void (*close)(tt_store *s);
+    /* Run a parameterless multi-statement script (migrations). */
+    tt_rc (*exec_script)(tt_store *s, const char *sql);
+    /* Write transaction (SQLite: BEGIN IMMEDIATE, so that it never has to upgrade a read
+     * lock and deadlock; PostgreSQL: BEGIN, READ COMMITTED). */
+    tt_rc (*begin)(tt_store *s);
+    tt_rc (*commit)(tt_store *s);
+    void (*rollback)(tt_store *s);
+    /* Inside the migration transaction: serialise concurrent migrators. */
+    tt_rc (*migrate_lock)(tt_store *s);
+    /* Start query `id` (0 <= id < TT__Q_MAX: cached; -1: one-shot).  On error the result
+     * needs no finish(). */
+    tt_rc (*query)(tt_store *s, int id, const char *sql, const tt__param *p, int np,
+                   tt__res *r);
+    /* Next row: 1 row available, 0 done (r->changes set), -1 error (tt_store_errmsg). */
+    int (*step)(tt__res *r);
+    int (*isnull)(tt__res *r, int col);
+    const char *(*text)(tt__res *r, int col);   /* NULL for SQL NULL; borrowed */
+    int64_t (*i64)(tt__res *r, int col);
+    double (*f64)(tt__res *r, int col);
+    void (*finish)(tt__res *r);
+    /* Drop the connection's cached statements (after a reconnect / schema change). */
+    void (*forget)(tt_store *s);
+} tt__engine;
+
+#define TT__Q_MAX 64
+
+struct tt_store {
+    const tt__engine *eng;
+    tt_store_engine engine;
+    pthread_mutex_t mu;
+    int schema_version;
+    int in_tx;                 /* inside begin()..commit()/rollback() */
+    void *conn;                /* sqlite3 * / PGconn * */
+    void *cache[TT__Q_MAX];    /* SQLite: sqlite3_stmt *; PostgreSQL: non-NULL once prepared */
+    tt_rc err_rc;              /* code of the last failure */
+    char errmsg[512];
+};
+
+extern const tt__engine tt__engine_sqlite;
+extern const tt__engine tt__engine_postgres;
+
+/* Record an engine error on s: sets s->errmsg and returns rc. */
+tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Unix time in seconds (CLOCK_REALTIME). */
+double tt__store_now(void);
+
+/* ---- helpers shared by store.c and store_trials.c ----------------------------------- */
+/* Query ids: store.c uses 0.., store_trials.c TT__Q_STORE_TRIALS.. (cache slots). */
+#define TT__Q_STORE_TRIALS 24
+
+#define TT__PT(x) {TT__P_TEXT, (x), 0, 0.0}
+#define TT__PI(x) {TT__P_I64, NULL, (x), 0.0}
+#define TT__PF(x) {TT__P_F64, NULL, 0, (x)}
+#define TT__NP(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* Column accessors of the current row. */
+#define TT__CT(r, i) ((r)->s->eng->text((r), (i)))
+#define TT__CI(r, i) ((r)->s->eng->i64((r), (i)))
+#define TT__CF(r, i) ((r)->s->eng->f64((r), (i)))
+
+void tt__store_lock(tt_store *s);
+/* Unlock and return rc. */
+tt_rc tt__store_unlock(tt_store *s, tt_rc rc);
+/* Commit when rc is TT_OK, else roll back (keeping the cause in errmsg); unlock; return. */
+tt_rc tt__store_tx_end(tt_store *s, tt_rc rc);
+/* Bounded copy into a fixed field ("" for NULL). */
+void tt__cpy(char *dst, size_t n, const char *src);
+/* strdup; NULL stays NULL; sets *oom when out of memory. */
+char *tt__dup(const char *src, int *oom);
+/* Serialise a jansson value (reference stolen) as compact text into *out (malloc'd). */
+struct json_t;
+tt_rc tt__json_out(struct json_t *v, char **out);
+
+/* Start query id with its SQL (pg: the PostgreSQL variant, NULL when the same). */
+tt_rc tt__q_start(tt_store *s, int id, const char *sql, const char *pg, const tt__param *p,
+                  int np, tt__res *r);
+/* Next row: 1 row, 0 done, -1 error with *rc set. */
+int tt__q_step(tt__res *r, tt_rc *rc);
+/* Run to completion; *changes (may be NULL) = rows changed. */
+tt_rc tt__q_exec(tt_store *s, int id, const char *sql, const char *pg, const tt__param *p,
+                 int np, int64_t *changes);
+/* First row: TT_OK with the row (finish with tt__q_end), TT_ENOTFOUND or an error with
+ * nothing left to finish. */
+tt_rc tt__q_first(tt_store *s, int id, const char *sql, const char *pg, const tt__param *p,
+                  int np, tt__res *r);
+/* Run the rest of the statement (writes with RETURNING) and finish it. */
+tt_rc tt__q_end(tt__res *r);
+
+#endif

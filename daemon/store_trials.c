@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: MIT
+ * store_trials.c - tt_store measurements: trial record/lookup/list/stats, best, calibrations,
+ * tokens and baselines (the queries of store.h after jobs; helpers in store_internal.h).
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+#define TRIAL_COLS                                                                        \
+    "t.id, t.job_id, t.config_key, t.config_hash, t.config_json, t.status, t.error, "       \
+    "t.median_us, t.spread_us, t.min_us, t.samples_json, t.predicted_us, t.compile_s, "     \
+    "t.measure_s, t.created_at"
+#define TRIAL_NCOLS 15
+#define BEST_COLS                                                                         \
+    "template_name, template_hash, target, backend_fp, problem_key, problem_json, "         \
+    "config_json, trial_id, job_id, median_us, spread_us, predicted_us, updated_at"
+#define BASE_COLS                                                                         \
+    "name, template_name, template_hash, target, backend_fp, problem_key, problem_json, "   \
+    "config_json, trial_id, median_us, spread_us, created_at"
+
+enum {
+    Q_TRIAL_LOOKUP, Q_JT_GET, Q_JOB_PROBLEM, Q_TRIAL_INSERT, Q_JT_INSERT, Q_JOB_DONE,
+    Q_JOB_BEST, Q_BEST_UPSERT, Q_TRIAL_LIST, Q_TRIAL_COUNT, Q_JOB_EXISTS, Q_TRIAL_STATS,
+    Q_BEST_GET, Q_BEST_LIST, Q_CALIB_PUT, Q_CALIB_GET, Q_TOKEN_PUT, Q_TOKEN_FIND,
+    Q_BASE_DEL, Q_BASE_INS, Q_BASE_GET, Q_BASE_LIST,
+    Q__COUNT
+};
+_Static_assert(TT__Q_STORE_TRIALS + Q__COUNT <= TT__Q_MAX, "raise TT__Q_MAX");
+
+static const struct {
+    const char *sql;
+    const char *pg;   /* NULL: same as sql */
+} tt_q[Q__COUNT] = {
+    [Q_TRIAL_LOOKUP] = {"SELECT " TRIAL_COLS " FROM trials t WHERE t.template_hash = $1 AND "
+                        "t.problem_key = $2 AND t.target = $3 AND t.backend_fp = $4 AND "
+                        "t.config_hash = $5", NULL},
+    [Q_JT_GET] = {"SELECT " TRIAL_COLS ", jt.seq, jt.reused FROM job_trials jt JOIN trials t "
+                  "ON t.id = jt.trial_id WHERE jt.job_id = $1 AND jt.seq = $2", NULL},
+    /* PostgreSQL: lock the job row first, so that concurrent records for one job serialise
+     * and each counts the other's job_trials rows (SQLite has one writer anyway). */
+    [Q_JOB_PROBLEM] = {"SELECT problem_json FROM jobs WHERE id = $1",
+                       "SELECT problem_json FROM jobs WHERE id = $1 FOR UPDATE"},
+    [Q_TRIAL_INSERT] = {"INSERT INTO trials (template_hash, problem_key, target, backend_fp, "
+                        "config_hash, config_key, config_json, status, error, median_us, "
+                        "spread_us, min_us, samples_json, predicted_us, compile_s, measure_s, "
+                        "job_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+                        "$11, $12, $13, $14, $15, $16, $17, tt_now()) ON CONFLICT "
+                        "(template_hash, problem_key, target, backend_fp, config_hash) "
+                        "DO NOTHING RETURNING id, created_at", NULL},
+    [Q_JT_INSERT] = {"INSERT INTO job_trials (job_id, seq, trial_id, reused) VALUES "
+                     "($1, $2, $3, $4) ON CONFLICT (job_id, seq) DO NOTHING", NULL},
+    [Q_JOB_DONE] = {"UPDATE jobs SET done = (SELECT COUNT(*) FROM job_trials WHERE "
+                    "job_id = $1) WHERE id = $1", NULL},
+    [Q_JOB_BEST] = {"UPDATE jobs SET best_trial = $2, best_us = $3, best_pred_us = $4, "
+                    "best_config_json = $5 WHERE id = $1 AND (best_trial = 0 OR best_us > $3)",
+                    NULL},
+    [Q_BEST_UPSERT] = {"INSERT INTO best (template_name, template_hash, problem_key, "
+                       "problem_json, target, backend_fp, trial_id, job_id, config_json, "
+                       "median_us, spread_us, predicted_us, updated_at) VALUES ($1, $2, $3, "
+                       "$4, $5, $6, $7, $8, $9, $10, $11, $12, tt_now()) ON CONFLICT "
+                       "(template_name, template_hash, problem_key, target, backend_fp) DO "
+                       "UPDATE SET problem_json = COALESCE(excluded.problem_json, "
+                       "best.problem_json), trial_id = excluded.trial_id, job_id = "
+                       "excluded.job_id, config_json = excluded.config_json, median_us = "
+                       "excluded.median_us, spread_us = excluded.spread_us, predicted_us = "
+                       "excluded.predicted_us, updated_at = excluded.updated_at "
+                       "WHERE excluded.median_us < best.median_us", NULL},
+    [Q_TRIAL_LIST] = {"SELECT " TRIAL_COLS ", jt.seq, jt.reused FROM job_trials jt JOIN "
+                      "trials t ON t.id = jt.trial_id WHERE jt.job_id = $1 ORDER BY jt.seq "
+                      "LIMIT $2 OFFSET $3", NULL},
+    [Q_TRIAL_COUNT] = {"SELECT COUNT(*) FROM job_trials WHERE job_id = $1", NULL},
+    [Q_JOB_EXISTS] = {"SELECT id FROM jobs WHERE id = $1", NULL},
+    [Q_TRIAL_STATS] = {"SELECT COALESCE(j.backend, t.backend_fp), t.status, COUNT(*) FROM "
+                       "trials t LEFT JOIN jobs j ON j.id = t.job_id GROUP BY 1, 2 "
+                       "ORDER BY 1, 2", NULL},
+    [Q_BEST_GET] = {"SELECT " BEST_COLS " FROM best WHERE template_name = $1 AND target = $2 "
+                    "AND problem_key = $3 AND ($4 IS NULL OR backend_fp = $4) AND "
+                    "($5 IS NULL OR template_hash = $5) ORDER BY median_us LIMIT 1", NULL},
+    [Q_BEST_LIST] = {"SELECT " BEST_COLS " FROM best WHERE template_name = $1 AND "
+                     "target = $2 AND ($3 IS NULL OR problem_key = $3) AND ($4 IS NULL OR "
+                     "backend_fp = $4) AND ($5 IS NULL OR template_hash = $5) "
+                     "ORDER BY problem_key, median_us, backend_fp", NULL},
+    [Q_CALIB_PUT] = {"INSERT INTO calibrations (target, backend_fp, calib_json, npoints, "
+                     "error, updated_at) VALUES ($1, $2, $3, $4, $5, tt_now()) ON CONFLICT "
+                     "(target, backend_fp) DO UPDATE SET calib_json = excluded.calib_json, "
+                     "npoints = excluded.npoints, error = excluded.error, "
+                     "updated_at = excluded.updated_at", NULL},
+    [Q_CALIB_GET] = {"SELECT calib_json FROM calibrations WHERE target = $1 AND "
+                     "backend_fp = $2", NULL},
+    [Q_TOKEN_PUT] = {"INSERT INTO tokens (name, sha256, scopes, created_at) VALUES ($1, $2, "
+                     "$3, tt_now()) ON CONFLICT (name) DO UPDATE SET sha256 = "
+                     "excluded.sha256, scopes = excluded.scopes", NULL},
+    [Q_TOKEN_FIND] = {"SELECT name, scopes FROM tokens WHERE sha256 = $1", NULL},
+    [Q_BASE_DEL] = {"DELETE FROM baselines WHERE name = $1 AND template_name = $2 AND "
+                    "target = $3 AND ($4 IS NULL OR problem_key = $4) AND ($5 IS NULL OR "
+                    "backend_fp = $5)", NULL},
+    [Q_BASE_INS] = {"INSERT INTO baselines (name, template_name, template_hash, target, "
+                    "backend_fp, problem_key, problem_json, config_json, trial_id, median_us, "
+                    "spread_us, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+                    "$11, tt_now()) ON CONFLICT DO NOTHING", NULL},
+    [Q_BASE_GET] = {"SELECT " BASE_COLS " FROM baselines WHERE name = $1 AND "
+                    "template_name = $2 AND problem_key = $3 AND target = $4 AND "
+                    "($5 IS NULL OR backend_fp = $5) ORDER BY median_us LIMIT 1", NULL},
+    [Q_BASE_LIST] = {"SELECT " BASE_COLS " FROM baselines WHERE name = $1 ORDER BY "
+                     "template_name, target, problem_key, backend_fp", NULL},
+};
+
+#define QID(id) (TT__Q_STORE_TRIALS + (id))
+#define q_start(s, id, p, np, r) tt__q_start(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
+#define q_exec(s, id, p, np, ch) tt__q_exec(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, ch)
+#define q_first(s, id, p, np, r) tt__q_first(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
+#define PT TT__PT
+#define PI TT__PI
+#define PF TT__PF
+#define NP TT__NP
+#define C_T TT__CT
+#define C_I TT__CI
+#define C_F TT__CF
+
+static int64_t tt_u2s(uint64_t u)
+{
+    int64_t v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+static uint64_t tt_s2u(int64_t v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* ---- trials ------------------------------------------------------------------------- */
+void tt_trial_clear(tt_trial *t)
+{
+    if (!t) return;
+    free(t->config_key);
+    free(t->config_json);
+    free(t->error);
+    free(t->samples_json);
+    memset(t, 0, sizeof *t);
+}
+
+/* A trial from TRIAL_COLS (seq and reused are left 0). */
+static tt_rc tt_trial_from_row(tt__res *r, tt_trial *t)
+{
+    int oom = 0;
+    memset(t, 0, sizeof *t);
+    t->id = C_I(r, 0);
+    t->job_id = C_I(r, 1);
+    t->config_key = tt__dup(C_T(r, 2), &oom);
+    t->config_hash = tt_s2u(C_I(r, 3));
+    t->config_json = tt__dup(C_T(r, 4), &oom);
+    const char *st = C_T(r, 5);
+    t->status = st ? tt_rc_from_code(st) : TT_EINTERNAL;
+    t->error = tt__dup(C_T(r, 6), &oom);
+    t->median_us = C_F(r, 7);
+    t->spread_us = C_F(r, 8);
+    t->min_us = C_F(r, 9);
+    t->samples_json = tt__dup(C_T(r, 10), &oom);
+    t->predicted_us = C_F(r, 11);
+    t->compile_s = C_F(r, 12);
+    t->measure_s = C_F(r, 13);
+    t->created_at = C_F(r, 14);
+    if (oom) {
+        tt_trial_clear(t);
+        return TT_ENOMEM;
+    }
+    return TT_OK;
+}
+
+static int tt_key_ok(const tt_trial_key *k)
+{
+    return k && k->template_hash && k->problem_key && k->target && k->backend_fp;
+}
+
+/* The measurement under (k, hash) into *out: TT_OK, TT_ENOTFOUND or an error. */
+static tt_rc tt_trial_find(tt_store *s, const tt_trial_key *k, uint64_t config_hash,
+                           tt_trial *out)
+{
+    tt__param p[] = {PT(k->template_hash), PT(k->problem_key), PT(k->target),
+                     PT(k->backend_fp), PI(tt_u2s(config_hash))};
+    tt__res r;
+    tt_rc rc = q_first(s, Q_TRIAL_LOOKUP, p, NP(p), &r);
+    if (rc) return rc;
+    rc = tt_trial_from_row(&r, out);
+    tt_rc rc2 = tt__q_end(&r);
+    if (!rc && rc2) tt_trial_clear(out);
+    return rc ? rc : rc2;
+}
+
+tt_rc tt_store_trial_lookup(tt_store *s, const tt_trial_key *k, uint64_t config_hash,
+                            tt_trial *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!tt_key_ok(k)) return TT_EINVAL;
+    tt__store_lock(s);
+    return tt__store_unlock(s, tt_trial_find(s, k, config_hash, out));
+}
+
+/* The trial already linked at (job, seq), for a resumed job: TT_OK / TT_ENOTFOUND / error. */
+static tt_rc tt_trial_at(tt_store *s, int64_t job_id, int64_t seq, tt_trial *out)
+{
+    tt__param p[] = {PI(job_id), PI(seq)};
+    tt__res r;
+    tt_rc rc = q_first(s, Q_JT_GET, p, NP(p), &r);
+    if (rc) return rc;
+    rc = tt_trial_from_row(&r, out);
+    if (!rc) {
+        out->seq = C_I(&r, TRIAL_NCOLS);
+        out->reused = (int)C_I(&r, TRIAL_NCOLS + 1);
+    }
+    tt_rc rc2 = tt__q_end(&r);
+    if (!rc && rc2) tt_trial_clear(out);
+    return rc ? rc : rc2;
+}
+
+/* Insert t under k, or find the row a concurrent writer inserted first.  On TT_OK either
+ * t->id is set (new), or *stored holds the existing measurement (stored->id != 0). */
+static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id, tt_trial *t,
+                             tt_trial *stored)
+{
+    tt_rc rc = tt_trial_find(s, k, t->config_hash, stored);
+    if (rc != TT_ENOTFOUND) return rc;
+    int ok = t->status == TT_OK;
+    tt__param p[] = {PT(k->template_hash), PT(k->problem_key), PT(k->target),
+                     PT(k->backend_fp), PI(tt_u2s(t->config_hash)), PT(t->config_key),
+                     PT(t->config_json), PT(tt_rc_code(t->status)), PT(t->error),
+                     PF(ok ? t->median_us : 0), PF(t->spread_us), PF(t->min_us),
+                     PT(t->samples_json), PF(t->predicted_us), PF(t->compile_s),
+                     PF(t->measure_s), PI(job_id)};
+    tt__res r;
+    rc = q_first(s, Q_TRIAL_INSERT, p, NP(p), &r);
+    if (rc == TT_ENOTFOUND) return tt_trial_find(s, k, t->config_hash, stored);
+    if (rc) return rc;
+    t->id = C_I(&r, 0);
+    t->created_at = C_F(&r, 1);
+    t->job_id = job_id;
+    if (!ok) t->median_us = 0;
+    return tt__q_end(&r);
+}
+
+tt_rc tt_store_trial_record(tt_store *s, const tt_trial_key *k, const char *template_name,
+                            int64_t job_id, int64_t seq, tt_trial *t)
+{
+    if (!tt_key_ok(k) || !template_name || !t || !t->config_key || !t->config_json ||
+        job_id < 0)
+        return TT_EINVAL;
+    tt_trial stored = {0};
+    char *problem_json = NULL;
+    tt__store_lock(s);
+    tt_rc rc = s->eng->begin(s);
+    if (rc) return tt__store_unlock(s, rc);
+    if (job_id > 0) {
+        tt__param p[] = {PI(job_id)};
+        tt__res r;
+        rc = q_first(s, Q_JOB_PROBLEM, p, NP(p), &r);
+        if (rc == TT_ENOTFOUND)
+            rc = tt__store_fail(s, TT_ENOTFOUND, "job %lld not found", (long long)job_id);
+        if (rc) return tt__store_tx_end(s, rc);
+        int oom = 0;
+        problem_json = tt__dup(C_T(&r, 0), &oom);
+        rc = tt__q_end(&r);
+        if (!rc && oom) rc = TT_ENOMEM;
+        if (rc) goto out;
+        rc = tt_trial_at(s, job_id, seq, &stored);
+        if (rc == TT_OK) {          /* recorded before a crash: nothing to change */
+            tt_trial_clear(t);
+            *t = stored;
+            memset(&stored, 0, sizeof stored);
+            goto out;
+        }
+        if (rc != TT_ENOTFOUND) goto out;
+    }
+    if ((rc = tt_trial_insert(s, k, job_id, t, &stored))) goto out;
+    if (stored.id) {                /* measured before under the same key: reuse it */
+        tt_trial_clear(t);
+        *t = stored;
+        memset(&stored, 0, sizeof stored);
+        t->reused = 1;
+    } else {
+        t->reused = 0;
+    }
+    t->seq = seq;
+    int ok = t->status == TT_OK && t->median_us > 0;
+    if (job_id > 0) {
+        tt__param jt[] = {PI(job_id), PI(seq), PI(t->id), PI(t->reused)};
+        tt__param jd[] = {PI(job_id)};
+        if ((rc = q_exec(s, Q_JT_INSERT, jt, NP(jt), NULL)) ||
+            (rc = q_exec(s, Q_JOB_DONE, jd, NP(jd), NULL)))
+            goto out;
+        tt__param jb[] = {PI(job_id), PI(t->id), PF(t->median_us), PF(t->predicted_us),
+                          PT(t->config_json)};
+        if (ok && (rc = q_exec(s, Q_JOB_BEST, jb, NP(jb), NULL))) goto out;
+    }
+    if (ok) {
+        tt__param b[] = {PT(template_name), PT(k->template_hash), PT(k->problem_key),
+                         PT(problem_json), PT(k->target), PT(k->backend_fp), PI(t->id),
+                         PI(t->job_id), PT(t->config_json), PF(t->median_us),
+                         PF(t->spread_us), PF(t->predicted_us)};
+        rc = q_exec(s, Q_BEST_UPSERT, b, NP(b), NULL);
+    }
+out:
+    free(problem_json);
+    tt_trial_clear(&stored);
+    return tt__store_tx_end(s, rc);
+}
+
+tt_rc tt_store_trial_list(tt_store *s, int64_t job_id, int64_t offset, int64_t limit,
+                          tt_trial **trials, size_t *n, int64_t *total)
+{
+    *trials = NULL;
+    *n = 0;
+    if (total) *total = 0;
+    if (limit <= 0) limit = 100;
+    if (offset < 0) offset = 0;
+    tt__param pj[] = {PI(job_id)};
+    tt__param pl[] = {PI(job_id), PI(limit), PI(offset)};
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = q_first(s, Q_JOB_EXISTS, pj, NP(pj), &r);
+    if (rc == TT_ENOTFOUND)
+        rc = tt__store_fail(s, TT_ENOTFOUND, "job %lld not found", (long long)job_id);
+    if (!rc) rc = tt__q_end(&r);
+    if (!rc && !(rc = q_first(s, Q_TRIAL_COUNT, pj, NP(pj), &r))) {
+        if (total) *total = C_I(&r, 0);
+        rc = tt__q_end(&r);
+    }
+    if (!rc) rc = q_start(s, Q_TRIAL_LIST, pl, NP(pl), &r);
+    if (rc) return tt__store_unlock(s, rc);
+    size_t cap = 0;
+    while (!rc && tt__q_step(&r, &rc) == 1) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            tt_trial *nt = realloc(*trials, nc * sizeof *nt);
+            if (!nt) {
+                rc = TT_ENOMEM;
+                break;
+            }
+            *trials = nt;
+            cap = nc;
+        }
+        tt_trial *t = &(*trials)[*n];
+        if (!(rc = tt_trial_from_row(&r, t))) {
+            t->seq = C_I(&r, TRIAL_NCOLS);
+            t->reused = (int)C_I(&r, TRIAL_NCOLS + 1);
+            (*n)++;
+        }
+    }
+    s->eng->finish(&r);
+    if (rc) {
+        for (size_t i = 0; i < *n; i++) tt_trial_clear(&(*trials)[i]);
+        free(*trials);
+        *trials = NULL;
+        *n = 0;
+    }
+    return tt__store_unlock(s, rc);
+}
+
+tt_rc tt_store_trial_stats(tt_store *s, char **json)
+{
+    *json = NULL;
+    json_t *o = json_object();
+    if (!o) return TT_ENOMEM;
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = q_start(s, Q_TRIAL_STATS, NULL, 0, &r);
+    if (rc) {
+        json_decref(o);
+        return tt__store_unlock(s, rc);
+    }
+    while (tt__q_step(&r, &rc) == 1) {
+        const char *backend = C_T(&r, 0), *status = C_T(&r, 1);
+        json_t *b = json_object_get(o, backend ? backend : "");
+        if (!b && (!(b = json_object()) || json_object_set_new(o, backend ? backend : "", b))) {
+            rc = TT_ENOMEM;
+            continue;
+        }
+        if (json_object_set_new(b, status ? status : "", json_integer(C_I(&r, 2))))
+            rc = TT_ENOMEM;
+    }
+    s->eng->finish(&r);
+    tt__store_unlock(s, rc);
+    if (rc) {
+        json_decref(o);
+        return rc;
+    }
+    return tt__json_out(o, json);
+}
+
+/* ---- best --------------------------------------------------------------------------- */
+void tt_best_clear(tt_best *b)
+{
+    if (!b) return;
+    free(b->problem_key);
+    free(b->problem_json);
+    free(b->config_json);
+    memset(b, 0, sizeof *b);
+}
+
+static tt_rc tt_best_from_row(tt__res *r, tt_best *b)
+{
+    int oom = 0;
+    memset(b, 0, sizeof *b);
+    tt__cpy(b->template_name, sizeof b->template_name, C_T(r, 0));
+    tt__cpy(b->template_hash, sizeof b->template_hash, C_T(r, 1));
+    tt__cpy(b->target, sizeof b->target, C_T(r, 2));
+    tt__cpy(b->backend_fp, sizeof b->backend_fp, C_T(r, 3));
+    b->problem_key = tt__dup(C_T(r, 4), &oom);
+    b->problem_json = tt__dup(C_T(r, 5), &oom);
+    b->config_json = tt__dup(C_T(r, 6), &oom);
+    b->trial_id = C_I(r, 7);
+    b->job_id = C_I(r, 8);
+    b->median_us = C_F(r, 9);
+    b->spread_us = C_F(r, 10);
+    b->predicted_us = C_F(r, 11);
+    b->updated_at = C_F(r, 12);
+    if (oom) {
+        tt_best_clear(b);
+        return TT_ENOMEM;
+    }
+    return TT_OK;
+}
+
+tt_rc tt_store_best_get(tt_store *s, const tt_best_query *q, tt_best *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!q || !q->template_name || !q->target || !q->problem_key) return TT_EINVAL;
+    tt__param p[] = {PT(q->template_name), PT(q->target), PT(q->problem_key),
+                     PT(q->backend_fp), PT(q->template_hash)};
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = q_first(s, Q_BEST_GET, p, NP(p), &r);
+    if (rc) return tt__store_unlock(s, rc);
+    rc = tt_best_from_row(&r, out);
+    tt_rc rc2 = tt__q_end(&r);
+    if (!rc && rc2) tt_best_clear(out);
+    return tt__store_unlock(s, rc ? rc : rc2);
+}
+
+/* Rows of a best-shaped query into a malloc'd array (lock held by the caller). */
+static tt_rc tt_best_rows(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n)
+{
+    tt__param p[] = {PT(q->template_name), PT(q->target), PT(q->problem_key),
+                     PT(q->backend_fp), PT(q->template_hash)};
+    tt__res r;
+    tt_rc rc = q_start(s, Q_BEST_LIST, p, NP(p), &r);
+    if (rc) return rc;
+    size_t cap = 0;
+    while (!rc && tt__q_step(&r, &rc) == 1) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            tt_best *nb = realloc(*rows, nc * sizeof *nb);
+            if (!nb) {
+                rc = TT_ENOMEM;
+                break;
+            }
+            *rows = nb;
+            cap = nc;
+        }
+        if (!(rc = tt_best_from_row(&r, &(*rows)[*n]))) (*n)++;
+    }
+    s->eng->finish(&r);
+    if (rc) {
+        for (size_t i = 0; i < *n; i++) tt_best_clear(&(*rows)[i]);
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+tt_rc tt_store_best_list(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n)
+{
+    *rows = NULL;
+    *n = 0;
+    if (!q || !q->template_name || !q->target) return TT_EINVAL;
+    tt__store_lock(s);
+    return tt__store_unlock(s, tt_best_rows(s, q, rows, n));
+}
+
+/* ---- calibrations ------------------------------------------------------------------- */
+tt_rc tt_store_calib_put(tt_store *s, const char *target, const char *backend_fp,
+                         const char *calib_json, int npoints, double error)
+{
+    if (!target || !backend_fp || !calib_json) return TT_EINVAL;
+    tt__param p[] = {PT(target), PT(backend_fp), PT(calib_json), PI(npoints), PF(error)};
+    tt__store_lock(s);
+    return tt__store_unlock(s, q_exec(s, Q_CALIB_PUT, p, NP(p), NULL));
+}
+
+/* A single text column of a one-row query, malloc'd into *out. */
+static tt_rc tt_text1(tt_store *s, int id, const tt__param *p, int np, char **out)
+{
+    *out = NULL;
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = q_first(s, id, p, np, &r);
+    if (rc) return tt__store_unlock(s, rc);
+    int oom = 0;
+    *out = tt__dup(C_T(&r, 0), &oom);
+    rc = tt__q_end(&r);
+    if (!rc && oom) rc = TT_ENOMEM;
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
+    return tt__store_unlock(s, rc);
+}
+
+tt_rc tt_store_calib_get(tt_store *s, const char *target, const char *backend_fp,
+                         char **calib_json)
+{
+    *calib_json = NULL;
+    if (!target || !backend_fp) return TT_EINVAL;
+    tt__param p[] = {PT(target), PT(backend_fp)};
+    return tt_text1(s, Q_CALIB_GET, p, NP(p), calib_json);
+}
+
+/* ---- tokens ------------------------------------------------------------------------- */
+tt_rc tt_store_token_put(tt_store *s, const char *name, const char *sha256_hex,
+                         const char *scopes)
+{
+    if (!name || !*name || !sha256_hex || !*sha256_hex) return TT_EINVAL;
+    tt__param p[] = {PT(name), PT(sha256_hex), PT(scopes ? scopes : "")};
+    tt__store_lock(s);
+    return tt__store_unlock(s, q_exec(s, Q_TOKEN_PUT, p, NP(p), NULL));
+}
+
+tt_rc tt_store_token_find(tt_store *s, const char *sha256_hex, char name[64], char scopes[64])
+{
+    if (!sha256_hex) return TT_EINVAL;
+    tt__param p[] = {PT(sha256_hex)};
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = q_first(s, Q_TOKEN_FIND, p, NP(p), &r);
+    if (rc) return tt__store_unlock(s, rc);
+    if (name) tt__cpy(name, 64, C_T(&r, 0));
+    if (scopes) tt__cpy(scopes, 64, C_T(&r, 1));
+    return tt__store_unlock(s, tt__q_end(&r));
+}
+
+/* ---- baselines ---------------------------------------------------------------------- */
+void tt_baseline_clear(tt_baseline *b)
+{
+    if (!b) return;
+    free(b->problem_key);
+    free(b->problem_json);
+    free(b->config_json);
+    memset(b, 0, sizeof *b);
+}
+
+static tt_rc tt_baseline_from_row(tt__res *r, tt_baseline *b)
+{
+    int oom = 0;
+    memset(b, 0, sizeof *b);
+    tt__cpy(b->name, sizeof b->name, C_T(r, 0));
+    tt__cpy(b->template_name, sizeof b->template_name, C_T(r, 1));
+    tt__cpy(b->template_hash, sizeof b->template_hash, C_T(r, 2));
+    tt__cpy(b->target, sizeof b->target, C_T(r, 3));
+    tt__cpy(b->backend_fp, sizeof b->backend_fp, C_T(r, 4));
+    b->problem_key = tt__dup(C_T(r, 5), &oom);
+    b->problem_json = tt__dup(C_T(r, 6), &oom);
+    b->config_json = tt__dup(C_T(r, 7), &oom);
+    b->trial_id = C_I(r, 8);
+    b->median_us = C_F(r, 9);
+    b->spread_us = C_F(r, 10);
+    b->created_at = C_F(r, 11);
+    if (oom) {
+        tt_baseline_clear(b);
+        return TT_ENOMEM;
+    }
+    return TT_OK;
+}
+
+tt_rc tt_store_baseline_put(tt_store *s, const char *name, const tt_best_query *q,
+                            size_t *npinned)
+{
+    if (npinned) *npinned = 0;
+    if (!name || !*name || !q || !q->template_name || !q->target) return TT_EINVAL;
+    tt_best *rows = NULL;
+    size_t n = 0;
+    tt__store_lock(s);
+    tt_rc rc = s->eng->begin(s);
+    if (rc) return tt__store_unlock(s, rc);
+    if ((rc = tt_best_rows(s, q, &rows, &n))) return tt__store_tx_end(s, rc);
+    if (n == 0) {
+        tt__store_fail(s, TT_ENOTFOUND, "no best row to pin");
+        return tt__store_tx_end(s, TT_ENOTFOUND);
+    }
+    tt__param d[] = {PT(name), PT(q->template_name), PT(q->target), PT(q->problem_key),
+                     PT(q->backend_fp)};
+    rc = q_exec(s, Q_BASE_DEL, d, NP(d), NULL);
+    size_t pinned = 0;
+    /* rows come fastest first per problem: the first of a key wins, later hashes are
+     * skipped by ON CONFLICT DO NOTHING */
+    for (size_t i = 0; !rc && i < n; i++) {
+        const tt_best *b = &rows[i];
+        tt__param p[] = {PT(name), PT(b->template_name), PT(b->template_hash), PT(b->target),
+                         PT(b->backend_fp), PT(b->problem_key), PT(b->problem_json),
+                         PT(b->config_json), PI(b->trial_id), PF(b->median_us),
+                         PF(b->spread_us)};
+        int64_t ch = 0;
+        rc = q_exec(s, Q_BASE_INS, p, NP(p), &ch);
+        pinned += (size_t)ch;
+    }
+    for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
+    free(rows);
+    if (!rc && npinned) *npinned = pinned;
+    return tt__store_tx_end(s, rc);
+}
+
+tt_rc tt_store_baseline_get(tt_store *s, const char *name, const char *template_name,
+                            const char *problem_key, const char *target,
+                            const char *backend_fp, tt_baseline *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!name || !template_name || !problem_key || !target) return TT_EINVAL;
+    tt__param p[] = {PT(name), PT(template_name), PT(problem_key), PT(target),
+                     PT(backend_fp)};
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = q_first(s, Q_BASE_GET, p, NP(p), &r);
+    if (rc) return tt__store_unlock(s, rc);
+    rc = tt_baseline_from_row(&r, out);
+    tt_rc rc2 = tt__q_end(&r);
+    if (!rc && rc2) tt_baseline_clear(out);
+    return tt__store_unlock(s, rc ? rc : rc2);
+}
+
+tt_rc tt_store_baseline_list(tt_store *s, const char *name, tt_baseline **rows, size_t *n)
+{
+    *rows = NULL;
+    *n = 0;
+    if (!name) return TT_EINVAL;
+    tt__param p[] = {PT(name)};
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = q_start(s, Q_BASE_LIST, p, NP(p), &r);
+    if (rc) return tt__store_unlock(s, rc);
+    size_t cap = 0;
+    while (!rc && tt__q_step(&r, &rc) == 1) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            tt_baseline *nb = realloc(*rows, nc * sizeof *nb);
+            if (!nb) {
+                rc = TT_ENOMEM;
+                break;
+            }
+            *rows = nb;
+            cap = nc;
+        }
+        if (!(rc = tt_baseline_from_row(&r, &(*rows)[*n]))) (*n)++;
+    }
+    s->eng->finish(&r);
+    if (rc) {
+        for (size_t i = 0; i < *n; i++) tt_baseline_clear(&(*rows)[i]);
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+    }
+    return tt__store_unlock(s, rc);
+}
