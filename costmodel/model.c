@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: MIT
+ * model.c - the analytic cost model: prepare a template for a problem and a target, then
+ * predict one config (per-unit costs, overlap by stages, waves, chip bandwidth, overheads).
+ *
+ * The equations and their sources are in docs/cost-model.md; this file follows its section
+ * numbers.  GM traffic and the L2 estimate are in model_traffic.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_int.h"
+
+static const char *const tt_bound_names[TT_BOUND__COUNT] = {
+    "MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S", "HBM", "L2", "latency", "launch", "sync"};
+
+const char *tt_bound_name(tt_bound b)
+{
+    return ((int)b >= 0 && b < TT_BOUND__COUNT) ? tt_bound_names[b] : "?";
+}
+
+/* ---- preparation ---------------------------------------------------------------------- */
+
+static void mx_init(const tt_template *t, const tt_expr *e, int64_t def, tt__mx *x)
+{
+    memset(x, 0, sizeof *x);
+    x->kind = 2;
+    x->c = def;
+    if (!e) return;
+    int64_t v;
+    if (tt_expr_const(e, &v)) { x->c = v; return; }
+    int s[2];
+    const char *src = tt_expr_source(e);
+    if (tt_expr_slots(e, s, 2) == 1) {
+        const char *nm = tt_tmpl_slot_name(t, (size_t)s[0]);
+        while (src && (*src == ' ' || *src == '(')) src++;
+        size_t n = nm ? strlen(nm) : 0;
+        if (nm && src && strncmp(src, nm, n) == 0) {
+            const char *r = src + n;
+            while (*r == ' ' || *r == ')') r++;
+            if (!*r) { x->kind = 1; x->slot = s[0]; return; }
+        }
+    }
+    x->kind = 0;
+    x->e = e;
+}
+
+static int op_reads(const tt_op *o, int buf)
+{
+    switch (o->kind) {
+    case TT_OP_COPY: return !o->u.copy.src.is_gm && o->u.copy.src.index == buf;
+    case TT_OP_MMA: return o->u.mma.a == buf || o->u.mma.b == buf || o->u.mma.c == buf;
+    case TT_OP_VEC:
+        for (int i = 0; i < o->u.vec.nin; i++)
+            if (o->u.vec.in[i] == buf) return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+static int subtree_reads(const tt_op *o, int buf)
+{
+    if (o->kind != TT_OP_FOR) return op_reads(o, buf);
+    for (size_t i = 0; i < o->u.loop.nbody; i++)
+        if (subtree_reads(&o->u.loop.body[i], buf)) return 1;
+    return 0;
+}
+
+typedef struct flat_ctx {
+    tt_model *m;
+    int loop_depth_of_id[TT__MODEL_MAX_OPS];
+    tt_errinfo *err;
+} flat_ctx;
+
+static tt_rc flatten(flat_ctx *fc, const tt_op *body, size_t n, int depth)
+{
+    tt_model *m = fc->m;
+    const tt_template *t = m->t;
+    for (size_t i = 0; i < n; i++) {
+        const tt_op *o = &body[i];
+        if (m->nops >= TT__MODEL_MAX_OPS)
+            return tt_errf(fc->err, TT_EUNSUPPORTED, o->path, "more than %d ops",
+                           TT__MODEL_MAX_OPS);
+        int idx = m->nops++;
+        tt__mop *mo = &m->ops[idx];
+        memset(mo, 0, sizeof *mo);
+        mo->kind = o->kind;
+        mo->side = o->side;
+        mo->depth = depth;
+        mo->src = o;
+        mo->end = idx + 1;
+        mo->buf = mo->dst_buf = mo->src_buf = mo->tensor = -1;
+        switch (o->kind) {
+        case TT_OP_FOR: {
+            mx_init(t, o->u.loop.trip, 1, &mo->trip);
+            mx_init(t, o->u.loop.stages, 1, &mo->stages);
+            if (o->u.loop.id >= 0 && o->u.loop.id < TT__MODEL_MAX_OPS)
+                fc->loop_depth_of_id[o->u.loop.id] = depth;
+            tt_rc rc = flatten(fc, o->u.loop.body, o->u.loop.nbody, depth + 1);
+            if (rc) return rc;
+            m->ops[idx].end = m->nops;
+            break;
+        }
+        case TT_OP_COPY: {
+            const tt_ref *s = &o->u.copy.src, *d = &o->u.copy.dst;
+            mo->unit = tt_path_unit(o->u.copy.path);
+            mo->pc = &m->tgt->path[o->u.copy.path];
+            if (o->u.copy.path == TT_PATH_GM_L1 && o->u.copy.nd2nz == 1) mo->pc = &m->tgt->gm_l1_nd2nz;
+            mo->src_buf = s->is_gm ? -1 : s->index;
+            mo->dst_buf = d->is_gm ? -1 : d->index;
+            mo->buf = d->is_gm ? s->index : d->index;
+            mo->gm_read = s->is_gm;
+            mo->gm_write = d->is_gm;
+            if (s->is_gm) mo->tensor = s->index;
+            if (d->is_gm) mo->tensor = d->index;
+            for (size_t a = 0; a < o->u.copy.nalong; a++) {
+                const tt_along *al = &o->u.copy.along[a];
+                if (al->is_loop) {
+                    if (mo->nloop_along <= TT_TMPL_MAX_DEPTH && al->index >= 0 &&
+                        al->index < TT__MODEL_MAX_OPS)
+                        mo->along_loop_depth[mo->nloop_along++] = fc->loop_depth_of_id[al->index];
+                } else if (mo->ngrid_along < TT__MODEL_MAX_GRID) {
+                    mo->along_grid[mo->ngrid_along++] = al->index;
+                }
+            }
+            mo->nalong = (int)o->u.copy.nalong;
+            break;
+        }
+        case TT_OP_MMA:
+            mo->unit = TT_UNIT_M;
+            mo->a = o->u.mma.a;
+            mo->b = o->u.mma.b;
+            mo->c = o->u.mma.c;
+            break;
+        case TT_OP_VEC:
+            mo->unit = TT_UNIT_V;
+            mo->cls = o->u.vec.cls;
+            mo->out = o->u.vec.out;
+            mo->has_elems = o->u.vec.elems != NULL;
+            if (mo->has_elems) mx_init(t, o->u.vec.elems, 0, &mo->elems);
+            break;
+        case TT_OP_SYNC: mo->unit = TT_UNIT_S; break;
+        }
+    }
+    return TT_OK;
+}
+
+/* Ring hand-offs of each pipelined loop: a copy into an on-chip buffer and the last direct
+ * child of the same loop body that reads it (docs/cost-model.md, section 2). */
+static tt_rc find_rings(tt_model *m, tt_errinfo *err)
+{
+    int cap = 16;
+    m->rings = malloc((size_t)cap * sizeof *m->rings);
+    if (!m->rings) return tt_errf(err, TT_ENOMEM, "", "out of memory");
+    for (int L = 0; L < m->nops; L++) {
+        tt__mop *lo = &m->ops[L];
+        if (lo->kind != TT_OP_FOR) continue;
+        lo->ring0 = m->nrings;
+        for (int p = L + 1; p < lo->end; p = m->ops[p].end) {
+            const tt__mop *po = &m->ops[p];
+            if (po->kind != TT_OP_COPY || po->dst_buf < 0) continue;
+            int last = -1;
+            for (int c = po->end; c < lo->end; c = m->ops[c].end)
+                if (subtree_reads(m->ops[c].src, po->dst_buf)) last = c;
+            if (last < 0) continue;
+            int trail = -1;
+            const tt__mop *co = &m->ops[last];
+            if (co->kind == TT_OP_FOR) {
+                int lr = -1;
+                for (int c = last + 1; c < co->end; c = m->ops[c].end)
+                    if (m->ops[c].kind != TT_OP_FOR && op_reads(m->ops[c].src, po->dst_buf)) lr = c;
+                if (lr >= 0 && m->ops[lr].end < co->end) trail = m->ops[lr].end;
+            }
+            if (m->nrings == TT__MODEL_MAX_RINGS)
+                return tt_errf(err, TT_EUNSUPPORTED, po->src->path, "too many ring buffers");
+            if (m->nrings == cap) {
+                cap *= 2;
+                tt__ring *nr = realloc(m->rings, (size_t)cap * sizeof *nr);
+                if (!nr) return tt_errf(err, TT_ENOMEM, "", "out of memory");
+                m->rings = nr;
+            }
+            m->rings[m->nrings++] = (tt__ring){p, last, po->dst_buf, trail};
+        }
+        lo->nring = m->nrings - lo->ring0;
+    }
+    return TT_OK;
+}
+
+static double doc_opt(const tt_target *tgt, const char *sec, const char *key, double def)
+{
+    const json_t *o = tgt->doc ? json_object_get(tgt->doc, sec) : NULL;
+    const json_t *v = o ? json_object_get(o, key) : NULL;
+    return (v && json_is_number(v) && json_number_value(v) > 0) ? json_number_value(v) : def;
+}
+
+tt_rc tt_model_new(const tt_template *t, const tt_target *tgt, const int64_t *problem_slots,
+                   const tt_calib *calib, tt_model **out, tt_errinfo *err)
+{
+    if (!out) return tt_errf(err, TT_EINVAL, "", "no output");
+    *out = NULL;
+    if (!t || !tgt || !problem_slots) return tt_errf(err, TT_EINVAL, "", "missing argument");
+    if (t->nslots > TT_MAX_SLOTS) return tt_errf(err, TT_EINVAL, "", "too many slots");
+    if (t->nbuffers > TT_TMPL_MAX_BUFFERS || t->ntensors > TT_TMPL_MAX_TENSORS)
+        return tt_errf(err, TT_EUNSUPPORTED, "", "too many buffers or tensors");
+    tt_model *m = calloc(1, sizeof *m);
+    if (!m) return tt_errf(err, TT_ENOMEM, "", "out of memory");
+    m->t = t;
+    m->tgt = tgt;
+    memcpy(m->problem, problem_slots, t->ninputs * sizeof *problem_slots);
+    tt_calib_identity(&m->calib);
+    if (calib) { m->calib = *calib; m->has_calib = 1; }
+    m->l2_resident_bytes = doc_opt(tgt, "memory", "l2_resident_bytes", tgt->l2_bytes);
+    m->block_cycles = doc_opt(tgt, "overheads", "block_cycles", 0);
+    tt_target_caps(tgt, &m->caps);
+    tt_rc rc = tt_space_new(t, problem_slots, &m->caps, &m->space, err);
+    if (rc) { tt_model_free(m); return rc; }
+    for (size_t i = 0; i < t->nparams && i < TT_MAX_SLOTS; i++) {
+        const tt_param *p = &t->params[i];
+        tt__mdom *d = &m->dom[i];
+        d->n = p->nvalues;
+        d->ap = p->nvalues >= 1;
+        d->start = p->nvalues ? p->values[0] : 0;
+        d->step = p->nvalues >= 2 ? p->values[1] - p->values[0] : 1;
+        if (d->step <= 0) d->ap = 0;
+        for (size_t j = 1; d->ap && j < p->nvalues; j++)
+            if (p->values[j] - p->values[j - 1] != d->step) d->ap = 0;
+    }
+    for (size_t b = 0; b < t->nbuffers; b++) {
+        const tt_buffer *bf = &t->buffers[b];
+        m->bufs[b].rank = bf->rank;
+        for (int d = 0; d < bf->rank; d++) mx_init(t, bf->shape[d], 1, &m->bufs[b].dims[d]);
+        mx_init(t, bf->copies, 1, &m->bufs[b].copies);
+        m->bufs[b].dtype = bf->dtype;
+    }
+    for (size_t i = 0; i < t->ntensors; i++)
+        for (int d = 0; d < t->tensors[i].rank; d++)
+            mx_init(t, t->tensors[i].shape[d], 1, &m->tshape[i][d]);
+    const tt_kernel *k = t->kernel;
+    if (k) {
+        if (k->ngrid > TT__MODEL_MAX_GRID) {
+            tt_model_free(m);
+            return tt_errf(err, TT_EUNSUPPORTED, "kernel.grid", "more than %d grid dims",
+                           TT__MODEL_MAX_GRID);
+        }
+        m->cores = k->cores;
+        m->ngrid = (int)k->ngrid;
+        for (size_t g = 0; g < k->ngrid; g++) mx_init(t, k->grid[g].extent, 1, &m->grid[g]);
+        m->has_persistent = k->persistent != NULL;
+        if (k->persistent) mx_init(t, k->persistent, 1, &m->persistent);
+        m->ops = calloc(TT__MODEL_MAX_OPS, sizeof *m->ops);
+        flat_ctx *fc = calloc(1, sizeof *fc);
+        if (!m->ops || !fc) {
+            free(fc);
+            tt_model_free(m);
+            return tt_errf(err, TT_ENOMEM, "", "out of memory");
+        }
+        fc->m = m;
+        fc->err = err;
+        rc = flatten(fc, k->body, k->nbody, 0);
+        free(fc);
+        if (!rc) rc = find_rings(m, err);
+        for (int i = 0; !rc && i < m->nops; i++)
+            if (m->ops[i].kind == TT_OP_COPY && m->ops[i].gm_write) m->written[m->ops[i].tensor] = 1;
+        if (rc) { tt_model_free(m); return rc; }
+    }
+    *out = m;
+    return TT_OK;
+}
+
+void tt_model_free(tt_model *m)
+{
+    if (!m) return;
+    tt_space_free(m->space);
+    free(m->ops);
+    free(m->rings);
+    free(m);
+}
+
+/* ---- evaluation: geometry and per-op costs (section 1) --------------------------------- */
+
+static tt_rc fail(tt_model_result *out, tt_rc rc, const char *path, const char *what)
+{
+    out->rc = rc;
+    snprintf(out->reason, sizeof out->reason, "%s: %s", path, what);
+    return rc;
+}
+
+static const char *rc_word(tt_rc rc)
+{
+    return rc == TT_EOVERFLOW ? "overflow" : rc == TT_EDIVZERO ? "division by zero" : "domain error";
+}
+
+static tt_rc eval_geometry(const tt_model *m, const int64_t *slots, tt__mscratch *sc,
+                           int have_buffers, tt_model_result *out)
+{
+    const tt_template *t = m->t;
+    for (size_t b = 0; !have_buffers && b < t->nbuffers; b++) {
+        const tt__mbuf *mb = &m->bufs[b];
+        int64_t e = 1, v;
+        for (int d = 0; d < mb->rank; d++) {
+            tt_rc rc = tt__mx_eval(&mb->dims[d], slots, &v);
+            if (rc) return fail(out, rc, t->buffers[b].name, rc_word(rc));
+            sc->bdims[b][d] = v;
+            if (v > 0 && e > INT64_MAX / v) return fail(out, TT_EOVERFLOW, t->buffers[b].name, "overflow");
+            e *= v;
+        }
+        sc->belems[b] = e;
+        sc->besize[b] = tt_dtype_size(tt_dtref_eval(mb->dtype, slots));
+        tt_rc rc = tt__mx_eval(&mb->copies, slots, &sc->bcopies[b]);
+        if (rc) return fail(out, rc, t->buffers[b].name, rc_word(rc));
+    }
+    for (size_t i = 0; i < t->ntensors; i++) {
+        double e = tt_dtype_size(tt_dtref_eval(t->tensors[i].dtype, slots));
+        for (int d = 0; d < t->tensors[i].rank; d++) {
+            int64_t v;
+            tt_rc rc = tt__mx_eval(&m->tshape[i][d], slots, &v);
+            if (rc) return fail(out, rc, t->tensors[i].name, rc_word(rc));
+            e *= (double)v;
+        }
+        sc->tbytes[i] = e;
+    }
+    sc->blocks = 1;
+    for (int g = 0; g < m->ngrid; g++) {
+        tt_rc rc = tt__mx_eval(&m->grid[g], slots, &sc->gext[g]);
+        if (rc) return fail(out, rc, "kernel.grid", rc_word(rc));
+        if (sc->gext[g] < 1) sc->gext[g] = 1;
+        if (sc->blocks > INT64_MAX / sc->gext[g]) return fail(out, TT_EOVERFLOW, "kernel.grid", "overflow");
+        sc->blocks *= sc->gext[g];
+    }
+    return TT_OK;
+}
+
+static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Feasibility without formatting a reason: 1 when the config certainly passes what
+ * tt_space_check() checks (domains, lets, constraints, capacity per scope, the same
+ * arithmetic); 0 when it may not, and then tt_space_check() decides and gives the reason.
+ * Fills sc's buffer geometry on success. */
+static int fast_feasible(const tt_model *m, int64_t *slots, tt__mscratch *sc)
+{
+    const tt_template *t = m->t;
+    for (size_t i = 0; i < t->nparams; i++) {
+        const tt__mdom *d = &m->dom[i];
+        int64_t v = slots[t->ninputs + i];
+        if (d->ap) {
+            if (v < d->start || (v - d->start) % d->step || (uint64_t)((v - d->start) / d->step) >= d->n)
+                return 0;
+        } else {
+            size_t j = 0;
+            while (j < d->n && t->params[i].values[j] != v) j++;
+            if (j == d->n) return 0;
+        }
+    }
+    if (tt_tmpl_eval_lets(t, slots, NULL) != TT_OK) return 0;
+    for (size_t i = 0; i < t->nconstraints; i++) {
+        int64_t v;
+        if (tt_expr_eval(t->constraints[i].expr, slots, &v) != TT_OK || v == 0) return 0;
+    }
+    int64_t sum[TT_SCOPE__COUNT] = {0};
+    for (size_t b = 0; b < t->nbuffers; b++) {
+        const tt__mbuf *mb = &m->bufs[b];
+        int64_t es = tt_dtype_size(tt_dtref_eval(mb->dtype, slots)), n = es, d, e = 1, c, tot;
+        for (int r = 0; r < mb->rank; r++) {
+            if (tt__mx_eval(&mb->dims[r], slots, &d) != TT_OK || d < 0) return 0;
+            if (__builtin_mul_overflow(n, d, &n)) return 0;
+            sc->bdims[b][r] = d;
+            e *= d;
+        }
+        if (tt__mx_eval(&mb->copies, slots, &c) != TT_OK || c < 1) return 0;
+        tt_scope s = t->buffers[b].scope;
+        int64_t a = m->caps.align[s] > 0 ? m->caps.align[s] : 1, up;
+        if (__builtin_add_overflow(n, a - 1, &up)) return 0;
+        up = up / a * a;
+        if (__builtin_mul_overflow(c, up, &tot) || __builtin_add_overflow(sum[s], tot, &sum[s]))
+            return 0;
+        sc->belems[b] = e;
+        sc->besize[b] = (int)es;
+        sc->bcopies[b] = c;
+    }
+    for (int s = 0; s < TT_SCOPE__COUNT; s++)
+        if (s != TT_SCOPE_GM && sum[s] > m->caps.cap[s]) return 0;
+    return 1;
+}
+
+/* Pass A: trips, executions per block, bytes of copies, cycles of compute ops. */
+static tt_rc eval_ops(const tt_model *m, const int64_t *slots, tt__mscratch *sc,
+                      tt_model_result *out)
+{
+    const tt_target *tg = m->tgt;
+    int end_st[TT_TMPL_MAX_DEPTH + 2];
+    double mult_st[TT_TMPL_MAX_DEPTH + 2];
+    int64_t trip_at[TT_TMPL_MAX_DEPTH + 2];
+    int sp = 0;
+    double mult = 1;
+    sc->flops = 0;
+    for (int i = 0; i < m->nops; i++) {
+        const tt__mop *o = &m->ops[i];
+        while (sp > 0 && i >= end_st[sp - 1]) mult = mult_st[--sp];
+        sc->execs[i] = mult;
+        int64_t v;
+        tt_rc rc;
+        switch (o->kind) {
+        case TT_OP_FOR:
+            if ((rc = tt__mx_eval(&o->trip, slots, &v))) return fail(out, rc, o->src->path, rc_word(rc));
+            sc->trip[i] = v > 0 ? v : 0;
+            if ((rc = tt__mx_eval(&o->stages, slots, &v))) return fail(out, rc, o->src->path, rc_word(rc));
+            sc->stages[i] = v > 0 ? v : 1;
+            if (sp <= TT_TMPL_MAX_DEPTH) {
+                trip_at[o->depth] = sc->trip[i];
+                end_st[sp] = o->end;
+                mult_st[sp++] = mult;
+                mult *= (double)sc->trip[i];
+            }
+            break;
+        case TT_OP_COPY: {
+            int es = o->tensor >= 0 ? tt_dtype_size(tt_dtref_eval(m->t->tensors[o->tensor].dtype, slots))
+                                    : sc->besize[o->buf];
+            sc->bytes[i] = (double)sc->belems[o->buf] * es;
+            if (o->tensor >= 0) {
+                double d = 1;
+                for (int a = 0; a < o->ngrid_along; a++) d *= (double)sc->gext[o->along_grid[a]];
+                for (int a = 0; a < o->nloop_along; a++) {
+                    int dp = o->along_loop_depth[a];
+                    if (dp >= 0 && dp < o->depth) d *= (double)trip_at[dp];
+                }
+                sc->distinct[i] = d;
+            }
+            break;
+        }
+        case TT_OP_MMA: {
+            tt_dtype dt = tt_dtref_eval(m->bufs[o->a].dtype, slots);
+            double c = ((int)dt >= 0 && dt < TT_DT__COUNT) ? tg->cube_c[dt] : 0;
+            if (!(c > 0)) return fail(out, TT_EINFEASIBLE, o->src->path, "dtype not supported by the cube");
+            /* A is [m, k], B is [k, n] (leading dims of a higher rank are batch dims) */
+            int ra = m->bufs[o->a].rank, rb = m->bufs[o->b].rank;
+            int64_t mm = ra >= 2 ? sc->bdims[o->a][ra - 2] : 1, kk = ra >= 1 ? sc->bdims[o->a][ra - 1] : 1;
+            int64_t nn = rb >= 1 ? sc->bdims[o->b][rb - 1] : 1;
+            double batch = 1;
+            for (int d = 0; d + 2 < ra; d++) batch *= (double)sc->bdims[o->a][d];
+            int64_t k0 = 32 / (sc->besize[o->a] > 0 ? sc->besize[o->a] : 2);
+            if (k0 < 1) k0 = 1;
+            sc->bytes[i] = batch * (tg->cube_fixed_cycles + c * (double)cdiv(mm, 16) *
+                                                                (double)cdiv(kk, k0) * (double)cdiv(nn, 16));
+            sc->flops += 2.0 * batch * (double)mm * (double)kk * (double)nn * mult;
+            break;
+        }
+        case TT_OP_VEC: {
+            int64_t n = sc->belems[o->out];
+            if (o->has_elems && (rc = tt__mx_eval(&o->elems, slots, &n)))
+                return fail(out, rc, o->src->path, rc_word(rc));
+            int es = sc->besize[o->out];
+            sc->bytes[i] = tg->vec_head_cycles[o->cls] +
+                           (double)(n > 0 ? n : 0) * es / tg->vec_bytes_per_cycle[o->cls][es >= 4];
+            break;
+        }
+        case TT_OP_SYNC:
+            sc->bytes[i] = o->src->u.sync.kind == TT_SYNC_CROSS ? tg->cross_sync_cycles : tg->flag_cycles;
+            break;
+        }
+    }
+    return TT_OK;
+}
+
+/* ---- evaluation: overlap (section 2) --------------------------------------------------- */
+
+typedef struct lt {
+    double T;                                  /* standalone time (with fill/drain) */
+    double S;                                  /* steady time when repeated back to back */
+    double busy[2][TT_UNIT__COUNT];            /* [side][unit] occupancy, all iterations */
+    double sync;                               /* cross-core hand-off time on the chain */
+    int lim;                                   /* what limits it (a tt_bound) */
+} lt;
+
+/* The busiest unit of an occupancy table. */
+static int busiest(const double busy[2][TT_UNIT__COUNT], double *val)
+{
+    int bu = TT_UNIT_M;
+    double bm = -1;
+    for (int sd = 0; sd < 2; sd++)
+        for (int u = 0; u < TT_UNIT__COUNT; u++)
+            if (u != TT_UNIT_S && busy[sd][u] > bm) { bm = busy[sd][u]; bu = u; }
+    *val = bm;
+    return bu;
+}
+
+/* Chain time and occupancy of one execution of the children [i0, i1). */
+static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r, double *maxS)
+{
+    const tt_target *tg = m->tgt;
+    const double *us = m->calib.unit_scale;
+    memset(r, 0, sizeof *r);
+    *maxS = 0;
+    double off = 0, longest = -1;
+    int prev = -1;
+    r->lim = TT_BOUND_LATENCY;
+    for (int i = i0; i < i1; i = m->ops[i].end) {
+        const tt__mop *o = &m->ops[i];
+        double d = 0;
+        sc->off[i] = off;
+        if (o->kind == TT_OP_FOR) {
+            lt in;
+            double inS;
+            seq_time(m, sc, i + 1, o->end, &in, &inS);
+            int lim = in.lim;
+            double n = (double)sc->trip[i], s = (double)sc->stages[i];
+            double C = in.T;
+            if (n <= 0) {
+                d = 0;
+            } else if (s <= 1 || n <= 1) {
+                d = n * C;
+                in.S = d;
+            } else {
+                double B = inS, ub;
+                int u = busiest(in.busy, &ub);
+                if (ub > B) { B = ub; lim = u; }
+                for (int sd = 0; sd < 2; sd++)   /* the scalar unit issues every instruction */
+                    if (in.busy[sd][TT_UNIT_S] > B) { B = in.busy[sd][TT_UNIT_S]; lim = TT_UNIT_S; }
+                if (o->nring > 0) B += tg->flag_cycles;   /* a hand-off per iteration */
+                for (int k = 0; k < o->nring; k++) {
+                    const tt__ring *rg = &m->rings[o->ring0 + k];
+                    double end = sc->off[rg->consumer] + sc->dur[rg->consumer];
+                    if (rg->trail_from >= 0) {
+                        const tt__mop *co = &m->ops[rg->consumer];
+                        for (int c = rg->trail_from; c < co->end; c = m->ops[c].end) end -= sc->dur[c];
+                    }
+                    int64_t cp = sc->bcopies[rg->buf];
+                    double slots = (double)(cp < sc->stages[i] ? cp : sc->stages[i]);
+                    if (slots < 1) slots = 1;
+                    double per = (end - sc->off[rg->producer]) / slots;
+                    if (per > B) { B = per; lim = TT_BOUND_LATENCY; }
+                }
+                d = (n - 1) * B + C;
+                in.S = n * B;
+            }
+            for (int sd = 0; sd < 2; sd++)
+                for (int u = 0; u < TT_UNIT__COUNT; u++) r->busy[sd][u] += n * in.busy[sd][u];
+            r->sync += n * in.sync;
+            if (in.S > *maxS) *maxS = in.S;
+            if (d > longest) { longest = d; r->lim = lim; }
+            prev = -1;
+        } else if (o->kind == TT_OP_COPY) {
+            double rate = o->pc->bytes_per_cycle;
+            if ((o->gm_read || o->gm_write) && sc->share_bpc < rate) {
+                rate = sc->share_bpc;
+                sc->share_limited = 1;
+            }
+            double occ = sc->bytes[i] / rate * us[o->unit];
+            /* back-to-back transfers on one queue overlap their latency */
+            int same = prev >= 0 && m->ops[prev].kind == TT_OP_COPY && m->ops[prev].unit == o->unit &&
+                       m->ops[prev].side == o->side;
+            d = occ + (same ? 0 : o->pc->latency_cycles);
+            r->busy[o->side][o->unit] += occ;
+            r->busy[o->side][TT_UNIT_S] += tg->issue_cycles;
+            if (d > longest) { longest = d; r->lim = occ >= o->pc->latency_cycles ? (int)o->unit : TT_BOUND_LATENCY; }
+            prev = i;
+        } else {
+            d = sc->bytes[i] * (o->kind == TT_OP_SYNC ? 1 : us[o->unit]);
+            if (o->kind == TT_OP_SYNC) r->sync += d;
+            else r->busy[o->side][o->unit] += d;
+            if (d > longest) { longest = d; r->lim = o->kind == TT_OP_SYNC ? TT_BOUND_SYNC : (int)o->unit; }
+            r->busy[o->side][TT_UNIT_S] += tg->issue_cycles;
+            prev = -1;
+        }
+        sc->dur[i] = d;
+        off += d;
+    }
+    r->T = off;
+}
+
+/* ---- evaluation: waves, bandwidth, overheads (sections 3-5) ---------------------------- */
+
+tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
+{
+    memset(out, 0, sizeof *out);
+    const tt_template *t = m->t;
+    const tt_target *tg = m->tgt;
+    if (!t->kernel) {
+        out->rc = TT_EUNSUPPORTED;
+        snprintf(out->reason, sizeof out->reason, "template %s has no kernel", t->name);
+        return out->rc;
+    }
+    memcpy(slots, m->problem, t->ninputs * sizeof *slots);
+    tt__mscratch sc;
+    sc.share_limited = 0;
+    tt_errinfo e;
+    int fast = fast_feasible(m, slots, &sc);
+    tt_rc rc = fast ? TT_OK : tt_space_check(m->space, slots, &e);
+    if (rc) {
+        out->rc = rc;
+        size_t n = strnlen(e.msg, sizeof out->reason - 1);
+        memcpy(out->reason, e.msg, n);
+        out->reason[n] = 0;
+        return rc;
+    }
+    if ((rc = eval_geometry(m, slots, &sc, fast, out))) return rc;
+    /* the representative block: every grid index at the middle of its extent, so a trip
+     * count that grows linearly with a block index (causal attention) gets its mean */
+    for (int g = 0; g < m->ngrid; g++) slots[t->kernel->grid[g].slot] = (sc.gext[g] - 1) / 2;
+    if ((rc = eval_ops(m, slots, &sc, out))) return rc;
+
+    /* 3. waves over the cores of the kernel's kind */
+    /* a block runs on one AI core (one cube core and its two vector cores) for every kind
+     * of kernel: the vector-side program runs on both vector cores, each on its own rows */
+    int64_t cores = tg->cube_cores > 0 ? tg->cube_cores : tg->vector_cores / 2;
+    if (cores < 1) cores = 1;
+    int64_t launched = sc.blocks, per_block = 1;
+    if (m->has_persistent) {
+        int64_t p;
+        if ((rc = tt__mx_eval(&m->persistent, slots, &p))) return fail(out, rc, "kernel.persistent", rc_word(rc));
+        if (p < 1) p = 1;
+        if (p < sc.blocks) { launched = p; per_block = cdiv(sc.blocks, p); }
+    }
+    int64_t used = launched < cores ? launched : cores;
+    int64_t waves = cdiv(launched, cores) * per_block;
+
+    /* 4. chip bandwidth and the per-core share of it */
+    tt__model_traffic(m, &sc, used);
+
+    lt top;
+    double topS;
+    seq_time(m, &sc, 0, m->nops, &top, &topS);
+    double block = top.T + m->block_cycles;
+    double core_cycles = block * (double)waves;
+    double core_us = tt_target_us(tg, core_cycles);
+    double bws = m->calib.bw_scale > 0 ? m->calib.bw_scale : 1;
+    double hbm_us = (sc.hbm_bytes / (tg->hbm_bypass_gbps * bws) + sc.hbm_write_bytes / (tg->hbm_write_gbps * bws)) / 1e3;
+    double l2_us = (sc.read_bytes + sc.write_bytes) / sc.eff_gbps / 1e3;
+    /* 5. fixed overheads */
+    double fixed = tg->launch_us + (m->cores == TT_CORES_MIX ? tg->mix_launch_extra_us : 0);
+    double body = core_us;
+    tt_bound bound = TT_BOUND__COUNT;
+    if (hbm_us > body) { body = hbm_us; bound = TT_BOUND_HBM; }
+    if (l2_us > body) { body = l2_us; bound = TT_BOUND_L2; }
+    double time = body + fixed;
+
+    for (int u = 0; u < TT_UNIT__COUNT; u++) {
+        double b = top.busy[0][u] > top.busy[1][u] ? top.busy[0][u] : top.busy[1][u];
+        out->busy_us[u] = tt_target_us(tg, b * (double)waves);
+    }
+    if (fixed > 0.5 * time) {
+        bound = TT_BOUND_LAUNCH;
+    } else if (bound == TT_BOUND__COUNT) {
+        int bu = top.lim;
+        if ((bu == TT_BOUND_MTE2 || bu == TT_BOUND_MTE3 || bu == TT_BOUND_FIX) && sc.share_limited)
+            bound = sc.l2_hit >= 0.5 ? TT_BOUND_L2 : TT_BOUND_HBM;
+        else bound = (tt_bound)bu;
+    }
+    if (m->has_calib) time = tt_calib_apply(&m->calib, time);
+    out->rc = TT_OK;
+    out->time_us = time;
+    out->bound = bound;
+    for (int u = 0; u < TT_UNIT__COUNT; u++) out->util[u] = time > 0 ? out->busy_us[u] / time : 0;
+    out->blocks = sc.blocks;
+    out->cores_used = used;
+    out->waves = (double)launched / (double)cores * (double)per_block;
+    out->gm_bytes = sc.hbm_bytes + sc.hbm_write_bytes;
+    out->l2_hit = sc.l2_hit;
+    out->flops = sc.flops * (double)sc.blocks;
+    return TT_OK;
+}

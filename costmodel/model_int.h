@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT
+ * model_int.h - internals of the analytic cost model shared by model.c (prepare, per-core
+ * pipeline time) and model_traffic.c (GM traffic, L2 re-use, chip bandwidth); not public.
+ *
+ * tt_model_new() flattens the op tree into `ops` (pre-order; a loop's subtree is
+ * ops[i+1 .. end)), resolves every unit, path, buffer and tensor, and precomputes the ring
+ * hand-offs of pipelined loops.  tt_model_eval() then only evaluates expressions into a
+ * per-call scratch (`mscratch`, on the caller's stack).  Same thread-safety as model.h.
+ */
+#ifndef TT_MODEL_INT_H
+#define TT_MODEL_INT_H
+
+#include <stdint.h>
+
+#include "model.h"
+
+#define TT__MODEL_MAX_OPS 512    /* ops the model accepts (TT_EUNSUPPORTED above) */
+#define TT__MODEL_MAX_GRID 8
+#define TT__MODEL_MAX_RINGS 256
+
+/* An expression with fast paths for a constant and a bare slot name. */
+typedef struct tt__mx {
+    int kind;                    /* 0 expr, 1 slot, 2 const */
+    int slot;
+    int64_t c;
+    const tt_expr *e;
+} tt__mx;
+
+static inline tt_rc tt__mx_eval(const tt__mx *x, const int64_t *slots, int64_t *out)
+{
+    if (x->kind == 1) { *out = slots[x->slot]; return TT_OK; }
+    if (x->kind == 2) { *out = x->c; return TT_OK; }
+    return tt_expr_eval(x->e, slots, out);
+}
+
+typedef struct tt__mop {
+    tt_op_kind kind;
+    tt_side side;
+    int end;                     /* loops: one past the last op of the subtree; else i+1 */
+    int depth;                   /* nesting depth (0 = top level) */
+    tt_unit unit;
+    const tt_op *src;            /* the template op (paths for messages) */
+    /* copy */
+    const tt_pathcost *pc;
+    int buf;                     /* the on-chip buffer whose slot is moved */
+    int dst_buf;                 /* destination buffer (-1: GM) */
+    int src_buf;                 /* source buffer (-1: GM) */
+    int tensor;                  /* GM tensor (-1: none) */
+    int gm_read, gm_write;
+    int nalong;
+    int along_grid[TT__MODEL_MAX_GRID];   /* grid dims in `along` (count ngrid_along) */
+    int ngrid_along;
+    int along_loop_depth[TT_TMPL_MAX_DEPTH + 1];   /* depths of the loops in `along` */
+    int nloop_along;
+    /* mma */
+    int a, b, c;
+    /* vec */
+    tt__mx elems;                /* kind -1: product of the out buffer's shape */
+    int has_elems;
+    tt_vclass cls;
+    int out;
+    /* loop */
+    tt__mx trip, stages;
+    int ring0, nring;            /* rings[ring0 .. ring0+nring) of this loop */
+} tt__mop;
+
+/* A producer -> consumer hand-off through a ring buffer inside a pipelined loop. */
+typedef struct tt__ring {
+    int producer;                /* op index (a direct child of the loop) */
+    int consumer;                /* last direct child that reads the buffer */
+    int buf;
+    int trail_from;              /* consumer is a loop: first body child after its last
+                                    direct reader of buf (-1: none trails) */
+} tt__ring;
+
+typedef struct tt__mbuf {
+    tt__mx dims[TT_MAX_RANK];
+    int rank;
+    tt__mx copies;
+    tt_dtref dtype;
+} tt__mbuf;
+
+/* A param domain, for the fast feasibility check: an arithmetic progression is checked in
+ * O(1), anything else by a scan. */
+typedef struct tt__mdom {
+    int ap;                      /* 1: values = start + i*step, i < n */
+    int64_t start, step;
+    size_t n;
+} tt__mdom;
+
+struct tt_model {
+    const tt_template *t;
+    const tt_target *tgt;
+    int64_t problem[TT_MAX_SLOTS];
+    tt_calib calib;
+    int has_calib;
+    tt_space *space;
+    tt__mop *ops;
+    int nops;
+    tt__ring *rings;
+    int nrings;
+    tt__mbuf bufs[TT_TMPL_MAX_BUFFERS];
+    tt__mx tshape[TT_TMPL_MAX_TENSORS][TT_MAX_RANK];
+    tt__mx grid[TT__MODEL_MAX_GRID];
+    int ngrid;
+    int has_persistent;
+    tt__mx persistent;
+    tt_cores cores;
+    tt__mdom dom[TT_MAX_SLOTS];
+    tt_caps caps;
+    int written[TT_TMPL_MAX_TENSORS];   /* 1: some copy of the kernel writes the tensor */
+    double l2_resident_bytes;    /* optional target field memory.l2_resident_bytes */
+    double block_cycles;         /* optional target field overheads.block_cycles */
+};
+
+/* Per-evaluation values (caller's stack; nothing allocated). */
+typedef struct tt__mscratch {
+    int64_t belems[TT_TMPL_MAX_BUFFERS];
+    int besize[TT_TMPL_MAX_BUFFERS];
+    int64_t bcopies[TT_TMPL_MAX_BUFFERS];
+    double tbytes[TT_TMPL_MAX_TENSORS];
+    int64_t gext[TT__MODEL_MAX_GRID];
+    int64_t bdims[TT_TMPL_MAX_BUFFERS][TT_MAX_RANK];
+    int64_t trip[TT__MODEL_MAX_OPS];      /* loops: trip count */
+    int64_t stages[TT__MODEL_MAX_OPS];
+    double bytes[TT__MODEL_MAX_OPS];      /* copies: bytes of one transfer; mma/vec: cycles */
+    double distinct[TT__MODEL_MAX_OPS];   /* GM copies: distinct tiles over the kernel */
+    double off[TT__MODEL_MAX_OPS];        /* start of the op in its parent's chain */
+    double dur[TT__MODEL_MAX_OPS];        /* chain time of one execution (cycles) */
+    double execs[TT__MODEL_MAX_OPS];      /* executions per block */
+    int64_t blocks;                       /* grid points */
+    double eff_gbps;                      /* effective chip bandwidth for GM copies */
+    double share_bpc;                     /* per-core share of it, bytes/cycle */
+    double l2_hit, h_warm;
+    double read_bytes, write_bytes, unique_bytes, hbm_bytes, hbm_write_bytes;
+    double flops;
+    int readers;                          /* cores moving GM data at the same time */
+    int share_limited;                    /* a GM copy ran at the chip share, not its path */
+} tt__mscratch;
+
+/* model_traffic.c: GM traffic of the whole kernel, the L2 hit estimate and the effective
+ * chip bandwidth; fills sc->l2_hit .. sc->readers.  Needs sc->trip/execs/belems filled. */
+void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used);
+
+#endif

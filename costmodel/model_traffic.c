@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT
+ * model_traffic.c - GM traffic of a kernel, the L2 hit estimate from tile re-use across
+ * blocks (`along`), and the effective chip bandwidth shared by the cores (cost model, 4).
+ *
+ * Equations (docs/cost-model.md, section 4):
+ *   reads T = sum over GM-read copies of bytes x executions x blocks; unique U = distinct
+ *   tiles x bytes (capped by the tensor); re-reads R = T - U hit L2 with
+ *   h_c = min(1, L2 / W_c), W_c = bytes a block moves x blocks between two reads of the tile;
+ *   first reads hit when the data survived the previous launch: h_w = exp(-F / resident),
+ *   F = footprint of all tensors; the first read of data the kernel wrote itself (a
+ *   workspace hand-off) hits.  h = (sum R_c h_c + U h_w) / T.
+ *   effective bandwidth = h l2_gbps + (1 - h) min(l2_gbps / l2_miss_factor, hbm_gbps)
+ *   (msKPP's L2 model, the miss path capped by the cached HBM stream).
+ *   HBM writes: the distinct bytes written (a write-back L2 merges rewrites), x (1 - h_w).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "model_int.h"
+
+void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
+{
+    const tt_template *t = m->t;
+    const tt_target *tg = m->tgt;
+    double blocks = (double)sc->blocks;
+    double uniq_t[TT_TMPL_MAX_TENSORS], wuniq_t[TT_TMPL_MAX_TENSORS];
+    memset(uniq_t, 0, sizeof uniq_t);
+    memset(wuniq_t, 0, sizeof wuniq_t);
+    double per_block = 0, reads = 0, writes = 0;
+    int cube_moves = 0, vec_moves = 0;
+    for (int i = 0; i < m->nops; i++) {
+        const tt__mop *o = &m->ops[i];
+        if (o->kind != TT_OP_COPY || (!o->gm_read && !o->gm_write)) continue;
+        /* vector-side programs run on both vector cores of a block, on different rows */
+        double side = o->side == TT_SIDE_VECTOR ? 2 : 1;
+        double b = sc->bytes[i] * sc->execs[i] * side;
+        per_block += b;
+        if (o->side == TT_SIDE_VECTOR) vec_moves = 1;
+        else cube_moves = 1;
+        if (o->gm_read) {
+            reads += b * blocks;
+            double u = sc->distinct[i] * sc->bytes[i] * side;
+            if (u > b * blocks) u = b * blocks;
+            uniq_t[o->tensor] += u;
+        } else {
+            writes += b * blocks;
+            double u = sc->distinct[i] * sc->bytes[i] * side;
+            if (u > b * blocks) u = b * blocks;
+            wuniq_t[o->tensor] += u;
+        }
+    }
+    double footprint = 0, uniq = 0, own = 0, wuniq = 0;
+    for (size_t k = 0; k < t->ntensors; k++) {
+        footprint += sc->tbytes[k];
+        /* a write-back L2 merges repeated writes of one address: HBM sees each byte once */
+        wuniq += wuniq_t[k] < sc->tbytes[k] ? wuniq_t[k] : sc->tbytes[k];
+        double u = uniq_t[k] < sc->tbytes[k] ? uniq_t[k] : sc->tbytes[k];
+        /* data the kernel wrote itself (a workspace hand-off) is read back from L2 */
+        if (m->written[k]) own += u;
+        else uniq += u;
+    }
+    if (uniq + own > reads) {
+        double f = reads / (uniq + own);
+        uniq *= f;
+        own *= f;
+    }
+    /* re-reads, weighted by the hit rate of each copy's re-use distance */
+    double rr = 0, rr_hit = 0;
+    for (int i = 0; i < m->nops; i++) {
+        const tt__mop *o = &m->ops[i];
+        if (o->kind != TT_OP_COPY || !o->gm_read) continue;
+        double side = o->side == TT_SIDE_VECTOR ? 2 : 1;
+        double tot = sc->bytes[i] * sc->execs[i] * side * blocks;
+        double u = sc->distinct[i] * sc->bytes[i] * side;
+        double r = tot - u;
+        if (r <= 0) continue;
+        /* blocks between two reads of one tile: the nearest grid dim it does not depend on
+         * (blocks are numbered with the last grid dim fastest) */
+        double dist = 0;
+        for (int g = 0; g < m->ngrid; g++) {
+            int in = 0;
+            for (int a = 0; a < o->ngrid_along; a++)
+                if (o->along_grid[a] == g) in = 1;
+            if (in || sc->gext[g] <= 1) continue;
+            double d = 1;
+            for (int h = g + 1; h < m->ngrid; h++) d *= (double)sc->gext[h];
+            if (dist == 0 || d < dist) dist = d;
+        }
+        if (dist < (double)cores_used) dist = (double)cores_used;
+        double w = per_block * dist;
+        double h = w > 0 ? tg->l2_bytes / w : 1;
+        if (h > 1) h = 1;
+        rr += r;
+        rr_hit += r * h;
+    }
+    /* data of the previous launch survives a random-replacement L2 of effective size
+     * `resident` with probability exp(-F / resident) */
+    double hw = m->l2_resident_bytes > 0 ? exp(-footprint / m->l2_resident_bytes) : 0;
+    rr += own;
+    rr_hit += own;
+    double h = reads > 0 ? (rr_hit + uniq * hw) / (rr + uniq) : 1;
+    if (h > 1) h = 1;
+    if (h < 0) h = 0;
+    sc->l2_hit = h;
+    sc->h_warm = hw;
+    sc->read_bytes = reads;
+    sc->write_bytes = writes;
+    sc->unique_bytes = uniq;
+    sc->hbm_bytes = (rr - rr_hit) + uniq * (1 - hw);
+    sc->hbm_write_bytes = (wuniq < writes ? wuniq : writes) * (1 - hw);
+    double bws = m->calib.bw_scale > 0 ? m->calib.bw_scale : 1;
+    /* msKPP: h BW_L2 + (1 - h) BW_L2 / factor; the miss path is never faster than the
+     * cached HBM stream (hbm_gbps) */
+    double miss = tg->l2_gbps / tg->l2_miss_factor;
+    if (tg->hbm_gbps < miss) miss = tg->hbm_gbps;
+    sc->eff_gbps = (tg->l2_gbps * h + miss * (1 - h)) * bws;
+    /* GM-moving cores per block: the cube core, the two vector cores; the two sides of a
+     * MIX kernel hand data to each other through GM and mostly alternate, so they count as
+     * the busier side, not the sum */
+    int per = cube_moves > 2 * vec_moves ? cube_moves : 2 * vec_moves;
+    int readers = (int)cores_used * per;
+    if (readers < 1) readers = 1;
+    sc->readers = readers;
+    sc->share_bpc = sc->eff_gbps * 1000.0 / tg->clock_mhz / readers;
+}

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT
+ * test_model.c - the analytic cost model on hand-computed cases (a "hand" target with round
+ * numbers derived from the shipped 910B2 file), overlap by stages, wave quantisation, L2
+ * re-use, refusals identical to tt_space_check(), calibration and monotonic sanity.
+ * Every time checked here is a prediction of the model, compared with its own equations.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "space.h"
+#include "target.h"
+#include "tt_test.h"
+
+static tt_targets *shipped;
+static tt_target hand;     /* clock 1000 MHz, GM->UB 100 B/cycle + 50, exp 50 B/cycle + 20 */
+
+static int setup(void)
+{
+    char *dir = tt_test_src("costmodel/targets");
+    tt_errinfo e;
+    tt_rc rc = tt_targets_load_dir(dir, &shipped, &e);
+    free(dir);
+    if (rc) { fprintf(stderr, "targets: %s\n", e.msg); return 1; }
+    json_t *doc = json_deep_copy(tt_targets_find(shipped, "a2")->doc);
+    json_object_set_new(doc, "clock_mhz", json_integer(1000));
+    json_t *p = json_object_get(json_object_get(doc, "paths"), "GM->UB");
+    json_object_set_new(p, "bytes_per_cycle", json_integer(100));
+    json_object_set_new(p, "latency_cycles", json_integer(50));
+    json_t *ex = json_object_get(json_object_get(doc, "vector"), "exp");
+    json_object_set_new(ex, "bytes_per_cycle", json_pack("[i,i]", 50, 100));
+    json_object_set_new(ex, "head_cycles", json_integer(20));
+    json_t *ov = json_object_get(doc, "overheads");
+    json_object_set_new(ov, "launch_us", json_integer(1));
+    json_object_set_new(ov, "issue_cycles", json_integer(1));
+    json_object_set_new(ov, "flag_cycles", json_integer(10));
+    json_object_del(ov, "block_cycles");
+    json_object_set_new(doc, "name", json_string("Hand"));
+    rc = tt_target_from_json(doc, NULL, &hand, &e);
+    json_decref(doc);
+    if (rc) { fprintf(stderr, "hand target: %s: %s\n", e.path, e.msg); return 1; }
+    return 0;
+}
+
+static int teardown(void)
+{
+    tt_target_close(&hand);
+    tt_targets_free(shipped);
+    return 0;
+}
+
+static tt_template *parse(const char *text)
+{
+    tt_template *t = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    if (tt_tmpl_parse_string(text, strlen(text), NULL, &t, &e))
+        fprintf(stderr, "\ntemplate: %s: %s\n", e.path, e.msg);
+    return t;
+}
+
+static tt_template *gemm_template(void)
+{
+    char *path = tt_test_src("templates/gemm.json");
+    tt_template *t = NULL;
+    tt_errinfo e;
+    if (tt_tmpl_parse_file(path, &t, &e)) fprintf(stderr, "\ngemm.json: %s: %s\n", e.path, e.msg);
+    free(path);
+    return t;
+}
+
+/* Evaluate one config given as "k=v,..." strings; returns the result's rc. */
+static tt_rc predict(const tt_template *t, const tt_target *tg, const char *problem,
+                     const char *config, const tt_calib *cal, tt_model_result *r)
+{
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    tt_errinfo e;
+    if (tt_tmpl_problem_parse(t, problem, slots, &e)) { fprintf(stderr, "\nproblem: %s\n", e.msg); return TT_EPROBLEM; }
+    if (tt_tmpl_config_parse(t, config, slots, &e)) {
+        /* off-domain values are the model's to refuse: set them by name */
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", config);
+        for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ",")) {
+            char *eq = strchr(kv, '=');
+            if (!eq) continue;
+            *eq = 0;
+            int s = tt_tmpl_slot_of(t, kv);
+            if (s >= 0) slots[s] = atoll(eq + 1);
+        }
+    }
+    tt_model *m = NULL;
+    if (tt_model_new(t, tg, slots, cal, &m, &e)) { fprintf(stderr, "\nmodel: %s\n", e.msg); return TT_EINTERNAL; }
+    tt_rc rc = tt_model_eval(m, slots, r);
+    tt_model_free(m);
+    return rc;
+}
+
+/* ---- 1. one transfer: latency + bytes / rate ------------------------------------------- */
+
+static const char *one_copy =
+    "{\"tiletune\":1,\"name\":\"one_copy\",\"inputs\":{\"N\":\"int\"},\"params\":{\"S\":[1]},"
+    "\"tensors\":{\"X\":{\"shape\":[\"N\"],\"dtype\":\"float16\"}},"
+    "\"buffers\":{\"X_UB\":{\"scope\":\"UB\",\"shape\":[\"N\"],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"vector\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"X_UB\"],\"along\":[\"b\"]}]}}";
+
+static void test_single_copy(void)
+{
+    tt_template *t = parse(one_copy);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    static const struct {
+        int64_t n;
+        double cycles;   /* 50 + 2n / 100 */
+    } cases[] = {{10000, 250}, {50000, 1050}, {90000, 1850}, {16, 50.32}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char pb[64];
+        snprintf(pb, sizeof pb, "N=%lld", (long long)cases[i].n);
+        tt_model_result r;
+        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, pb, "S=1", NULL, &r), TT_OK);
+        CU_ASSERT_DOUBLE_EQUAL(r.time_us, 1.0 + cases[i].cycles / 1000.0, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(r.busy_us[TT_UNIT_MTE2], 2.0 * cases[i].n / 100 / 1000.0, 1e-9);
+        CU_ASSERT_EQUAL(r.blocks, 1);
+        CU_ASSERT_EQUAL(r.cores_used, 1);
+        /* the launch (1 us) bounds the kernel while it is more than half of the time */
+        CU_ASSERT_EQUAL(r.bound, cases[i].cycles < 1000 ? TT_BOUND_LAUNCH : TT_BOUND_MTE2);
+        CU_ASSERT(r.util[TT_UNIT_MTE2] > 0 && r.util[TT_UNIT_MTE2] < 1);
+    }
+    /* a big transfer: the launch no longer dominates, MTE2 does */
+    tt_model_result r;
+    CU_ASSERT_EQUAL(predict(t, &hand, "N=90000", "S=1", NULL, &r), TT_OK);
+    CU_ASSERT_EQUAL(r.bound, TT_BOUND_MTE2);
+    tt_tmpl_free(t);
+}
+
+/* ---- 2. overlap: stages >= 2 runs at the slowest unit, stages = 1 sums the chain ------- */
+
+static const char *two_stage =
+    "{\"tiletune\":1,\"name\":\"two_stage\",\"inputs\":{\"T\":\"int\"},\"params\":{\"S\":[1,2]},"
+    "\"tensors\":{\"X\":{\"shape\":[\"T*5000\"],\"dtype\":\"float16\"}},"
+    "\"buffers\":{\"A_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\",\"copies\":\"S\"},"
+    "\"B_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"vector\",\"body\":["
+    "{\"for\":\"i\",\"trip\":\"T\",\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"A_UB\"],\"along\":[\"b\",\"i\"]},"
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"A_UB\"]}]}]}}";
+
+static void test_overlap(void)
+{
+    tt_template *t = parse(two_stage);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* copy: 50 + 10000/100 = 150 cycles (occupancy 100); exp: 20 + 10000/50 = 220 */
+    for (int n = 1; n <= 12; n += 11) {
+        char pb[32];
+        snprintf(pb, sizeof pb, "T=%d", n);
+        tt_model_result r1, r2;
+        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, pb, "S=1", NULL, &r1), TT_OK);
+        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, pb, "S=2", NULL, &r2), TT_OK);
+        double serial = n * (150.0 + 220.0);
+        /* pipelined: (n-1) x (slowest unit + one flag hand-off) + one iteration's chain */
+        double piped = (n - 1) * (220.0 + 10.0) + 370.0;
+        CU_ASSERT_DOUBLE_EQUAL(r1.time_us, 1.0 + serial / 1000.0, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(r2.time_us, 1.0 + piped / 1000.0, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(r1.busy_us[TT_UNIT_V], n * 220.0 / 1000.0, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(r2.busy_us[TT_UNIT_V], n * 220.0 / 1000.0, 1e-9);
+        if (n > 1) {
+            CU_ASSERT(r2.time_us < r1.time_us);
+            CU_ASSERT_EQUAL(r1.bound, TT_BOUND_V);
+            CU_ASSERT_EQUAL(r2.bound, TT_BOUND_V);
+        } else {
+            CU_ASSERT_DOUBLE_EQUAL(r2.time_us, r1.time_us, 1e-12);
+        }
+    }
+    tt_tmpl_free(t);
+}
+
+/* ---- 3. waves: 25 blocks on 24 cores take two waves ------------------------------------ */
+
+static const char *blocks_tmpl =
+    "{\"tiletune\":1,\"name\":\"blocks\",\"inputs\":{\"NB\":\"int\"},\"params\":{\"S\":[1]},"
+    "\"tensors\":{\"X\":{\"shape\":[\"NB*1024\"],\"dtype\":\"float16\"}},"
+    "\"buffers\":{\"X_L1\":{\"scope\":\"L1\",\"shape\":[1024],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"b\":\"NB\"},\"cores\":\"cube\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"X_L1\"],\"along\":[\"b\"]}]}}";
+
+static void test_waves(void)
+{
+    tt_template *t = parse(blocks_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    tt_model_result r24, r25, r48, r12;
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "NB=24", "S=1", NULL, &r24), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "NB=25", "S=1", NULL, &r25), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "NB=48", "S=1", NULL, &r48), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "NB=12", "S=1", NULL, &r12), TT_OK);
+    CU_ASSERT_EQUAL(hand.cube_cores, 24);
+    CU_ASSERT_EQUAL(r25.blocks, 25);
+    CU_ASSERT_EQUAL(r25.cores_used, 24);
+    CU_ASSERT_EQUAL(r12.cores_used, 12);
+    CU_ASSERT_DOUBLE_EQUAL(r25.waves, 25.0 / 24.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r24.waves, 1.0, 1e-12);
+    double one = r24.time_us - hand.launch_us;
+    CU_ASSERT(one > 0);
+    CU_ASSERT_DOUBLE_EQUAL(r25.time_us - hand.launch_us, 2 * one, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(r48.time_us, r25.time_us, 1e-9);   /* the tail wave is a full wave */
+    CU_ASSERT_DOUBLE_EQUAL(r25.busy_us[TT_UNIT_MTE2], 2 * r24.busy_us[TT_UNIT_MTE2], 1e-12);
+    tt_tmpl_free(t);
+}
+
+/* ---- 4. refusals: exactly what tt_space_check refuses, with its reason ----------------- */
+
+static void check_same(const tt_template *t, const tt_target *tg, const int64_t *problem,
+                       tt_model *m, tt_space *sp, int64_t *slots, int *disagree)
+{
+    int64_t a[TT_MAX_SLOTS], b[TT_MAX_SLOTS];
+    memcpy(a, slots, sizeof a);
+    memcpy(b, slots, sizeof b);
+    tt_model_result r;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rm = tt_model_eval(m, a, &r);
+    tt_rc rs = tt_space_check(sp, b, &e);
+    if (rm != rs || (rs && strncmp(r.reason, e.msg, sizeof r.reason - 1) != 0)) {
+        if (*disagree < 3) fprintf(stderr, "\nmodel %d \"%s\" vs space %d \"%s\"\n", rm, r.reason, rs, e.msg);
+        (*disagree)++;
+    }
+    (void)t; (void)tg; (void)problem;
+}
+
+static void test_infeasible(void)
+{
+    tt_template *t = gemm_template();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a3 = tt_targets_find(shipped, "a3");
+    static const struct {
+        const char *config;
+        tt_rc rc;
+        const char *reason;      /* substring */
+    } cases[] = {
+        {"block_M=256,block_N=256,block_K=64,K_L1=256,S1=2,S2=2", TT_EINFEASIBLE, "L0C"},
+        {"block_M=128,block_N=256,block_K=64,K_L1=96,S1=2,S2=2", TT_EINFEASIBLE, "constraints[0]"},
+        {"block_M=128,block_N=128,block_K=256,K_L1=1024,S1=4,S2=2", TT_EINFEASIBLE, "capacity"},
+        {"block_M=17,block_N=256,block_K=64,K_L1=256,S1=2,S2=2", TT_ECONFIG, "block_M"},
+        {"block_M=128,block_N=256,block_K=64,K_L1=256,S1=2,S2=2", TT_OK, ""},
+    };
+    const char *problem = "M=4096,N=4096,K=4096,dtype=float16,out_dtype=float16";
+    int64_t ps[TT_MAX_SLOTS] = {0};
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, problem, ps, &e), TT_OK);
+    tt_caps caps;
+    tt_target_caps(a3, &caps);
+    tt_space *sp = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, ps, &caps, &sp, &e), TT_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tt_model_result r;
+        tt_rc rc = predict(t, a3, problem, cases[i].config, NULL, &r);
+        CU_ASSERT_EQUAL(rc, cases[i].rc);
+        CU_ASSERT_EQUAL(r.rc, rc);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.reason, cases[i].reason));
+        if (rc == TT_OK) {
+            CU_ASSERT(r.time_us > 0);
+        } else {
+            CU_ASSERT_DOUBLE_EQUAL(r.time_us, 0, 0);
+        }
+    }
+    /* every config of the cartesian product of a small problem: same verdict, same reason */
+    const char *small = "M=512,N=384,K=768,dtype=bfloat16,out_dtype=float32";
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, small, slots, &e), TT_OK);
+    tt_space *sp2 = NULL;
+    tt_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, &caps, &sp2, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_model_new(t, a3, slots, NULL, &m, &e), TT_OK);
+    int disagree = 0;
+    uint64_t total = tt_space_total(sp2);
+    CU_ASSERT(total > 10000);
+    for (uint64_t i = 0; i < total; i++) {
+        tt_space_decode(sp2, i, slots);
+        check_same(t, a3, slots, m, sp2, slots, &disagree);
+    }
+    /* and off-domain values */
+    slots[tt_tmpl_slot_of(t, "block_K")] = 48;
+    check_same(t, a3, slots, m, sp2, slots, &disagree);
+    CU_ASSERT_EQUAL(disagree, 0);
+    tt_model_free(m);
+    tt_space_free(sp2);
+    tt_space_free(sp);
+    tt_tmpl_free(t);
+}
+
+/* ---- 5. L2 re-use: a tile re-read by other blocks lowers HBM traffic ------------------- */
+
+static const char *reuse_tmpl =
+    "{\"tiletune\":1,\"name\":\"reuse\",\"inputs\":{\"NBX\":\"int\",\"NBY\":\"int\"},\"params\":{\"S\":[1]},"
+    "\"tensors\":{\"X\":{\"shape\":[\"NBX*65536\"],\"dtype\":\"float16\"}},"
+    "\"buffers\":{\"X_L1\":{\"scope\":\"L1\",\"shape\":[65536],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"bx\":\"NBX\",\"by\":\"NBY\"},\"cores\":\"cube\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"X_L1\"],\"along\":[\"bx\"]}]}}";
+
+static void test_l2_reuse(void)
+{
+    tt_template *t = parse(reuse_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a2 = tt_targets_find(shipped, "a2");
+    tt_model_result none, some, more;
+    /* 2400 tile reads each time (300 MiB read); 2400, 300 and 100 distinct tiles */
+    CU_ASSERT_EQUAL_FATAL(predict(t, a2, "NBX=2400,NBY=1", "S=1", NULL, &none), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, a2, "NBX=300,NBY=8", "S=1", NULL, &some), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, a2, "NBX=100,NBY=24", "S=1", NULL, &more), TT_OK);
+    CU_ASSERT(some.gm_bytes < none.gm_bytes);
+    CU_ASSERT(more.gm_bytes < some.gm_bytes);
+    CU_ASSERT(some.l2_hit > none.l2_hit);
+    CU_ASSERT(more.l2_hit >= some.l2_hit);
+    CU_ASSERT(some.time_us < none.time_us);
+    /* no re-use and a footprint far beyond L2: nearly every byte comes from HBM */
+    CU_ASSERT(none.l2_hit < 0.05);
+    CU_ASSERT(none.gm_bytes > 0.9 * 2400.0 * 131072);
+    CU_ASSERT(none.bound == TT_BOUND_HBM || none.bound == TT_BOUND_L2);
+    tt_tmpl_free(t);
+}
+
+/* ---- 6. GEMM sanity: more K is more time, flops are 2MNK, calibration applies ---------- */
+
+static void test_gemm_sanity(void)
+{
+    tt_template *t = gemm_template();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a3 = tt_targets_find(shipped, "a3");
+    const char *cfg = "block_M=128,block_N=256,block_K=64,K_L1=256,S1=2,S2=2";
+    double prev = 0;
+    for (int k = 1024; k <= 16384; k *= 2) {
+        char pb[128];
+        snprintf(pb, sizeof pb, "M=4096,N=4096,K=%d,dtype=float16,out_dtype=float16", k);
+        tt_model_result r;
+        CU_ASSERT_EQUAL_FATAL(predict(t, a3, pb, cfg, NULL, &r), TT_OK);
+        CU_ASSERT(r.time_us > prev);
+        CU_ASSERT_DOUBLE_EQUAL(r.flops, 2.0 * 4096 * 4096 * k, 1);
+        CU_ASSERT_EQUAL(r.blocks, 32 * 16);
+        CU_ASSERT(r.busy_us[TT_UNIT_M] > 0 && r.busy_us[TT_UNIT_MTE1] > 0 && r.busy_us[TT_UNIT_FIX] > 0);
+        CU_ASSERT(r.util[TT_UNIT_M] > 0.5 && r.util[TT_UNIT_M] <= 1.0);
+        /* the model never beats the cube's peak */
+        double peak = 2.0 * 4096 * a3->cube_cores * a3->clock_mhz * 1e6;
+        CU_ASSERT(r.flops / (r.time_us * 1e-6) < peak);
+        prev = r.time_us;
+    }
+    /* fp32 inputs are not in the template's domain; int8 would be: bigger tiles cost more */
+    tt_model_result a, b, c, d;
+    const char *pb = "M=4096,N=4096,K=4096,dtype=float16,out_dtype=float16";
+    CU_ASSERT_EQUAL(predict(t, a3, pb, cfg, NULL, &a), TT_OK);
+    tt_calib cal;
+    tt_calib_identity(&cal);
+    cal.n = 2;
+    cal.log_a = log(2.0);
+    CU_ASSERT_EQUAL(predict(t, a3, pb, cfg, &cal, &b), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(b.time_us, 2 * a.time_us, 1e-9 * a.time_us);
+    tt_calib_identity(&cal);
+    cal.unit_scale[TT_UNIT_M] = 2;
+    CU_ASSERT_EQUAL(predict(t, a3, pb, cfg, &cal, &c), TT_OK);
+    CU_ASSERT(c.time_us > 1.3 * a.time_us);
+    CU_ASSERT_DOUBLE_EQUAL(c.busy_us[TT_UNIT_M], 2 * a.busy_us[TT_UNIT_M], 1e-9 * a.time_us);
+    /* a target with fewer cores (20) is slower on the same problem */
+    CU_ASSERT_EQUAL(predict(t, tt_targets_find(shipped, "Ascend910_9362"), pb, cfg, NULL, &d), TT_OK);
+    CU_ASSERT(d.time_us > a.time_us);
+    tt_tmpl_free(t);
+}
+
+/* ---- 7. API edges ---------------------------------------------------------------------- */
+
+static void test_api(void)
+{
+    static const char *const names[TT_BOUND__COUNT] = {
+        "MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S", "HBM", "L2", "latency", "launch", "sync"};
+    for (int b = 0; b < TT_BOUND__COUNT; b++) CU_ASSERT_STRING_EQUAL(tt_bound_name((tt_bound)b), names[b]);
+    CU_ASSERT_STRING_EQUAL(tt_bound_name(TT_BOUND__COUNT), "?");
+    for (int u = 0; u < TT_UNIT__COUNT; u++)
+        CU_ASSERT_STRING_EQUAL(tt_bound_name((tt_bound)u), tt_unit_name((tt_unit)u));
+
+    tt_template *t = parse("{\"tiletune\":1,\"name\":\"nokernel\",\"inputs\":{\"N\":\"int\"},"
+                           "\"params\":{\"S\":[1,2]}}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    slots[0] = 5;
+    slots[1] = 1;
+    tt_model *m = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_model_new(t, &hand, slots, NULL, &m, &e), TT_OK);
+    tt_model_result r;
+    CU_ASSERT_EQUAL(tt_model_eval(m, slots, &r), TT_EUNSUPPORTED);
+    CU_ASSERT_EQUAL(r.rc, TT_EUNSUPPORTED);
+    tt_model_free(m);
+    /* a problem out of the inputs' range, missing arguments */
+    slots[0] = 0;
+    m = (tt_model *)&e;
+    CU_ASSERT_EQUAL(tt_model_new(t, &hand, slots, NULL, &m, &e), TT_EPROBLEM);
+    CU_ASSERT_PTR_NULL(m);
+    CU_ASSERT_EQUAL(tt_model_new(NULL, &hand, slots, NULL, &m, &e), TT_EINVAL);
+    CU_ASSERT_EQUAL(tt_model_new(t, NULL, slots, NULL, &m, &e), TT_EINVAL);
+    CU_ASSERT_EQUAL(tt_model_new(t, &hand, slots, NULL, NULL, &e), TT_EINVAL);
+    tt_model_free(NULL);
+    tt_tmpl_free(t);
+}
+
+
+/* ---- 8. the representative block: block indices at the middle of the grid -------------- */
+
+static const char *tri_tmpl =
+    "{\"tiletune\":1,\"name\":\"tri\",\"inputs\":{\"NB\":\"int\"},\"params\":{\"S\":[1]},"
+    "\"tensors\":{\"X\":{\"shape\":[\"NB*NB*5000\"],\"dtype\":\"float16\"}},"
+    "\"buffers\":{\"X_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"b\":\"NB\"},\"cores\":\"vector\",\"body\":["
+    "{\"for\":\"i\",\"trip\":\"b + 1\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"X_UB\"],\"along\":[\"b\",\"i\"]}]}]}}";
+
+static void test_representative_block(void)
+{
+    tt_template *t = parse(tri_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* copy: 50 + 10000/100 = 150 cycles per iteration; trip = middle block index + 1 */
+    static const struct {
+        int nb, trip;
+    } cases[] = {{1, 1}, {2, 1}, {3, 2}, {9, 5}, {10, 5}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char pb[32];
+        snprintf(pb, sizeof pb, "NB=%d", cases[i].nb);
+        tt_model_result r;
+        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, pb, "S=1", NULL, &r), TT_OK);
+        CU_ASSERT_DOUBLE_EQUAL(r.time_us, 1.0 + cases[i].trip * 150 / 1000.0, 1e-9);
+    }
+    tt_tmpl_free(t);
+}
+
+/* ---- 9. a MIX kernel: causal attention does about half the work ----------------------- */
+
+static double best_of_space(const tt_template *t, const tt_target *tg, const char *problem,
+                            tt_model_result *best)
+{
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, problem, slots, &e), TT_OK);
+    tt_caps caps;
+    tt_target_caps(tg, &caps);
+    tt_space *sp = NULL;
+    tt_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, &caps, &sp, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_model_new(t, tg, slots, NULL, &m, &e), TT_OK);
+    double bt = 0;
+    for (uint64_t i = 0; i < tt_space_total(sp); i++) {
+        tt_space_decode(sp, i, slots);
+        tt_model_result r;
+        if (tt_model_eval(m, slots, &r) != TT_OK) continue;
+        if (bt == 0 || r.time_us < bt) { bt = r.time_us; *best = r; }
+    }
+    tt_model_free(m);
+    tt_space_free(sp);
+    return bt;
+}
+
+static void test_mix_causal(void)
+{
+    char *path = tt_test_src("templates/flash_attn_fwd.json");
+    tt_template *t = NULL;
+    tt_errinfo e;
+    tt_rc rc = tt_tmpl_parse_file(path, &t, &e);
+    free(path);
+    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    const tt_target *a3 = tt_targets_find(shipped, "a3");
+    tt_model_result full, causal;
+    double tf = best_of_space(t, a3, "B=1,H=8,H_kv=8,S_q=4096,S_kv=4096,D=128,causal=0,dtype=float16", &full);
+    double tc = best_of_space(t, a3, "B=1,H=8,H_kv=8,S_q=4096,S_kv=4096,D=128,causal=1,dtype=float16", &causal);
+    CU_ASSERT(tf > 0 && tc > 0);
+    CU_ASSERT(tc < 0.75 * tf);
+    CU_ASSERT(tc > 0.35 * tf);
+    CU_ASSERT(tf > a3->launch_us + a3->mix_launch_extra_us);
+    CU_ASSERT(full.busy_us[TT_UNIT_M] > 0 && full.busy_us[TT_UNIT_V] > 0);
+    /* the useful work: 4 B H S_q S_kv D flops (two GEMMs) */
+    CU_ASSERT_DOUBLE_EQUAL(full.flops, 4.0 * 8 * 4096.0 * 4096 * 128, 0.01 * full.flops);
+    tt_tmpl_free(t);
+}
+
+/* ---- 10. every built-in template: sane predictions over (part of) its space ------------ */
+
+static void test_builtin_templates(void)
+{
+    static const char *const names[] = {"gemm", "batch_gemm", "flash_attn_fwd", "rms_norm",
+                                        "softmax", "elementwise"};
+    const tt_target *a2 = tt_targets_find(shipped, "a2");
+    int with_configs = 0;
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+        char rel[96];
+        snprintf(rel, sizeof rel, "templates/%s.json", names[n]);
+        char *path = tt_test_src(rel);
+        tt_template *t = NULL;
+        tt_errinfo e;
+        tt_rc prc = tt_tmpl_parse_file(path, &t, &e);
+        free(path);
+        if (prc) { fprintf(stderr, "\n%s: %s: %s\n", rel, e.path, e.msg); CU_FAIL("template"); continue; }
+        int64_t slots[TT_MAX_SLOTS] = {0};
+        for (size_t i = 0; i < t->ninputs; i++) {
+            const tt_input *in = &t->inputs[i];
+            if (in->has_default) slots[i] = in->def;
+            else if (in->kind == TT_INPUT_DTYPE) slots[i] = in->dtypes[0];
+            else slots[i] = in->max < 1024 ? in->max : (in->min > 1024 ? in->min : 1024);
+        }
+        tt_model *m = NULL;
+        tt_caps caps;
+        tt_target_caps(a2, &caps);
+        tt_space *sp = NULL;
+        CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, &caps, &sp, &e), TT_OK);
+        CU_ASSERT_EQUAL_FATAL(tt_model_new(t, a2, slots, NULL, &m, &e), TT_OK);
+        uint64_t total = tt_space_total(sp), step = total / 20000 + 1, ok = 0;
+        for (uint64_t i = 0; i < total; i += step) {
+            tt_space_decode(sp, i, slots);
+            tt_model_result r;
+            if (tt_model_eval(m, slots, &r) != TT_OK) { CU_ASSERT(r.reason[0] != 0); continue; }
+            ok++;
+            CU_ASSERT(isfinite(r.time_us) && r.time_us > a2->launch_us);
+            CU_ASSERT(r.bound >= 0 && r.bound < TT_BOUND__COUNT);
+            CU_ASSERT(r.l2_hit >= 0 && r.l2_hit <= 1);
+            CU_ASSERT(r.blocks >= 1 && r.cores_used >= 1 && r.cores_used <= a2->cube_cores);
+            for (int u = 0; u < TT_UNIT__COUNT; u++) CU_ASSERT(r.util[u] >= 0 && r.util[u] <= 1.0 + 1e-9);
+        }
+        if (ok) with_configs++;
+        tt_model_free(m);
+        tt_space_free(sp);
+        tt_tmpl_free(t);
+    }
+    CU_ASSERT(with_configs >= 5);
+}
+
+/* ---- 11. one model, many threads: the same answers as serially ------------------------ */
+
+typedef struct thr_arg {
+    const tt_model *m;
+    const tt_space *sp;
+    size_t nslots;
+    uint64_t first, n;
+    double *out;
+} thr_arg;
+
+static void *thr_eval(void *p)
+{
+    thr_arg *a = p;
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    for (uint64_t i = 0; i < a->n; i++) {
+        tt_space_decode(a->sp, a->first + i, slots);
+        tt_model_result r;
+        a->out[i] = tt_model_eval(a->m, slots, &r) == TT_OK ? r.time_us : -1;
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    tt_template *t = gemm_template();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a3 = tt_targets_find(shipped, "a3");
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, "M=2048,N=3072,K=1024,dtype=float16,out_dtype=float16", slots, &e), TT_OK);
+    tt_caps caps;
+    tt_target_caps(a3, &caps);
+    tt_space *sp = NULL;
+    tt_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, &caps, &sp, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_model_new(t, a3, slots, NULL, &m, &e), TT_OK);
+    enum { NT = 4, PER = 4000 };
+    double *serial = calloc(NT * PER, sizeof *serial), *par = calloc(NT * PER, sizeof *par);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(serial);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(par);
+    thr_arg all = {m, sp, t->nslots, 0, NT * PER, serial};
+    thr_eval(&all);
+    pthread_t th[NT];
+    thr_arg args[NT];
+    for (int i = 0; i < NT; i++) {
+        args[i] = (thr_arg){m, sp, t->nslots, (uint64_t)i * PER, PER, par + i * PER};
+        CU_ASSERT_EQUAL(pthread_create(&th[i], NULL, thr_eval, &args[i]), 0);
+    }
+    for (int i = 0; i < NT; i++) pthread_join(th[i], NULL);
+    int same = 1, feasible = 0;
+    for (int i = 0; i < NT * PER; i++) {
+        if (serial[i] != par[i]) same = 0;
+        if (serial[i] > 0) feasible++;
+    }
+    CU_ASSERT(same);
+    CU_ASSERT(feasible > 100);
+    free(serial);
+    free(par);
+    tt_model_free(m);
+    tt_space_free(sp);
+    tt_tmpl_free(t);
+}
+
+static const tt_test_case model_cases[] = {
+    {"single_copy", test_single_copy}, {"overlap", test_overlap},   {"waves", test_waves},
+    {"infeasible", test_infeasible},   {"l2_reuse", test_l2_reuse}, {"gemm_sanity", test_gemm_sanity},
+    {"api", test_api},                 {"representative_block", test_representative_block},
+    {"mix_causal", test_mix_causal},   {"builtin_templates", test_builtin_templates},
+    {"threads", test_threads},         {NULL, NULL}};
+static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
