@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * catalog.h - parsed templates and targets shared by the API and the workers.
  *
- * Built-in templates (templates/*.json) and targets (costmodel/targets/*.json) are loaded at
+ * Built-in templates (templates/NAME.json) and targets (costmodel/targets/SOC.json) are loaded at
  * start; templates PUT over the API are validated, stored in the database and cached.  A
  * template is identified by (name, hash); a name alone means its latest version.  Parsed
  * templates are never freed while the catalog lives, so returned pointers stay valid until

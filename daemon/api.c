@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT
+ * api.c - the route table of API v1, route matching, error/JSON responses and the request
+ * helpers shared by the handlers (template, target, problem, config members).
+ */
+#include "api_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* The one route table.  Scope: what a token needs (0: public).  Reads (TT_SCOPE_READ) are
+ * open without a token when the config says open_reads; POSTs that only compute (predict,
+ * simulate, validate) count as reads because they change nothing. */
+static const tt__route tt_routes[] = {
+    {"POST", "/v1/tune", tt__api_tune, TT_SCOPE_TUNE, 0, "POST /v1/tune"},
+    {"GET", "/v1/jobs", tt__api_jobs_list, TT_SCOPE_READ, 0, "GET /v1/jobs"},
+    {"GET", "/v1/jobs/{}", tt__api_job_get, TT_SCOPE_READ, 0, "GET /v1/jobs/{id}"},
+    {"DELETE", "/v1/jobs/{}", tt__api_job_cancel, TT_SCOPE_TUNE, 0, "DELETE /v1/jobs/{id}"},
+    {"GET", "/v1/jobs/{}/trials", tt__api_job_trials, TT_SCOPE_READ, 0,
+     "GET /v1/jobs/{id}/trials"},
+    {"GET", "/v1/jobs/{}/events", tt__api_job_events, TT_SCOPE_READ, TT__ROUTE_SSE,
+     "GET /v1/jobs/{id}/events"},
+    {"POST", "/v1/predict", tt__api_predict, TT_SCOPE_READ, 0, "POST /v1/predict"},
+    {"POST", "/v1/simulate", tt__api_simulate, TT_SCOPE_READ, 0, "POST /v1/simulate"},
+    {"GET", "/v1/best", tt__api_best, TT_SCOPE_READ, 0, "GET /v1/best"},
+    {"GET", "/v1/templates", tt__api_templates_list, TT_SCOPE_READ, 0, "GET /v1/templates"},
+    {"GET", "/v1/templates/{}", tt__api_template_get, TT_SCOPE_READ, 0,
+     "GET /v1/templates/{name}"},
+    {"PUT", "/v1/templates/{}", tt__api_template_put, TT_SCOPE_TUNE, 0,
+     "PUT /v1/templates/{name}"},
+    {"POST", "/v1/templates/{}/validate", tt__api_template_validate, TT_SCOPE_READ, 0,
+     "POST /v1/templates/{name}/validate"},
+    {"GET", "/v1/targets", tt__api_targets_list, TT_SCOPE_READ, 0, "GET /v1/targets"},
+    {"GET", "/v1/targets/{}", tt__api_target_get, TT_SCOPE_READ, 0, "GET /v1/targets/{name}"},
+    {"GET", "/v1/config", tt__api_config, TT_SCOPE_ADMIN, 0, "GET /v1/config"},
+    /* ---- CI / data exchange (daemon/api_ci.c): the coordinator adds here, once
+     * api_ci.c exists:
+     * {"POST", "/v1/check", tt_api_check, TT_SCOPE_TUNE, 0, "POST /v1/check"},
+     * {"GET", "/v1/export", tt_api_export, TT_SCOPE_READ, 0, "GET /v1/export"},
+     * {"POST", "/v1/import", tt_api_import, TT_SCOPE_TUNE, 0, "POST /v1/import"},
+     * (import bodies are JSON documents, so they obey max_body_bytes; raise it for large
+     * T4 files) -- and add the three to docs/api.md's examples. */
+    /* ---- end of CI routes */
+    {"GET", "/healthz", tt__api_healthz, TT__ROUTE_PUBLIC, 0, "GET /healthz"},
+    {"GET", "/readyz", tt__api_readyz, TT__ROUTE_PUBLIC, 0, "GET /readyz"},
+    {"GET", "/metrics", tt__api_metrics, TT_SCOPE_READ, 0, "GET /metrics"},
+};
+#define TT_NROUTES (sizeof tt_routes / sizeof tt_routes[0])
+
+static const char *tt_route_names_arr[TT_NROUTES];
+static pthread_once_t tt_route_names_once = PTHREAD_ONCE_INIT;
+
+static void tt_route_names_init(void)
+{
+    for (size_t i = 0; i < TT_NROUTES; i++) tt_route_names_arr[i] = tt_routes[i].name;
+}
+
+size_t tt__route_count(void) { return TT_NROUTES; }
+const tt__route *tt__route_at(size_t i) { return i < TT_NROUTES ? &tt_routes[i] : NULL; }
+const char *const *tt__route_names(void)
+{
+    pthread_once(&tt_route_names_once, tt_route_names_init);
+    return tt_route_names_arr;
+}
+
+/* Match path segments against pattern; captured segments point into scratch. */
+static int tt_pattern_match(const char *pattern, char *scratch, const char **params, int *np)
+{
+    const char *p = pattern;
+    char *s = scratch;
+    *np = 0;
+    while (*p && *s) {
+        if (*p != '/' || *s != '/') return 0;
+        p++;
+        s++;
+        const char *pe = strchr(p, '/');
+        size_t pl = pe ? (size_t)(pe - p) : strlen(p);
+        char *se = strchr(s, '/');
+        size_t sl = se ? (size_t)(se - s) : strlen(s);
+        if (pl == 2 && p[0] == '{' && p[1] == '}') {
+            if (sl == 0 || *np >= 4) return 0;
+            params[(*np)++] = s;
+        } else if (pl != sl || strncmp(p, s, pl) != 0) {
+            return 0;
+        }
+        p += pl;
+        s += sl;
+    }
+    return *p == '\0' && *s == '\0';
+}
+
+int tt__route_match(const char *method, const char *path, tt_req *req, char *scratch,
+                    size_t cap, int *path_known)
+{
+    *path_known = 0;
+    size_t n = strlen(path);
+    if (n + 1 > cap) return -1;
+    for (size_t i = 0; i < TT_NROUTES; i++) {
+        memcpy(scratch, path, n + 1);
+        const char *params[4];
+        int np;
+        if (!tt_pattern_match(tt_routes[i].pattern, scratch, params, &np)) continue;
+        if (strcmp(tt_routes[i].method, method) != 0) {
+            *path_known = 1;
+            continue;
+        }
+        /* terminate captured segments in scratch */
+        for (int k = 0; k < np; k++) {
+            char *slash = strchr((char *)params[k], '/');
+            if (slash) *slash = '\0';
+            req->params[k] = params[k];
+        }
+        req->nparams = np;
+        return (int)i;
+    }
+    return -1;
+}
+
+/* ---- runtime hooks ------------------------------------------------------------------ */
+static _Atomic(tt_metrics *) tt_g_metrics = NULL;
+static _Atomic int tt_g_runner = 0;
+
+void tt__api_set_metrics(tt_metrics *m) { atomic_store(&tt_g_metrics, m); }
+tt_metrics *tt__api_get_metrics(void) { return atomic_load(&tt_g_metrics); }
+void tt__api_set_runner_state(int alive) { atomic_store(&tt_g_runner, alive); }
+int tt__api_runner_state(void) { return atomic_load(&tt_g_runner); }
+
+/* ---- responses ---------------------------------------------------------------------- */
+static void tt_resp_reset(tt_resp *r)
+{
+    json_decref(r->json);
+    r->json = NULL;
+    free(r->text);
+    r->text = NULL;
+    r->content_type = NULL;
+}
+
+static void tt_resp_error_msg(tt_resp *r, tt_rc rc, const char *path, const char *msg)
+{
+    tt_resp_reset(r);
+    if (rc == TT_OK) rc = TT_EINTERNAL;
+    json_t *e = json_pack("{s:s, s:s}", "code", tt_rc_code(rc), "message",
+                          msg && *msg ? msg : tt_strerror(rc));
+    if (e && path && *path) json_object_set_new(e, "path", json_string(path));
+    r->status = tt_rc_http_status(rc);
+    r->json = e ? json_pack("{s:o}", "error", e) : NULL;
+}
+
+void tt_resp_error(tt_resp *r, tt_rc rc, const char *path, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tt_resp_error_msg(r, rc, path, msg);
+}
+
+void tt_resp_errinfo(tt_resp *r, const tt_errinfo *e)
+{
+    if (!e) { tt_resp_error_msg(r, TT_EINTERNAL, NULL, NULL); return; }
+    char msg[512];
+    if (e->pos >= 0 && e->msg[0])
+        snprintf(msg, sizeof msg, "%s (at offset %d)", e->msg, e->pos);
+    else
+        snprintf(msg, sizeof msg, "%s", e->msg);
+    tt_resp_error_msg(r, e->rc, e->path, msg);
+}
+
+void tt_resp_json(tt_resp *r, int status, json_t *body)
+{
+    tt_resp_reset(r);
+    r->status = body ? status : 503;
+    r->json = body ? body
+                   : json_pack("{s:{s:s, s:s}}", "error", "code", tt_rc_code(TT_ENOMEM),
+                               "message", tt_strerror(TT_ENOMEM));
+}
+
+/* ---- request helpers ---------------------------------------------------------------- */
+static void tt_err_prefix(tt_errinfo *err, const char *prefix)
+{
+    if (!err) return;
+    char p[2 * sizeof err->path];
+    if (err->path[0])
+        snprintf(p, sizeof p, "%s%s%s", prefix, err->path[0] == '[' ? "" : ".", err->path);
+    else
+        snprintf(p, sizeof p, "%s", prefix);
+    p[sizeof err->path - 1] = '\0';
+    memcpy(err->path, p, sizeof err->path);
+}
+
+tt_rc tt__req_template(tt_server *srv, const json_t *v, int store, tt__tmpl_ref *ref,
+                       tt_errinfo *err)
+{
+    ref->t = NULL;
+    ref->owned = NULL;
+    if (json_is_string(v)) {
+        const char *name = json_string_value(v);
+        tt_rc rc = tt_catalog_template(srv->catalog, srv->store, name, NULL, &ref->t, err);
+        if (rc == TT_ENOTFOUND)
+            return tt_errf(err, TT_ENOTFOUND, "template", "unknown template \"%.64s\"", name);
+        if (rc && err && !err->path[0]) snprintf(err->path, sizeof err->path, "template");
+        return rc;
+    }
+    if (!json_is_object(v))
+        return tt_errf(err, TT_EINVAL, "template",
+                       "need a template name (string) or an inline template (object)");
+    tt_rc rc;
+    if (store) rc = tt_catalog_put(srv->catalog, srv->store, NULL, v, &ref->t, err);
+    else {
+        rc = tt_tmpl_parse_json(v, NULL, &ref->owned, err);
+        ref->t = ref->owned;
+    }
+    if (rc) {
+        tt_err_prefix(err, "template");
+        ref->t = NULL;
+        ref->owned = NULL;
+    }
+    return rc;
+}
+
+void tt__tmpl_ref_close(tt__tmpl_ref *ref)
+{
+    if (!ref) return;
+    tt_tmpl_free(ref->owned);
+    ref->owned = NULL;
+    ref->t = NULL;
+}
+
+tt_rc tt__req_target(tt_server *srv, const json_t *v, const tt_target **out, tt_errinfo *err)
+{
+    if (!json_is_string(v))
+        return tt_errf(err, TT_ETARGET, "target", "need a target name such as \"a2\"");
+    const tt_target *t = tt_catalog_target(srv->catalog, json_string_value(v));
+    if (!t)
+        return tt_errf(err, TT_ETARGET, "target", "unknown target \"%.64s\" (GET /v1/targets)",
+                       json_string_value(v));
+    *out = t;
+    return TT_OK;
+}
+
+tt_rc tt__req_problem(const tt_template *t, const json_t *v, int64_t *slots, tt_errinfo *err)
+{
+    tt_rc rc;
+    if (json_is_object(v)) rc = tt_tmpl_problem_from_json(t, v, slots, err);
+    else if (json_is_string(v)) rc = tt_tmpl_problem_parse(t, json_string_value(v), slots, err);
+    else
+        return tt_errf(err, TT_EPROBLEM, "problem",
+                       "need an object such as {\"M\": 4096, \"dtype\": \"float16\"}");
+    if (rc) {
+        if (rc != TT_ENOMEM) err->rc = rc = TT_EPROBLEM;
+        tt_err_prefix(err, "problem");
+    }
+    return rc;
+}
+
+tt_rc tt__req_config(const tt_template *t, const json_t *v, const char *path, int64_t *slots,
+                     tt_errinfo *err)
+{
+    tt_rc rc;
+    if (json_is_object(v)) rc = tt_tmpl_config_from_json(t, v, slots, err);
+    else if (json_is_string(v)) rc = tt_tmpl_config_parse(t, json_string_value(v), slots, err);
+    else return tt_errf(err, TT_ECONFIG, path, "need an object of param values");
+    if (rc) {
+        if (rc != TT_ENOMEM) err->rc = rc = TT_ECONFIG;
+        tt_err_prefix(err, path);
+    }
+    return rc;
+}
+
+tt_rc tt__req_known_members(const json_t *obj, const char *const *allowed, tt_errinfo *err)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v) {
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, k) == 0) { ok = 1; break; }
+        if (!ok) return tt_errf(err, TT_EINVAL, k, "unknown member \"%.64s\"", k);
+    }
+    return TT_OK;
+}
+
+tt_rc tt__query_int(const json_t *query, const char *key, int64_t def, int64_t lo, int64_t hi,
+                    int64_t *out, tt_errinfo *err)
+{
+    const char *s = json_string_value(json_object_get(query, key));
+    if (!s) { *out = def; return TT_OK; }
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || x < lo || x > hi)
+        return tt_errf(err, TT_EINVAL, key, "%s must be an integer in %lld..%lld", key,
+                       (long long)lo, (long long)hi);
+    *out = x;
+    return TT_OK;
+}
+
+int tt__strategy_enumerates(const char *strategy)
+{
+    return strategy && (!strcmp(strategy, "exhaustive") || !strcmp(strategy, "model-topk") ||
+                        !strcmp(strategy, "model-refine"));
+}

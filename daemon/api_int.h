@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT
+ * api_int.h - internals shared by the API files (api*.c, http.c, main.c); not public.
+ *
+ * The route table (api.c) maps method + pattern to a handler and the scope it needs.
+ * Patterns are literal segments and "{}" for one captured segment.  Request helpers here
+ * turn the JSON members common to several routes (template, target, problem, config) into
+ * library objects, with errors that name the JSON path of the request.
+ *
+ * Thread-safety: the table is static and read-only; the runtime hooks are atomics set once
+ * by main.  Ownership as stated per function.
+ */
+#ifndef TT_API_INT_H
+#define TT_API_INT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "metrics.h"
+#include "model.h"
+#include "target.h"
+#include "template.h"
+
+enum {
+    TT__ROUTE_PUBLIC = 0,      /* scope 0: no token ever needed (healthz, readyz) */
+    TT__ROUTE_SSE = 1,         /* flag: the answer is a Server-Sent Events stream */
+    TT__ROUTE_NOJSON = 2       /* flag: the body is not parsed as JSON (raw_body only) */
+};
+
+typedef struct tt__route {
+    const char *method;
+    const char *pattern;       /* "/v1/jobs/{}/trials" */
+    tt_handler_fn fn;
+    int scope;                 /* TT_SCOPE_* needed, 0 for public routes */
+    int flags;
+    const char *name;          /* "GET /v1/jobs/{id}/trials", for logs and metrics */
+} tt__route;
+
+size_t tt__route_count(void);
+const tt__route *tt__route_at(size_t i);
+/* Route names array (tt__route_count() entries, static) for the metrics registry. */
+const char *const *tt__route_names(void);
+/* Match method + path: returns the route index and fills req->params / nparams (pointers
+ * into `scratch`, which must hold a copy of path: cap >= strlen(path) + 1).  -1 when no route
+ * matches; then *path_known is 1 when another method would have matched (405). */
+int tt__route_match(const char *method, const char *path, tt_req *req, char *scratch,
+                    size_t cap, int *path_known);
+
+/* Runtime hooks set by the daemon's main (NULL / 0 in tests that call handlers). */
+void tt__api_set_metrics(tt_metrics *m);
+tt_metrics *tt__api_get_metrics(void);
+/* 1 when the runner is started (or the process runs without workers on purpose). */
+void tt__api_set_runner_state(int alive);
+int tt__api_runner_state(void);
+
+/* A template named in a request: a name (from the catalog/store), or an inline document.
+ * Inline documents are stored in the catalog when `store` is 1 (tune, PUT), else parsed
+ * privately and owned here.  Release with tt__tmpl_ref_close(). */
+typedef struct tt__tmpl_ref {
+    const tt_template *t;
+    tt_template *owned;
+} tt__tmpl_ref;
+tt_rc tt__req_template(tt_server *srv, const json_t *v, int store, tt__tmpl_ref *ref,
+                       tt_errinfo *err);
+void tt__tmpl_ref_close(tt__tmpl_ref *ref);
+/* Target by name or alias; TT_ETARGET with path "target" when unknown or not a string. */
+tt_rc tt__req_target(tt_server *srv, const json_t *v, const tt_target **out, tt_errinfo *err);
+/* Problem (object or "M=..,N=.." string) into slots[0..ninputs); path "problem...". */
+tt_rc tt__req_problem(const tt_template *t, const json_t *v, int64_t *slots, tt_errinfo *err);
+/* Config (object or "block_M=..,.." string) into the param slots; path is e.g. "config". */
+tt_rc tt__req_config(const tt_template *t, const json_t *v, const char *path, int64_t *slots,
+                     tt_errinfo *err);
+/* Reject members of obj not in the NULL-terminated list: TT_EINVAL naming the member. */
+tt_rc tt__req_known_members(const json_t *obj, const char *const *allowed, tt_errinfo *err);
+/* Integer query argument: def when absent; TT_EINVAL when not an integer in lo..hi. */
+tt_rc tt__query_int(const json_t *query, const char *key, int64_t def, int64_t lo, int64_t hi,
+                    int64_t *out, tt_errinfo *err);
+
+/* The model's answer for a problem: space counts, and either the given configs (configs:
+ * a JSON array, borrowed) or the top `top` of the space.  max_space caps enumeration.
+ * Returns a new JSON object {"source":"model", "space":{...}, "results":[...]} or NULL with
+ * err set (TT_ETOOBIG when the space is too large to rank, TT_EUNSUPPORTED without a kernel).
+ * Shared by POST /v1/predict and `tiletuned predict`. */
+json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int64_t *problem,
+                          const json_t *configs, int top, double max_space, tt_errinfo *err);
+/* The simulator's answer for one config (new JSON object, "source":"sim"), with the Chrome
+ * trace of core trace_core (>= 0) as a parsed "trace" member.  NULL with err on failure. */
+json_t *tt__sim_run(const tt_template *t, const tt_target *tgt, const int64_t *slots,
+                    int trace_core, tt_errinfo *err);
+/* Human-readable tables of those answers (malloc'd text, caller frees). */
+char *tt__predict_text(const json_t *answer);
+char *tt__sim_text(const json_t *answer);
+/* Space counts of a template for one problem (new JSON object {"total","feasible",...}),
+ * enumerating at most limit configs (complete=false beyond). */
+json_t *tt__space_json(const tt_template *t, const tt_target *tgt, const int64_t *problem,
+                       double limit, tt_errinfo *err);
+
+/* A job as the API shows it (new reference). */
+json_t *tt__job_json(const tt_job *j);
+/* One SSE frame of progress for job id into buf ("event: progress\ndata: {...}\n\n").
+ * Returns its length, 0 when unchanged since the last done count and state (no frame), -1 on a
+ * store error.  *finished is 1 when the job reached a final state. */
+int tt__job_event(tt_store *s, int64_t id, char *buf, size_t cap, int64_t *last_done,
+                  int *last_state, int *finished);
+
+/* Handlers (api_jobs.c, api_model.c, api_meta.c). */
+void tt__api_tune(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_jobs_list(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_job_get(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_job_trials(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_job_events(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_job_cancel(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_predict(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_simulate(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_templates_list(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_template_get(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_template_put(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_template_validate(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_targets_list(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_target_get(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_config(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_healthz(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_readyz(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__api_metrics(tt_server *srv, const tt_req *req, tt_resp *resp);
+
+/* Strategies that enumerate the whole space (and so obey max_space). */
+int tt__strategy_enumerates(const char *strategy);
+
+#endif

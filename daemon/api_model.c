@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: MIT
+ * api_model.c - answers that come from the cost model and the simulator (POST /v1/predict,
+ * POST /v1/simulate, shared with `tiletuned predict|simulate`) and GET /v1/best.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+#include "metrics.h"
+#include "runner.h"
+#include "sim.h"
+#include "space.h"
+
+#define TT_MAX_TOP 1000
+
+/* ---- space counts ------------------------------------------------------------------- */
+static json_t *tt_counts_json(const tt_space_counts *c, uint64_t total, int enumerated)
+{
+    json_t *rej = json_object();
+    if (enumerated)
+        for (size_t i = 0; i < c->nreasons && i < TT_SPACE_MAX_REASONS; i++)
+            if (c->rejected[i])
+                json_object_set_new(rej, c->reason[i], json_integer((json_int_t)c->rejected[i]));
+    return json_pack("{s:I, s:o, s:o, s:b}", "total",
+                     (json_int_t)(total > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)total),
+                     "feasible",
+                     enumerated ? json_integer((json_int_t)c->feasible) : json_null(),
+                     "rejected", rej, "complete", enumerated && c->complete);
+}
+
+typedef struct tt_topk {
+    const tt_model *m;
+    const tt_template *t;
+    int k, n;
+    double *time;
+    int64_t *cfg;             /* k x nparams */
+    uint64_t model_infeasible;
+} tt_topk;
+
+static int tt_topk_visit(void *ud, const int64_t *slots)
+{
+    tt_topk *tk = ud;
+    int64_t buf[TT_MAX_SLOTS];
+    memcpy(buf, slots, tk->t->nslots * sizeof *buf);
+    tt_model_result r;
+    if (tt_model_eval(tk->m, buf, &r) != TT_OK) { tk->model_infeasible++; return 0; }
+    size_t np = tk->t->nparams, base = tk->t->ninputs;
+    if (tk->n == tk->k && r.time_us >= tk->time[tk->n - 1]) return 0;
+    int pos = tk->n < tk->k ? tk->n++ : tk->k - 1;
+    while (pos > 0 && tk->time[pos - 1] > r.time_us) {   /* stable: ties keep space order */
+        tk->time[pos] = tk->time[pos - 1];
+        memcpy(tk->cfg + (size_t)pos * np, tk->cfg + (size_t)(pos - 1) * np, np * sizeof(int64_t));
+        pos--;
+    }
+    tk->time[pos] = r.time_us;
+    memcpy(tk->cfg + (size_t)pos * np, slots + base, np * sizeof(int64_t));
+    return 0;
+}
+
+static json_t *tt_units_json(const double *v, double scale)
+{
+    json_t *o = json_object();
+    for (int u = 0; u < TT_UNIT__COUNT; u++)
+        json_object_set_new(o, tt_unit_name((tt_unit)u), json_real(v[u] * scale));
+    return o;
+}
+
+static json_t *tt_result_json(const tt_template *t, const int64_t *slots,
+                              const tt_model_result *r)
+{
+    json_t *o = json_pack("{s:o}", "config", tt_tmpl_config_json(t, slots));
+    if (!o) return NULL;
+    if (r->rc != TT_OK) {
+        json_object_set_new(o, "feasible", json_false());
+        json_object_set_new(o, "code", json_string(tt_rc_code(r->rc)));
+        json_object_set_new(o, "reason", json_string(r->reason));
+        return o;
+    }
+    json_object_set_new(o, "feasible", json_true());
+    json_object_set_new(o, "time_us", json_real(r->time_us));
+    json_object_set_new(o, "bound", json_string(tt_bound_name(r->bound)));
+    json_object_set_new(o, "blocks", json_integer(r->blocks));
+    json_object_set_new(o, "cores_used", json_integer(r->cores_used));
+    json_object_set_new(o, "waves", json_real(r->waves));
+    json_object_set_new(o, "gm_bytes", json_real(r->gm_bytes));
+    json_object_set_new(o, "l2_hit", json_real(r->l2_hit));
+    if (r->flops > 0 && r->time_us > 0)
+        json_object_set_new(o, "tflops", json_real(r->flops / r->time_us * 1e-6));
+    json_object_set_new(o, "busy_us", tt_units_json(r->busy_us, 1));
+    json_object_set_new(o, "util", tt_units_json(r->util, 1));
+    return o;
+}
+
+static int tt_count_only(void *ud, const int64_t *slots)
+{
+    (void)ud;
+    (void)slots;
+    return 0;
+}
+
+json_t *tt__space_json(const tt_template *t, const tt_target *tgt, const int64_t *problem,
+                       double limit, tt_errinfo *err)
+{
+    tt_caps caps;
+    tt_target_caps(tgt, &caps);
+    tt_space *sp = NULL;
+    if (tt_space_new(t, problem, &caps, &sp, err)) return NULL;
+    uint64_t total = tt_space_total(sp);
+    tt_space_counts c;
+    memset(&c, 0, sizeof c);
+    int en = (double)total <= limit;
+    if (en && tt_space_enumerate(sp, tt_count_only, NULL, 0, &c)) en = 0;
+    tt_space_free(sp);
+    return tt_counts_json(&c, total, en);
+}
+
+json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int64_t *problem,
+                          const json_t *configs, int top, double max_space, tt_errinfo *err)
+{
+    if (!t->kernel) {
+        tt_errf(err, TT_EUNSUPPORTED, "template",
+                "template %s has no kernel: the model cannot predict it (use a replay: or "
+                "cmd: backend)", t->name);
+        return NULL;
+    }
+    tt_model *m = NULL;
+    tt_space *sp = NULL;
+    json_t *out = NULL, *results = json_array();
+    tt_topk tk;
+    memset(&tk, 0, sizeof tk);
+    if (!results) { tt_errf(err, TT_ENOMEM, NULL, "out of memory"); return NULL; }
+    if (tt_model_new(t, tgt, problem, NULL, &m, err)) goto fail;
+    tt_caps caps;
+    tt_target_caps(tgt, &caps);
+    if (tt_space_new(t, problem, &caps, &sp, err)) goto fail;
+    uint64_t total = tt_space_total(sp);
+    tt_space_counts c;
+    memset(&c, 0, sizeof c);
+    int enumerate = (double)total <= max_space;
+    if (configs) {
+        size_t i;
+        json_t *cj;
+        json_array_foreach(configs, i, cj) {
+            int64_t slots[TT_MAX_SLOTS];
+            memset(slots, 0, sizeof slots);
+            memcpy(slots, problem, t->ninputs * sizeof *slots);
+            char path[32];
+            snprintf(path, sizeof path, "configs[%zu]", i);
+            if (tt__req_config(t, cj, path, slots, err)) goto fail;
+            tt_model_result r;
+            memset(&r, 0, sizeof r);
+            tt_errinfo ce;
+            tt_errinfo_clear(&ce);
+            if (tt_space_check(sp, slots, &ce) != TT_OK) {   /* the space's reason first */
+                r.rc = ce.rc;
+                snprintf(r.reason, sizeof r.reason, "%.127s", ce.msg);
+            } else {
+                tt_model_eval(m, slots, &r);
+            }
+            json_array_append_new(results, tt_result_json(t, slots, &r));
+        }
+        if (enumerate && tt_space_enumerate(sp, tt_count_only, NULL, 0, &c)) enumerate = 0;
+    } else {
+        if (!enumerate) {
+            tt_errf(err, TT_EUNSUPPORTED, "top",
+                    "space too large to rank (%.3g configs, limit %.3g); give \"configs\"",
+                    (double)total, max_space);
+            goto fail;
+        }
+        if (top < 1) top = 1;
+        if (top > TT_MAX_TOP) top = TT_MAX_TOP;
+        tk.m = m;
+        tk.t = t;
+        tk.k = top;
+        tk.time = calloc((size_t)top, sizeof *tk.time);
+        tk.cfg = calloc((size_t)top * (t->nparams ? t->nparams : 1), sizeof *tk.cfg);
+        if (!tk.time || !tk.cfg) { tt_errf(err, TT_ENOMEM, NULL, "out of memory"); goto fail; }
+        if (tt_space_enumerate(sp, tt_topk_visit, &tk, 0, &c)) {
+            tt_errf(err, TT_EINTERNAL, NULL, "enumeration failed");
+            goto fail;
+        }
+        for (int i = 0; i < tk.n; i++) {
+            int64_t slots[TT_MAX_SLOTS];
+            memset(slots, 0, sizeof slots);
+            memcpy(slots, problem, t->ninputs * sizeof *slots);
+            memcpy(slots + t->ninputs, tk.cfg + (size_t)i * t->nparams,
+                   t->nparams * sizeof *slots);
+            tt_model_result r;
+            tt_model_eval(m, slots, &r);
+            json_t *rj = tt_result_json(t, slots, &r);
+            if (rj) json_object_set_new(rj, "rank", json_integer(i + 1));
+            json_array_append_new(results, rj);
+        }
+    }
+    json_t *space = tt_counts_json(&c, total, enumerate);
+    if (space && !configs) json_object_set_new(space, "model_infeasible",
+                                               json_integer((json_int_t)tk.model_infeasible));
+    char key[1024];
+    tt_tmpl_problem_key(t, problem, key, sizeof key);
+    out = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:o, s:o, s:o}", "source", "model",
+                    "note", "analytic cost-model predictions (uncalibrated), not measurements",
+                    "target", tgt->name, "template", "name", t->name, "hash", t->hash,
+                    "problem_key", key, "problem", tt_tmpl_problem_json(t, problem), "space",
+                    space ? space : json_null(), "results", results);
+    results = NULL;
+    if (!out) tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+fail:
+    json_decref(results);
+    free(tk.time);
+    free(tk.cfg);
+    tt_space_free(sp);
+    tt_model_free(m);
+    return out;
+}
+
+json_t *tt__sim_run(const tt_template *t, const tt_target *tgt, const int64_t *slots_in,
+                    int trace_core, tt_errinfo *err)
+{
+    int64_t slots[TT_MAX_SLOTS];
+    memcpy(slots, slots_in, t->nslots * sizeof *slots);
+    tt_sim_opts o;
+    memset(&o, 0, sizeof o);
+    o.trace_core = trace_core;
+    tt_sim_result r;
+    memset(&r, 0, sizeof r);
+    tt_rc rc = tt_sim_run(t, tgt, slots, &o, &r);
+    if (rc != TT_OK) {
+        tt_errf(err, rc, "config", "%s", r.reason[0] ? r.reason : tt_strerror(rc));
+        tt_sim_result_close(&r);
+        return NULL;
+    }
+    json_t *stalls = json_object();
+    for (int s = 0; s < TT_STALL__COUNT; s++)
+        json_object_set_new(stalls, tt_stall_name((tt_stall)s), json_real(r.stall_cycles[s]));
+    char key[1024];
+    tt_tmpl_problem_key(t, slots, key, sizeof key);
+    json_t *out = json_pack(
+        "{s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:o, s:f, s:f, s:o, s:o, s:o, s:I, s:I, s:I, s:I}",
+        "source", "sim", "note", "simulated by the built-in pipeline simulator, not measured "
+        "on hardware", "target", tgt->name, "template", "name", t->name, "hash", t->hash,
+        "problem_key", key, "config", tt_tmpl_config_json(t, slots), "time_us", r.time_us,
+        "cycles", r.cycles, "busy_cycles", tt_units_json(r.busy_cycles, 1), "util",
+        tt_units_json(r.util, 1), "stall_cycles", stalls, "blocks", (json_int_t)r.blocks,
+        "waves", (json_int_t)r.waves, "waves_simulated", (json_int_t)r.waves_simulated,
+        "events", (json_int_t)r.events);
+    if (out && trace_core >= 0 && r.trace_json) {
+        json_t *tr = json_loads(r.trace_json, 0, NULL);
+        json_object_set_new(out, "trace", tr ? tr : json_null());
+    }
+    tt_sim_result_close(&r);
+    if (!out) tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+    return out;
+}
+
+/* ---- text forms for the CLI --------------------------------------------------------- */
+char *tt__predict_text(const json_t *a)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    const json_t *sp = json_object_get(a, "space");
+    fprintf(f, "template %s on %s, problem %s\n",
+            json_string_value(json_object_get(json_object_get(a, "template"), "name")),
+            json_string_value(json_object_get(a, "target")),
+            json_string_value(json_object_get(a, "problem_key")));
+    fprintf(f, "space: total %lld", (long long)json_integer_value(json_object_get(sp, "total")));
+    if (json_is_integer(json_object_get(sp, "feasible")))
+        fprintf(f, ", feasible %lld\n",
+                (long long)json_integer_value(json_object_get(sp, "feasible")));
+    else
+        fprintf(f, " (not enumerated: above max_space)\n");
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(sp, "rejected"), k, v)
+        fprintf(f, "  rejected %10lld  %s\n", (long long)json_integer_value(v), k);
+    fprintf(f, "predictions (source: analytic model, not measured):\n");
+    fprintf(f, "  %4s %12s %-8s %s\n", "rank", "time_us", "bound", "config");
+    size_t i;
+    json_array_foreach(json_object_get(a, "results"), i, v) {
+        char *cfg = json_dumps(json_object_get(v, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (json_is_true(json_object_get(v, "feasible")))
+            fprintf(f, "  %4zu %12.3f %-8s %s\n", i + 1,
+                    json_number_value(json_object_get(v, "time_us")),
+                    json_string_value(json_object_get(v, "bound")), cfg ? cfg : "");
+        else
+            fprintf(f, "  %4zu %12s %-8s %s (%s)\n", i + 1, "-", "infeasible", cfg ? cfg : "",
+                    json_string_value(json_object_get(v, "reason")));
+        free(cfg);
+    }
+    fclose(f);
+    return buf;
+}
+
+char *tt__sim_text(const json_t *a)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    char *cfg = json_dumps(json_object_get(a, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+    fprintf(f, "template %s on %s, problem %s\nconfig %s\n",
+            json_string_value(json_object_get(json_object_get(a, "template"), "name")),
+            json_string_value(json_object_get(a, "target")),
+            json_string_value(json_object_get(a, "problem_key")), cfg ? cfg : "");
+    free(cfg);
+    fprintf(f, "simulated time: %.3f us (%.0f cycles; source: simulator, not hardware)\n",
+            json_number_value(json_object_get(a, "time_us")),
+            json_number_value(json_object_get(a, "cycles")));
+    fprintf(f, "blocks %lld, waves %lld (simulated %lld), events %lld\n",
+            (long long)json_integer_value(json_object_get(a, "blocks")),
+            (long long)json_integer_value(json_object_get(a, "waves")),
+            (long long)json_integer_value(json_object_get(a, "waves_simulated")),
+            (long long)json_integer_value(json_object_get(a, "events")));
+    fprintf(f, "  %-6s %14s %6s\n", "unit", "busy_cycles", "util");
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(a, "busy_cycles"), k, v)
+        fprintf(f, "  %-6s %14.0f %5.1f%%\n", k, json_number_value(v),
+                100.0 * json_number_value(json_object_get(json_object_get(a, "util"), k)));
+    fprintf(f, "stalls:");
+    json_object_foreach(json_object_get(a, "stall_cycles"), k, v)
+        fprintf(f, " %s=%.0f", k, json_number_value(v));
+    fprintf(f, "\n");
+    fclose(f);
+    return buf;
+}
+
+/* ---- POST /v1/predict --------------------------------------------------------------- */
+void tt__api_predict(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+    static const char *const allowed[] = {"template", "target", "problem", "configs",
+                                          "config",   "top",    NULL};
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    const json_t *b = req->body;
+    if (!json_is_object(b)) {
+        tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a JSON object");
+        return;
+    }
+    if (tt__req_known_members(b, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
+    const json_t *jtop = json_object_get(b, "top");
+    if (jtop && (!json_is_integer(jtop) || json_integer_value(jtop) < 1 ||
+                 json_integer_value(jtop) > TT_MAX_TOP)) {
+        tt_resp_error(resp, TT_EINVAL, "top", "must be an integer in 1..%d", TT_MAX_TOP);
+        return;
+    }
+    const json_t *cfgs = json_object_get(b, "configs");
+    const json_t *one = json_object_get(b, "config");
+    json_t *tmp = NULL;
+    if (cfgs && (!json_is_array(cfgs) || json_array_size(cfgs) > 10000)) {
+        tt_resp_error(resp, TT_EINVAL, "configs", "must be an array of at most 10000 configs");
+        return;
+    }
+    if (one && !cfgs) cfgs = tmp = json_pack("[O]", one);
+    const tt_target *tgt;
+    tt__tmpl_ref ref = {0};
+    int64_t slots[TT_MAX_SLOTS];
+    memset(slots, 0, sizeof slots);
+    if (tt__req_target(srv, json_object_get(b, "target"), &tgt, &err) ||
+        tt__req_template(srv, json_object_get(b, "template"), 0, &ref, &err) ||
+        tt__req_problem(ref.t, json_object_get(b, "problem"), slots, &err)) {
+        tt_resp_errinfo(resp, &err);
+    } else {
+        json_t *a = tt__model_predict(ref.t, tgt, slots, cfgs,
+                                      jtop ? (int)json_integer_value(jtop) : 10, srv->max_space,
+                                      &err);
+        if (a) tt_resp_json(resp, 200, a);
+        else tt_resp_errinfo(resp, &err);
+    }
+    json_decref(tmp);
+    tt__tmpl_ref_close(&ref);
+}
+
+/* ---- POST /v1/simulate -------------------------------------------------------------- */
+void tt__api_simulate(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+    static const char *const allowed[] = {"template", "target", "problem", "config",
+                                          "trace",    "trace_core", NULL};
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    const json_t *b = req->body;
+    if (!json_is_object(b)) {
+        tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a JSON object");
+        return;
+    }
+    if (tt__req_known_members(b, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
+    const json_t *tr = json_object_get(b, "trace"), *tc = json_object_get(b, "trace_core");
+    if (tr && !json_is_boolean(tr)) {
+        tt_resp_error(resp, TT_EINVAL, "trace", "must be true or false");
+        return;
+    }
+    if (tc && (!json_is_integer(tc) || json_integer_value(tc) < 0 ||
+               json_integer_value(tc) > 1024)) {
+        tt_resp_error(resp, TT_EINVAL, "trace_core", "must be a core index");
+        return;
+    }
+    if (!json_object_get(b, "config")) {
+        tt_resp_error(resp, TT_EINVAL, "config", "missing member \"config\"");
+        return;
+    }
+    const tt_target *tgt;
+    tt__tmpl_ref ref = {0};
+    int64_t slots[TT_MAX_SLOTS];
+    memset(slots, 0, sizeof slots);
+    if (tt__req_target(srv, json_object_get(b, "target"), &tgt, &err) ||
+        tt__req_template(srv, json_object_get(b, "template"), 0, &ref, &err) ||
+        tt__req_problem(ref.t, json_object_get(b, "problem"), slots, &err) ||
+        tt__req_config(ref.t, json_object_get(b, "config"), "config", slots, &err)) {
+        tt_resp_errinfo(resp, &err);
+        tt__tmpl_ref_close(&ref);
+        return;
+    }
+    int core = json_is_true(tr) ? (tc ? (int)json_integer_value(tc) : 0) : -1;
+    json_t *a = tt__sim_run(ref.t, tgt, slots, core, &err);
+    if (a) tt_resp_json(resp, 200, a);
+    else tt_resp_errinfo(resp, &err);
+    tt__tmpl_ref_close(&ref);
+}
+
+/* ---- GET /v1/best ------------------------------------------------------------------- */
+/* Distance between two problems of one template (docs/api.md, "nearest"):
+ *   sum over int inputs of |log2(a / b)|; dtype inputs must be equal (else -1). */
+static double tt_problem_distance(const tt_template *t, const int64_t *a, const int64_t *b)
+{
+    double d = 0;
+    for (size_t i = 0; i < t->ninputs; i++) {
+        if (t->inputs[i].kind == TT_INPUT_DTYPE) {
+            if (a[i] != b[i]) return -1;
+        } else {
+            if (a[i] <= 0 || b[i] <= 0) { if (a[i] != b[i]) return -1; continue; }
+            d += fabs(log2((double)a[i] / (double)b[i]));
+        }
+    }
+    return d;
+}
+
+static json_t *tt_best_json(const tt_best *b, const char *target)
+{
+    json_t *pj = json_loads(b->problem_json ? b->problem_json : "null", JSON_DECODE_ANY, NULL);
+    json_t *cj = json_loads(b->config_json ? b->config_json : "null", JSON_DECODE_ANY, NULL);
+    const char *kind = strncmp(b->backend_fp, "sim", 3) == 0      ? "simulated"
+                       : strncmp(b->backend_fp, "model", 5) == 0  ? "predicted"
+                       : strncmp(b->backend_fp, "replay", 6) == 0 ? "replayed"
+                                                                  : "measured";
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:f, s:f, s:o, s:I, s:I, s:f, s:s}",
+                     "template", b->template_name, "template_hash", b->template_hash, "target",
+                     target, "measured_by", b->backend_fp, "problem", pj ? pj : json_null(),
+                     "problem_key", b->problem_key ? b->problem_key : "", "config",
+                     cj ? cj : json_null(), "median_us", b->median_us, "spread_us",
+                     b->spread_us, "predicted_us",
+                     b->predicted_us > 0 ? json_real(b->predicted_us) : json_null(), "trial",
+                     (json_int_t)b->trial_id, "job", (json_int_t)b->job_id, "updated_at",
+                     b->updated_at, "time_kind", kind);
+}
+
+void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    const json_t *q = req->query;
+    const char *tname = json_string_value(json_object_get(q, "template"));
+    const char *tgname = json_string_value(json_object_get(q, "target"));
+    const char *backend = json_string_value(json_object_get(q, "backend"));
+    const char *hash = json_string_value(json_object_get(q, "hash"));
+    const char *nearest_s = json_string_value(json_object_get(q, "nearest"));
+    int nearest = nearest_s && (!strcmp(nearest_s, "1") || !strcmp(nearest_s, "true") ||
+                                !*nearest_s);
+    if (nearest_s && !nearest && strcmp(nearest_s, "0") && strcmp(nearest_s, "false")) {
+        tt_resp_error(resp, TT_EINVAL, "nearest", "must be 0 or 1");
+        return;
+    }
+    if (!tname || !tgname) {
+        tt_resp_error(resp, TT_EINVAL, tname ? "target" : "template",
+                      "the query needs template= and target=");
+        return;
+    }
+    const tt_target *tgt = tt_catalog_target(srv->catalog, tgname);
+    if (!tgt) {
+        tt_resp_error(resp, TT_ETARGET, "target", "unknown target \"%.64s\"", tgname);
+        return;
+    }
+    const tt_template *t;
+    tt_rc rc = tt_catalog_template(srv->catalog, srv->store, tname, NULL, &t, &err);
+    if (rc) {
+        tt_resp_error(resp, rc, "template", "unknown template \"%.64s\"", tname);
+        return;
+    }
+    /* every other argument is an input of the template */
+    json_t *prob = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)q, k, v) {
+        if (!strcmp(k, "template") || !strcmp(k, "target") || !strcmp(k, "backend") ||
+            !strcmp(k, "hash") || !strcmp(k, "nearest"))
+            continue;
+        int slot = tt_tmpl_slot_of(t, k);
+        if (slot < 0 || (size_t)slot >= t->ninputs) {
+            tt_resp_error(resp, TT_EPROBLEM, k, "\"%.32s\" is not an input of %s", k, t->name);
+            json_decref(prob);
+            return;
+        }
+        const char *s = json_string_value(v);
+        if (t->inputs[slot].kind == TT_INPUT_INT) {
+            char *end;
+            errno = 0;
+            long long x = strtoll(s, &end, 10);
+            if (errno || end == s || *end) {
+                tt_resp_error(resp, TT_EPROBLEM, k, "%s must be an integer", k);
+                json_decref(prob);
+                return;
+            }
+            json_object_set_new(prob, k, json_integer(x));
+        } else {
+            json_object_set_new(prob, k, json_string(s));
+        }
+    }
+    int64_t slots[TT_MAX_SLOTS];
+    memset(slots, 0, sizeof slots);
+    rc = tt__req_problem(t, prob, slots, &err);
+    json_decref(prob);
+    if (rc) { tt_resp_errinfo(resp, &err); return; }
+    char fp[80] = "";
+    if (backend) {
+        rc = tt_runner_check_backend(&srv->runner_cfg, t, backend, fp, &err);
+        if (rc) {
+            if (!err.path[0]) snprintf(err.path, sizeof err.path, "backend");
+            tt_resp_errinfo(resp, &err);
+            return;
+        }
+    }
+    char key[1024];
+    tt_tmpl_problem_key(t, slots, key, sizeof key);
+    tt_best_query bq = {t->name, tgt->name, key, backend ? fp : NULL, hash};
+    tt_best b;
+    memset(&b, 0, sizeof b);
+    rc = tt_store_best_get(srv->store, &bq, &b);
+    if (rc == TT_OK) {
+        json_t *o = tt_best_json(&b, tgt->name);
+        if (o) {
+            json_object_set_new(o, "exact", json_true());
+            if (nearest) json_object_set_new(o, "distance", json_real(0));
+        }
+        tt_resp_json(resp, 200, o);
+        tt_best_clear(&b);
+        return;
+    }
+    if (rc != TT_ENOTFOUND) {
+        tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
+        return;
+    }
+    if (!nearest) {
+        tt_resp_error(resp, TT_ENOTFOUND, NULL,
+                      "no tuned config for %s on %s at %s (add nearest=1 for the closest shape)",
+                      t->name, tgt->name, key);
+        return;
+    }
+    bq.problem_key = NULL;
+    tt_best *rows = NULL;
+    size_t n = 0;
+    rc = tt_store_best_list(srv->store, &bq, &rows, &n);
+    if (rc && rc != TT_ENOTFOUND) {
+        tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
+        return;
+    }
+    double bestd = -1;
+    size_t bi = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *pj = rows[i].problem_json ? json_loads(rows[i].problem_json, 0, NULL) : NULL;
+        int64_t other[TT_MAX_SLOTS];
+        memset(other, 0, sizeof other);
+        if (pj && tt_tmpl_problem_from_json(t, pj, other, NULL) == TT_OK) {
+            double d = tt_problem_distance(t, slots, other);
+            if (d >= 0 && (bestd < 0 || d < bestd ||
+                           (d == bestd && rows[i].median_us < rows[bi].median_us))) {
+                bestd = d;
+                bi = i;
+            }
+        }
+        json_decref(pj);
+    }
+    if (bestd < 0) {
+        tt_resp_error(resp, TT_ENOTFOUND, NULL,
+                      "no tuned config for %s on %s with matching dtypes", t->name, tgt->name);
+    } else {
+        json_t *o = tt_best_json(&rows[bi], tgt->name);
+        if (o) {
+            json_object_set_new(o, "exact", json_false());
+            json_object_set_new(o, "distance", json_real(bestd));
+            json_object_set_new(o, "requested_problem_key", json_string(key));
+        }
+        tt_resp_json(resp, 200, o);
+    }
+    for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
+    free(rows);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT
+ * http.h - the HTTP server of tiletuned (libmicrohttpd): parse, limit, authenticate,
+ * route, answer; Server-Sent Events for job progress.
+ *
+ * Threading: MHD_USE_THREAD_PER_CONNECTION with an internal accept thread (poll).  With
+ * keep-alive each client connection is served by one thread that blocks in recv(), which on
+ * loopback gives the highest request rate of MHD's modes for a small number of busy clients
+ * (no epoll wake-up hand-off between threads), and it lets an SSE stream block for its
+ * ~200 ms store poll without holding up other connections.  max_connections bounds the
+ * threads.  The measurement workers never run on these threads (runner.h has its own).
+ *
+ * Per request: the body is accumulated up to max_body_bytes (a larger Content-Length gets
+ * 413 before any of the body is read; a chunked body that grows past the limit is discarded
+ * and answered 413), its JSON nesting is checked against max_json_depth before jansson
+ * parses it (400), bearer tokens are hashed with SHA-256 and compared in constant time
+ * with the configured tokens only (401 unknown/missing, 403 insufficient scope; the store's
+ * copies are a record, so removing a token from the config revokes it), and one line per
+ * request is logged: debug for successes, info for refusals (4xx), warning for 5xx.
+ *
+ * Ownership: tt_http_start() borrows srv and auth (they must outlive the server).
+ * tt_http_stop() stops accepting, ends SSE streams, joins every connection thread and frees.
+ */
+#ifndef TT_HTTP_H
+#define TT_HTTP_H
+
+#include "api.h"
+#include "auth.h"
+#include "tt_err.h"
+
+typedef struct tt_http_opts {
+    const char *listen;       /* "127.0.0.1:7878"; port 0 picks a free port */
+    int timeout_s;            /* idle connection timeout */
+    int max_connections;
+} tt_http_opts;
+
+typedef struct tt_http tt_http;
+
+/* Start listening.  TT_EINVAL for a bad address, TT_EIO when it cannot bind (err->msg says
+ * why); *out is NULL then. */
+tt_rc tt_http_start(tt_server *srv, const tt_auth *auth, const tt_http_opts *o, tt_http **out,
+                    tt_errinfo *err);
+/* The port actually bound. */
+int tt_http_port(const tt_http *h);
+/* Stop and free (NULL accepted). */
+void tt_http_stop(tt_http *h);
+
+/* Deepest nesting of arrays/objects in a JSON text (strings are skipped); stops counting
+ * once it exceeds limit and returns limit + 1. */
+int tt_json_depth(const char *text, size_t len, int limit);
+
+#endif

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT
+ * main.c - tiletuned: the daemon (serve, worker) and its offline commands (predict,
+ * simulate, validate, targets, config, hash-token).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api_int.h"
+#include "auth.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "runner.h"
+
+#ifndef TT_VERSION
+#define TT_VERSION "0.0.0"
+#endif
+
+/* Exit codes of tiletuned (docs/operations.md, `tiletuned --help`). */
+typedef enum tt_exit {
+    TT_EXIT_OK = 0,        /* success; serve/worker: stopped by SIGTERM/SIGINT */
+    TT_EXIT_FAIL = 1,      /* a runtime failure not covered below */
+    TT_EXIT_USAGE = 2,     /* bad command line */
+    TT_EXIT_CONFIG = 3,    /* invalid configuration (file, environment or flag) */
+    TT_EXIT_INVALID = 4,   /* invalid template, problem or config; infeasible config */
+    TT_EXIT_NOTFOUND = 5,  /* unknown template or target */
+    TT_EXIT_STORE = 6,     /* database cannot be opened or migrated */
+    TT_EXIT_LISTEN = 7     /* cannot listen on the configured address */
+} tt_exit;
+
+static const char tt_usage[] =
+    "usage: tiletuned [COMMAND] [OPTIONS]\n"
+    "\n"
+    "commands:\n"
+    "  serve                 run the HTTP API and the workers (default)\n"
+    "  worker                run workers only, against a shared PostgreSQL (--db)\n"
+    "  predict               rank configs with the analytic cost model\n"
+    "      --template FILE|NAME --target T --problem K=V,.. [--config K=V,..] [--top K] [--json]\n"
+    "  simulate              run the pipeline simulator on one config\n"
+    "      --template FILE|NAME --target T --problem K=V,.. --config K=V,.. [--trace FILE.json]\n"
+    "      [--json]\n"
+    "  validate FILE         check a template document\n"
+    "  targets [--json]      list the chip descriptions\n"
+    "  config --show|--sample [--json]   effective configuration with sources / a sample file\n"
+    "  hash-token [SECRET]   SHA-256 of a token secret for the config file (stdin if omitted)\n"
+    "  --help, --version\n"
+    "\n"
+    "options of serve, worker and config (default < file < environment < flag):\n"
+    "  -c, --config-file FILE   JSON config file (env TILETUNE_CONFIG)\n";
+
+static const char tt_exit_help[] =
+    "\nexit codes: 0 ok, 1 failure, 2 usage, 3 configuration, 4 invalid input,\n"
+    "  5 unknown template/target, 6 database, 7 cannot listen\n";
+
+static void tt_print_help(void)
+{
+    fputs(tt_usage, stdout);
+    char *h = tt_config_help_text();
+    if (h) fputs(h, stdout);
+    free(h);
+    fputs(tt_exit_help, stdout);
+}
+
+/* ---- configuration from file, environment and flags --------------------------------- */
+/* Parse config flags of argv[1..]; positional and unknown arguments are left to the caller
+ * in rest[] (count *nrest). */
+static int tt_load_config(tt_config *cfg, int argc, char **argv, char **rest, int *nrest)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    if (tt_config_init(cfg)) { fprintf(stderr, "tiletuned: out of memory\n"); return TT_EXIT_FAIL; }
+    const char *file = getenv("TILETUNE_CONFIG");
+    for (int i = 1; i < argc; i++)
+        if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config-file")) && i + 1 < argc)
+            file = argv[i + 1];
+        else if (!strncmp(argv[i], "--config-file=", 14))
+            file = argv[i] + 14;
+    if (file && *file && tt_config_load_file(cfg, file, &err)) {
+        fprintf(stderr, "tiletuned: config file %s: %s%s%s\n", file, err.path,
+                err.path[0] ? ": " : "", err.msg);
+        return TT_EXIT_CONFIG;
+    }
+    if (tt_config_load_env(cfg, &err)) {
+        fprintf(stderr, "tiletuned: environment: %s: %s\n", err.path, err.msg);
+        return TT_EXIT_CONFIG;
+    }
+    *nrest = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-c") || !strcmp(a, "--config-file")) { i++; continue; }
+        if (!strncmp(a, "--config-file=", 14)) continue;
+        if (strncmp(a, "--", 2) != 0) { rest[(*nrest)++] = argv[i]; continue; }
+        char key[64];
+        const char *eq = strchr(a, '=');
+        size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (kl >= sizeof key) { rest[(*nrest)++] = argv[i]; continue; }
+        memcpy(key, a + 2, kl);
+        key[kl] = '\0';
+        int id = tt_config_find(key);
+        if (id < 0) { rest[(*nrest)++] = argv[i]; continue; }
+        const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!val) {
+            fprintf(stderr, "tiletuned: --%s needs a value\n", key);
+            return TT_EXIT_USAGE;
+        }
+        if (tt_config_set(cfg, (tt_cfg_id)id, val, TT_CFGS_FLAG, a, &err)) {
+            fprintf(stderr, "tiletuned: --%s: %s\n", key, err.msg);
+            return TT_EXIT_CONFIG;
+        }
+    }
+    return TT_EXIT_OK;
+}
+
+static int tt_open_log(const tt_config *cfg)
+{
+    int lvl = tt_log_level_parse(tt_config_str(cfg, TT_CFG_LOG_LEVEL));
+    if (tt_log_open(tt_config_str(cfg, TT_CFG_LOG_FILE), (tt_log_level)(lvl < 0 ? 1 : lvl))) {
+        fprintf(stderr, "tiletuned: cannot open log file %s: %s\n",
+                tt_config_str(cfg, TT_CFG_LOG_FILE), strerror(errno));
+        return TT_EXIT_CONFIG;
+    }
+    return TT_EXIT_OK;
+}
+
+static void tt_runner_cfg(const tt_config *cfg, tt_catalog *cat, tt_runner_config *rc)
+{
+    memset(rc, 0, sizeof *rc);
+    rc->db_url = tt_config_str(cfg, TT_CFG_DB);
+    rc->workers = (int)tt_config_int(cfg, TT_CFG_WORKERS);
+    rc->lease_seconds = tt_config_num(cfg, TT_CFG_LEASE_SECONDS);
+    rc->poll_seconds = tt_config_num(cfg, TT_CFG_POLL_SECONDS);
+    const char *wn = tt_config_str(cfg, TT_CFG_WORKER_NAME);
+    rc->worker_name = wn && *wn ? wn : NULL;
+    rc->catalog = cat;
+    rc->datasets_dir = tt_config_str(cfg, TT_CFG_DATASETS_DIR);
+    rc->toolchains = tt_config_json(cfg, TT_CFG_TOOLCHAINS);
+    rc->work_dir = tt_config_str(cfg, TT_CFG_WORK_DIR);
+}
+
+static tt_catalog *tt_open_catalog(const tt_config *cfg, int *code)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_catalog *cat = NULL;
+    if (tt_catalog_new(tt_config_str(cfg, TT_CFG_TEMPLATES_DIR),
+                       tt_config_str(cfg, TT_CFG_TARGETS_DIR), &cat, &err)) {
+        fprintf(stderr, "tiletuned: cannot load templates/targets: %s%s%s\n", err.path,
+                err.path[0] ? ": " : "", err.msg);
+        *code = TT_EXIT_CONFIG;
+        return NULL;
+    }
+    return cat;
+}
+
+/* Block the stop signals in every thread; the main thread waits for them. */
+static void tt_block_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---- serve / worker ----------------------------------------------------------------- */
+static int tt_cmd_daemon(int argc, char **argv, int serve)
+{
+    tt_config cfg;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    if (!rest) return TT_EXIT_FAIL;
+    int code = tt_load_config(&cfg, argc, argv, rest, &nrest);
+    if (!code && nrest) {
+        fprintf(stderr, "tiletuned: unknown option %s (see --help)\n", rest[0]);
+        code = TT_EXIT_USAGE;
+    }
+    free(rest);
+    if (!code) code = tt_open_log(&cfg);
+    if (!code && !serve && tt_config_int(&cfg, TT_CFG_WORKERS) < 1) {
+        fprintf(stderr, "tiletuned: worker: --workers must be at least 1\n");
+        code = TT_EXIT_CONFIG;
+    }
+    if (code) { tt_config_close(&cfg); return code; }
+
+    sigset_t sigs;
+    tt_block_signals(&sigs);
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_catalog *cat = NULL;
+    tt_store *store = NULL;
+    tt_auth *auth = NULL;
+    tt_runner *runner = NULL;
+    tt_http *http = NULL;
+    tt_metrics *metrics = NULL;
+    json_t *cfgjson = NULL;
+    const char *db = tt_config_str(&cfg, TT_CFG_DB);
+
+    if (!(cat = tt_open_catalog(&cfg, &code))) goto out;
+    if (tt_store_open(db, &store, &err)) {
+        tt_fatal("cannot open database %s: %s", db, err.msg);
+        code = TT_EXIT_STORE;
+        goto out;
+    }
+    if (tt_catalog_sync(cat, store)) tt_warning("cannot store the built-in templates");
+    if (serve) {
+        auth = tt_auth_new();
+        size_t i;
+        json_t *t;
+        json_array_foreach(tt_config_json(&cfg, TT_CFG_TOKENS), i, t) {
+            const char *name = json_string_value(json_object_get(t, "name"));
+            const char *sha = json_string_value(json_object_get(t, "secret_sha256"));
+            const char *sc = json_string_value(json_object_get(t, "scopes"));
+            if (!auth || tt_auth_add(auth, name, sha, sc, &err)) {
+                tt_fatal("token %zu: %s", i, err.msg);
+                code = TT_EXIT_CONFIG;
+                goto out;
+            }
+            char lower[65];
+            for (int k = 0; k < 64; k++) lower[k] = (char)(sha[k] | 0x20);
+            lower[64] = '\0';
+            if (tt_store_token_put(store, name, lower, sc))
+                tt_warning("cannot store token %s: %s", name, tt_store_errmsg(store));
+        }
+    }
+    if (serve && tt_store_engine_of(store) == TT_STORE_SQLITE) {
+        /* single host: jobs left running by a previous process resume now */
+        if (tt_store_job_release_all(store)) tt_warning("cannot release old job leases");
+    }
+    tt_runner_config rcfg;
+    tt_runner_cfg(&cfg, cat, &rcfg);
+    if (rcfg.workers > 0) {
+        if (tt_runner_start(&rcfg, &runner, &err)) {
+            tt_fatal("cannot start the workers: %s", err.msg);
+            code = TT_EXIT_FAIL;
+            goto out;
+        }
+        tt__api_set_runner_state(1);
+    } else {
+        tt__api_set_runner_state(-1);   /* API only, on purpose */
+    }
+    if (serve) {
+        cfgjson = tt_config_to_json(&cfg, 1, 1);
+        metrics = tt_metrics_new(tt__route_names(), tt__route_count());
+        tt__api_set_metrics(metrics);
+        static tt_server srv;
+        memset(&srv, 0, sizeof srv);
+        srv.store = store;
+        srv.catalog = cat;
+        srv.runner_cfg = rcfg;
+        srv.config = cfgjson;
+        srv.max_body_bytes = (size_t)tt_config_int(&cfg, TT_CFG_MAX_BODY_BYTES);
+        srv.max_json_depth = (int)tt_config_int(&cfg, TT_CFG_MAX_JSON_DEPTH);
+        srv.max_space = tt_config_num(&cfg, TT_CFG_MAX_SPACE);
+        srv.max_jobs_per_token = (int)tt_config_int(&cfg, TT_CFG_MAX_JOBS_PER_TOKEN);
+        srv.open_reads = (int)tt_config_int(&cfg, TT_CFG_OPEN_READS);
+        tt_http_opts ho = {tt_config_str(&cfg, TT_CFG_LISTEN),
+                           (int)tt_config_int(&cfg, TT_CFG_REQUEST_TIMEOUT),
+                           (int)tt_config_int(&cfg, TT_CFG_MAX_CONNECTIONS)};
+        if (tt_http_start(&srv, auth, &ho, &http, &err)) {
+            tt_fatal("%s", err.msg);
+            code = TT_EXIT_LISTEN;
+            goto out;
+        }
+        tt_info("tiletuned %s listening on %s (port %d), db %s, %d workers, %zu tokens, "
+                "open reads %s", TT_VERSION, ho.listen, tt_http_port(http), db, rcfg.workers,
+                tt_auth_count(auth), srv.open_reads ? "yes" : "no");
+    } else {
+        tt_info("tiletuned worker %s: db %s, %d workers", TT_VERSION, db, rcfg.workers);
+    }
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    tt_info("signal %d: stopping (running jobs stay resumable)", sig);
+    code = TT_EXIT_OK;
+out:
+    tt_http_stop(http);             /* stop accepting, finish requests, end SSE streams */
+    tt_runner_stop(runner);         /* workers finish their current trial */
+    tt__api_set_runner_state(0);
+    tt__api_set_metrics(NULL);
+    tt_metrics_free(metrics);
+    tt_store_close(store);
+    tt_catalog_free(cat);
+    tt_auth_free(auth);
+    json_decref(cfgjson);
+    if (code == TT_EXIT_OK) tt_info("stopped");
+    tt_log_close();
+    tt_config_close(&cfg);
+    return code;
+}
+
+/* ---- offline commands --------------------------------------------------------------- */
+typedef struct tt_cli {
+    const char *tmpl, *target, *problem, *config, *trace;
+    int top, json, show, sample;
+} tt_cli;
+
+static int tt_exit_of(tt_rc rc)
+{
+    switch (rc) {
+    case TT_OK: return TT_EXIT_OK;
+    case TT_ENOTFOUND: case TT_ETARGET: return TT_EXIT_NOTFOUND;
+    case TT_EIO: case TT_ENOMEM: case TT_EINTERNAL: return TT_EXIT_FAIL;
+    default: return TT_EXIT_INVALID;
+    }
+}
+
+static int tt_report(const char *what, tt_rc rc, const tt_errinfo *e)
+{
+    fprintf(stderr, "tiletuned: %s: %s%s%s\n", what, e->path, e->path[0] ? ": " : "",
+            e->msg[0] ? e->msg : tt_strerror(rc));
+    return tt_exit_of(rc);
+}
+
+/* Template by file (a path that exists) or by name from the catalog. */
+static tt_rc tt_cli_template(tt_catalog *cat, const char *arg, tt_template **owned,
+                             const tt_template **t, tt_errinfo *err)
+{
+    struct stat st;
+    *owned = NULL;
+    if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
+        tt_rc rc = tt_tmpl_parse_file(arg, owned, err);
+        *t = *owned;
+        return rc;
+    }
+    tt_rc rc = tt_catalog_template(cat, NULL, arg, NULL, t, err);
+    if (rc == TT_ENOTFOUND)
+        return tt_errf(err, TT_ENOTFOUND, "template", "no template file or built-in named %s",
+                       arg);
+    return rc;
+}
+
+static int tt_cmd_model(int argc, char **argv, int simulate)
+{
+    tt_config cfg;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    if (!rest) return TT_EXIT_FAIL;
+    int code = tt_load_config(&cfg, argc, argv, rest, &nrest);
+    tt_cli c = {NULL, NULL, NULL, NULL, NULL, 10, 0, 0, 0};
+    for (int i = 0; !code && i < nrest; i++) {
+        const char *a = rest[i];
+        const char **dst = !strcmp(a, "--template") ? &c.tmpl
+                           : !strcmp(a, "--target") ? &c.target
+                           : !strcmp(a, "--problem") || !strcmp(a, "-p") ? &c.problem
+                           : !strcmp(a, "--config") ? &c.config
+                           : !strcmp(a, "--trace") && simulate ? &c.trace : NULL;
+        if (dst && i + 1 < nrest) { *dst = rest[++i]; continue; }
+        if (!strcmp(a, "--json")) { c.json = 1; continue; }
+        if (!strcmp(a, "--top") && !simulate && i + 1 < nrest) {
+            c.top = atoi(rest[++i]);
+            if (c.top >= 1 && c.top <= 1000) continue;
+        }
+        fprintf(stderr, "tiletuned: bad argument %s (see --help)\n", a);
+        code = TT_EXIT_USAGE;
+    }
+    free(rest);
+    if (!code && (!c.tmpl || !c.target || !c.problem || (simulate && !c.config))) {
+        fprintf(stderr, "tiletuned: %s needs --template, --target, --problem%s\n",
+                simulate ? "simulate" : "predict", simulate ? " and --config" : "");
+        code = TT_EXIT_USAGE;
+    }
+    if (code) { tt_config_close(&cfg); return code; }
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_catalog *cat = tt_open_catalog(&cfg, &code);
+    tt_template *owned = NULL;
+    const tt_template *t = NULL;
+    json_t *a = NULL;
+    tt_rc rc;
+    if (!cat) goto out;
+    const tt_target *tgt = tt_catalog_target(cat, c.target);
+    if (!tgt) {
+        fprintf(stderr, "tiletuned: unknown target %s (tiletuned targets)\n", c.target);
+        code = TT_EXIT_NOTFOUND;
+        goto out;
+    }
+    if ((rc = tt_cli_template(cat, c.tmpl, &owned, &t, &err))) {
+        code = tt_report(c.tmpl, rc, &err);
+        goto out;
+    }
+    int64_t slots[TT_MAX_SLOTS];
+    memset(slots, 0, sizeof slots);
+    if ((rc = tt_tmpl_problem_parse(t, c.problem, slots, &err))) {
+        code = tt_report("--problem", rc, &err);
+        goto out;
+    }
+    if (simulate) {
+        if ((rc = tt_tmpl_config_parse(t, c.config, slots, &err))) {
+            code = tt_report("--config", rc, &err);
+            goto out;
+        }
+        a = tt__sim_run(t, tgt, slots, c.trace ? 0 : -1, &err);
+    } else {
+        json_t *cfgs = NULL;
+        if (c.config) cfgs = json_pack("[s]", c.config);
+        a = tt__model_predict(t, tgt, slots, cfgs, c.top, tt_config_num(&cfg, TT_CFG_MAX_SPACE),
+                              &err);
+        json_decref(cfgs);
+    }
+    if (!a) {
+        code = tt_report(simulate ? "simulate" : "predict", err.rc, &err);
+        goto out;
+    }
+    if (c.trace) {
+        json_t *tr = json_object_get(a, "trace");
+        if (!tr || json_dump_file(tr, c.trace, JSON_COMPACT)) {
+            fprintf(stderr, "tiletuned: cannot write trace %s\n", c.trace);
+            code = TT_EXIT_FAIL;
+            goto out;
+        }
+        json_object_del(a, "trace");
+        json_object_set_new(a, "trace_file", json_string(c.trace));
+    }
+    if (c.json) {
+        char *s = json_dumps(a, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (s) puts(s);
+        free(s);
+    } else {
+        char *s = simulate ? tt__sim_text(a) : tt__predict_text(a);
+        if (s) fputs(s, stdout);
+        if (c.trace) printf("trace written to %s (open in https://ui.perfetto.dev)\n", c.trace);
+        free(s);
+    }
+out:
+    json_decref(a);
+    tt_tmpl_free(owned);
+    tt_catalog_free(cat);
+    tt_config_close(&cfg);
+    return code;
+}
+
+static int tt_cmd_validate(int argc, char **argv)
+{
+    if (argc != 3 || argv[2][0] == '-') {
+        fprintf(stderr, "usage: tiletuned validate FILE\n");
+        return TT_EXIT_USAGE;
+    }
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_template *t = NULL;
+    tt_rc rc = tt_tmpl_parse_file(argv[2], &t, &err);
+    if (rc) return tt_report(argv[2], rc, &err);
+    double total = 1;
+    for (size_t i = 0; i < t->nparams; i++) total *= (double)t->params[i].nvalues;
+    printf("%s: ok: template %s version %s hash %s, %zu inputs, %zu params (%.0f configs "
+           "before constraints), %s\n", argv[2], t->name, t->version ? t->version : "-",
+           t->hash, t->ninputs, t->nparams, total, t->kernel ? "with kernel" : "no kernel");
+    tt_tmpl_free(t);
+    return TT_EXIT_OK;
+}
+
+static int tt_cmd_targets(int argc, char **argv)
+{
+    tt_config cfg;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0, json = 0;
+    if (!rest) return TT_EXIT_FAIL;
+    int code = tt_load_config(&cfg, argc, argv, rest, &nrest);
+    for (int i = 0; !code && i < nrest; i++) {
+        if (!strcmp(rest[i], "--json")) json = 1;
+        else { fprintf(stderr, "tiletuned: bad argument %s\n", rest[i]); code = TT_EXIT_USAGE; }
+    }
+    free(rest);
+    tt_catalog *cat = code ? NULL : tt_open_catalog(&cfg, &code);
+    if (cat) {
+        const tt_targets *ts = tt_catalog_targets(cat);
+        json_t *arr = json_array();
+        if (!json) printf("%-14s %-3s %5s %5s %8s  %s\n", "name", "", "cube", "vec", "MHz", "aliases");
+        for (size_t i = 0; i < tt_targets_count(ts); i++) {
+            const tt_target *t = tt_targets_at(ts, i);
+            char al[256] = "";
+            json_t *aj = json_array();
+            for (int k = 0; k < t->naliases; k++) {
+                size_t used = strlen(al);
+                snprintf(al + used, sizeof al - used, "%s%s", k ? "," : "", t->aliases[k]);
+                json_array_append_new(aj, json_string(t->aliases[k]));
+            }
+            if (json)
+                json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:i, s:f, s:o}", "name",
+                                                     t->name, "platform", t->platform,
+                                                     "cube_cores", t->cube_cores, "vector_cores",
+                                                     t->vector_cores, "clock_mhz", t->clock_mhz,
+                                                     "aliases", aj));
+            else {
+                json_decref(aj);
+                printf("%-14s %-3s %5d %5d %8.0f  %s\n", t->name, t->platform, t->cube_cores,
+                       t->vector_cores, t->clock_mhz, al);
+            }
+        }
+        if (json) {
+            char *s = json_dumps(arr, JSON_INDENT(2));
+            if (s) puts(s);
+            free(s);
+        }
+        json_decref(arr);
+    }
+    tt_catalog_free(cat);
+    tt_config_close(&cfg);
+    return code;
+}
+
+static int tt_cmd_config(int argc, char **argv)
+{
+    tt_config cfg;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0, json = 0, show = 0, sample = 0;
+    if (!rest) return TT_EXIT_FAIL;
+    int code = tt_load_config(&cfg, argc, argv, rest, &nrest);
+    for (int i = 0; !code && i < nrest; i++) {
+        if (!strcmp(rest[i], "--json")) json = 1;
+        else if (!strcmp(rest[i], "--show")) show = 1;
+        else if (!strcmp(rest[i], "--sample")) sample = 1;
+        else if (strcmp(rest[i], "config")) {
+            fprintf(stderr, "tiletuned: bad argument %s\n", rest[i]);
+            code = TT_EXIT_USAGE;
+        }
+    }
+    free(rest);
+    if (!code && sample) {
+        char *s = tt_config_sample_text();
+        if (s) fputs(s, stdout);
+        free(s);
+    } else if (!code && (show || json)) {
+        json_t *o = tt_config_to_json(&cfg, 1, 1);
+        if (json) {
+            char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            if (s) puts(s);
+            free(s);
+        } else {
+            const char *k;
+            json_t *v;
+            json_object_foreach(o, k, v) {
+                char *val = json_dumps(json_object_get(v, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
+                const char *origin = json_string_value(json_object_get(v, "origin"));
+                printf("%-20s %-8s %s%s%s%s\n", k,
+                       json_string_value(json_object_get(v, "source")), val ? val : "",
+                       origin && *origin ? "  (" : "", origin ? origin : "",
+                       origin && *origin ? ")" : "");
+                free(val);
+            }
+        }
+        json_decref(o);
+    } else if (!code) {
+        fprintf(stderr, "usage: tiletuned config --show|--sample [--json] [options]\n");
+        code = TT_EXIT_USAGE;
+    }
+    tt_config_close(&cfg);
+    return code;
+}
+
+static int tt_cmd_hash_token(int argc, char **argv)
+{
+    char buf[4096];
+    const char *secret;
+    size_t len;
+    if (argc >= 3) {
+        secret = argv[2];
+        len = strlen(secret);
+    } else {
+        len = fread(buf, 1, sizeof buf - 1, stdin);
+        while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) len--;
+        buf[len] = '\0';
+        secret = buf;
+    }
+    if (!len) { fprintf(stderr, "tiletuned: empty secret\n"); return TT_EXIT_USAGE; }
+    char hex[65];
+    tt_sha256_hex(secret, len, hex);
+    puts(hex);
+    return TT_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : "serve";
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        tt_print_help();
+        return TT_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("tiletuned %s\n", TT_VERSION);
+        return TT_EXIT_OK;
+    }
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help")) { tt_print_help(); return TT_EXIT_OK; }
+    /* a leading option means "serve" with options */
+    if (cmd[0] == '-') return tt_cmd_daemon(argc, argv, 1);
+    /* subcommands see argv shifted by one (their own name is argv[0]) */
+    if (!strcmp(cmd, "serve")) return tt_cmd_daemon(argc - 1, argv + 1, 1);
+    if (!strcmp(cmd, "worker")) return tt_cmd_daemon(argc - 1, argv + 1, 0);
+    if (!strcmp(cmd, "predict")) return tt_cmd_model(argc - 1, argv + 1, 0);
+    if (!strcmp(cmd, "simulate")) return tt_cmd_model(argc - 1, argv + 1, 1);
+    if (!strcmp(cmd, "validate")) return tt_cmd_validate(argc, argv);
+    if (!strcmp(cmd, "targets")) return tt_cmd_targets(argc - 1, argv + 1);
+    if (!strcmp(cmd, "config")) return tt_cmd_config(argc - 1, argv + 1);
+    if (!strcmp(cmd, "hash-token")) return tt_cmd_hash_token(argc, argv);
+    fprintf(stderr, "tiletuned: unknown command %s (see tiletuned --help)\n", cmd);
+    return TT_EXIT_USAGE;
+}

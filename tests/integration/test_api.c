@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT
+ * test_api.c - every route of API v1 against a live tiletuned (SQLite, one worker):
+ * happy paths and error paths, with libcurl.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt_daemon.h"
+#include "tt_test.h"
+
+static tt_daemon D;
+static long long g_job;            /* a finished sim job (tuned by suite init) */
+
+static const char *TUNE_BODY =
+    "{\"template\":\"gemm\",\"problem\":{\"M\":1024,\"N\":1024,\"K\":1024,\"dtype\":\"float16\"},"
+    "\"target\":\"a2\",\"backend\":\"sim\",\"strategy\":\"model-refine\",\"budget\":{\"trials\":8},"
+    "\"seed\":3}";
+
+static int suite_init(void)
+{
+    if (tt_daemon_start(&D, NULL)) return 1;
+    tt_hres r;
+    if (tt_daemon_req(&D, "POST", "/v1/tune", TT_TOKEN_TUNE, TUNE_BODY, strlen(TUNE_BODY), &r) ||
+        r.status != 202) {
+        fprintf(stderr, "tune failed: %ld %s\n", r.status, r.body);
+        tt_hres_free(&r);
+        return 1;
+    }
+    g_job = (long long)json_integer_value(json_object_get(r.json, "job"));
+    tt_hres_free(&r);
+    const char *st = tt_daemon_wait_job(&D, g_job, 60);
+    return st && !strcmp(st, "done") ? 0 : 1;
+}
+
+static int suite_clean(void)
+{
+    int st = tt_daemon_stop(&D);                /* SIGTERM -> exit 0 */
+    if (st != 0) fprintf(stderr, "tiletuned exited with %d after SIGTERM\n", st);
+    tt_daemon_cleanup(&D);
+    return st != 0;
+}
+
+/* Request and check the status (and error code when given). Returns the response. */
+static tt_hres req(const char *method, const char *path, const char *token, const char *body,
+                   long status, const char *code)
+{
+    tt_hres r;
+    int rc = tt_daemon_req(&D, method, path, token, body, body ? strlen(body) : 0, &r);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (r.status != status)
+        fprintf(stderr, "\n%s %s: got %ld, want %ld: %s\n", method, path, r.status, status, r.body);
+    CU_ASSERT_EQUAL(r.status, status);
+    if (code) {
+        CU_ASSERT_STRING_EQUAL(tt_hres_code(&r), code);
+    }
+    if (status >= 400) {   /* every error is a JSON error document */
+        CU_ASSERT_PTR_NOT_NULL(json_object_get(json_object_get(r.json, "error"), "message"));
+    }
+    return r;
+}
+
+static void test_health(void)
+{
+    tt_hres r = req("GET", "/healthz", NULL, NULL, 200, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "status")), "ok");
+    tt_hres_free(&r);
+    r = req("GET", "/readyz", NULL, NULL, 200, NULL);
+    CU_ASSERT(json_is_true(json_object_get(r.json, "ready")));
+    tt_hres_free(&r);
+    r = req("POST", "/healthz", NULL, "{}", 405, "method_not_allowed");
+    tt_hres_free(&r);
+}
+
+static void test_metrics(void)
+{
+    tt_hres r = req("GET", "/metrics", NULL, NULL, 200, NULL);
+    CU_ASSERT(strstr(r.content_type, "text/plain") != NULL);
+    CU_ASSERT(strstr(r.body, "tiletune_http_requests_total{route=\"POST /v1/tune\",status=\"202\"} 3") != NULL);
+    CU_ASSERT(strstr(r.body, "tiletune_jobs{state=\"done\"}") != NULL);
+    CU_ASSERT(strstr(r.body, "tiletune_queue_depth") != NULL);
+    CU_ASSERT(strstr(r.body, "tiletune_trials_total{backend=\"sim\"") != NULL);
+    CU_ASSERT(strstr(r.body, "tiletune_http_request_duration_seconds_bucket") != NULL);
+    tt_hres_free(&r);
+}
+
+static void test_targets(void)
+{
+    tt_hres r = req("GET", "/v1/targets", NULL, NULL, 200, NULL);
+    CU_ASSERT(json_array_size(json_object_get(r.json, "targets")) >= 10);
+    tt_hres_free(&r);
+    r = req("GET", "/v1/targets/a3", NULL, NULL, 200, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "name")), "Ascend910_9382");
+    CU_ASSERT(json_is_object(json_object_get(r.json, "document")));
+    tt_hres_free(&r);
+    r = req("GET", "/v1/targets/nosuchchip", NULL, NULL, 404, "not_found");
+    tt_hres_free(&r);
+}
+
+static void test_templates(void)
+{
+    tt_hres r = req("GET", "/v1/templates", NULL, NULL, 200, NULL);
+    json_t *arr = json_object_get(r.json, "templates");
+    int found = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach(arr, i, t)
+        if (!strcmp(json_string_value(json_object_get(t, "name")) ?: "", "gemm")) found = 1;
+    CU_ASSERT(found);
+    tt_hres_free(&r);
+    r = req("GET", "/v1/templates/gemm", NULL, NULL, 200, NULL);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "params")), 6);
+    json_t *doc = json_incref(json_object_get(r.json, "document"));
+    tt_hres_free(&r);
+    r = req("GET", "/v1/templates/nope", NULL, NULL, 404, "not_found");
+    tt_hres_free(&r);
+    /* validate: the document itself is valid; a broken one names the path */
+    char *text = json_dumps(doc, JSON_COMPACT);
+    r = req("POST", "/v1/templates/gemm/validate?target=a2&problem=M=512,N=512,K=512", NULL,
+            text, 200, NULL);
+    CU_ASSERT(json_is_true(json_object_get(r.json, "valid")));
+    CU_ASSERT(json_integer_value(json_object_get(json_object_get(r.json, "space"), "total")) ==
+              102400);
+    tt_hres_free(&r);
+    json_t *bad = json_deep_copy(doc);
+    json_array_set_new(json_object_get(json_object_get(json_object_get(bad, "params"), "block_M"),
+                                       "values"), 2, json_string("x"));
+    char *btext = json_dumps(bad, JSON_COMPACT);
+    r = req("POST", "/v1/templates/gemm/validate", NULL, btext, 422, NULL);
+    const char *path = json_string_value(json_object_get(json_object_get(r.json, "error"), "path"));
+    CU_ASSERT(path && strstr(path, "params.block_M") != NULL);
+    tt_hres_free(&r);
+    /* PUT: needs tune; the URL name must match */
+    json_t *mine = json_deep_copy(doc);
+    json_object_set_new(mine, "name", json_string("gemm_mine"));
+    char *mtext = json_dumps(mine, JSON_COMPACT);
+    r = req("PUT", "/v1/templates/gemm_mine", NULL, mtext, 401, "unauthorized");
+    tt_hres_free(&r);
+    r = req("PUT", "/v1/templates/gemm_mine", TT_TOKEN_READ, mtext, 403, "forbidden");
+    tt_hres_free(&r);
+    r = req("PUT", "/v1/templates/other_name", TT_TOKEN_TUNE, mtext, 400, "invalid_argument");
+    tt_hres_free(&r);
+    r = req("PUT", "/v1/templates/gemm_mine", TT_TOKEN_TUNE, mtext, 201, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "name")), "gemm_mine");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/templates/gemm_mine", NULL, NULL, 200, NULL);
+    tt_hres_free(&r);
+    r = req("PUT", "/v1/templates/gemm_mine", TT_TOKEN_TUNE, btext, 400, NULL); /* name gemm */
+    tt_hres_free(&r);
+    free(text);
+    free(btext);
+    free(mtext);
+    json_decref(bad);
+    json_decref(mine);
+    json_decref(doc);
+}
+
+static void test_predict(void)
+{
+    const char *body = "{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":{\"M\":4096,"
+                       "\"N\":4096,\"K\":4096,\"dtype\":\"float16\"},\"top\":5}";
+    tt_hres r = req("POST", "/v1/predict", NULL, body, 200, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "source")), "model");
+    json_t *sp = json_object_get(r.json, "space");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(sp, "total")), 102400);
+    json_int_t feas = json_integer_value(json_object_get(sp, "feasible"));
+    CU_ASSERT(feas > 0 && feas < 102400);
+    json_t *res = json_object_get(r.json, "results");
+    CU_ASSERT_EQUAL(json_array_size(res), 5);
+    double prev = 0;
+    size_t i;
+    json_t *x;
+    json_array_foreach(res, i, x) {
+        double t = json_number_value(json_object_get(x, "time_us"));
+        CU_ASSERT(t > 0 && t >= prev);
+        CU_ASSERT(json_is_string(json_object_get(x, "bound")));
+        prev = t;
+    }
+    tt_hres_free(&r);
+    /* explicit configs: one feasible, one breaking K_L1 % block_K == 0 */
+    const char *b2 = "{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":\"M=4096,N=4096,K=4096\","
+                     "\"configs\":[{\"block_M\":128,\"block_N\":256,\"block_K\":64,\"K_L1\":256,"
+                     "\"S1\":2,\"S2\":2},{\"block_M\":128,\"block_N\":256,\"block_K\":256,"
+                     "\"K_L1\":96,\"S1\":2,\"S2\":2}]}";
+    r = req("POST", "/v1/predict", NULL, b2, 200, NULL);
+    res = json_object_get(r.json, "results");
+    CU_ASSERT_EQUAL(json_array_size(res), 2);
+    CU_ASSERT(json_is_true(json_object_get(json_array_get(res, 0), "feasible")));
+    CU_ASSERT(json_is_false(json_object_get(json_array_get(res, 1), "feasible")));
+    CU_ASSERT(strstr(json_string_value(json_object_get(json_array_get(res, 1), "reason")) ?: "",
+                     "constraints[0]") != NULL);
+    tt_hres_free(&r);
+    r = req("POST", "/v1/predict", NULL,
+            "{\"template\":\"gemm\",\"target\":\"z9\",\"problem\":\"M=1,N=1,K=1\"}", 422,
+            "invalid_target");
+    tt_hres_free(&r);
+    r = req("POST", "/v1/predict", NULL,
+            "{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":{\"M\":64}}", 422,
+            "invalid_problem");
+    const char *path = json_string_value(json_object_get(json_object_get(r.json, "error"), "path"));
+    CU_ASSERT(path && !strncmp(path, "problem", 7));
+    tt_hres_free(&r);
+    r = req("POST", "/v1/predict", NULL,
+            "{\"template\":\"nope\",\"target\":\"a2\",\"problem\":{\"M\":64}}", 404, "not_found");
+    tt_hres_free(&r);
+    r = req("POST", "/v1/predict", NULL,
+            "{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":\"M=64,N=64,K=64\","
+            "\"configs\":[{\"block_M\":7}]}", 422, "invalid_config");
+    tt_hres_free(&r);
+}
+
+static void test_simulate(void)
+{
+    const char *base = "{\"template\":\"gemm\",\"target\":\"a3\",\"problem\":{\"M\":1024,"
+                       "\"N\":1024,\"K\":1024},\"config\":{\"block_M\":128,\"block_N\":256,"
+                       "\"block_K\":64,\"K_L1\":256,\"S1\":2,\"S2\":2}";
+    char body[1024];
+    snprintf(body, sizeof body, "%s}", base);
+    tt_hres r = req("POST", "/v1/simulate", NULL, body, 200, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "source")), "sim");
+    CU_ASSERT(json_number_value(json_object_get(r.json, "time_us")) > 0);
+    CU_ASSERT_PTR_NULL(json_object_get(r.json, "trace"));
+    double t1 = json_number_value(json_object_get(r.json, "time_us"));
+    tt_hres_free(&r);
+    snprintf(body, sizeof body, "%s,\"trace\":true}", base);
+    r = req("POST", "/v1/simulate", NULL, body, 200, NULL);
+    json_t *tr = json_object_get(r.json, "trace");
+    CU_ASSERT(json_is_object(tr) || json_is_array(tr));
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(r.json, "time_us")), t1, 1e-9);
+    tt_hres_free(&r);
+    snprintf(body, sizeof body, "%s,\"trace\":\"yes\"}", base);
+    r = req("POST", "/v1/simulate", NULL, body, 400, "invalid_argument");
+    tt_hres_free(&r);
+    r = req("POST", "/v1/simulate", NULL,
+            "{\"template\":\"gemm\",\"target\":\"a3\",\"problem\":\"M=1024,N=1024,K=1024\"}",
+            400, "invalid_argument");
+    tt_hres_free(&r);
+}
+
+static void test_jobs(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", g_job);
+    tt_hres r = req("GET", path, NULL, NULL, 200, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "state")), "done");
+    json_t *best = json_object_get(r.json, "best");
+    CU_ASSERT(json_number_value(json_object_get(best, "measured_us")) > 0);
+    CU_ASSERT(json_number_value(json_object_get(best, "predicted_us")) > 0);
+    json_int_t done = json_integer_value(json_object_get(json_object_get(r.json, "progress"), "done"));
+    CU_ASSERT(done >= 2 && done <= 8);
+    tt_hres_free(&r);
+    snprintf(path, sizeof path, "/v1/jobs/%lld/trials?limit=2&offset=1", g_job);
+    r = req("GET", path, NULL, NULL, 200, NULL);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "trials")), 2);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(r.json, "total")), done);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_array_get(json_object_get(r.json, "trials"), 0), "seq")), 2);
+    tt_hres_free(&r);
+    snprintf(path, sizeof path, "/v1/jobs/%lld/trials?limit=0", g_job);
+    r = req("GET", path, NULL, NULL, 400, "invalid_argument");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/jobs?state=done&template=gemm&target=a2", NULL, NULL, 200, NULL);
+    CU_ASSERT(json_array_size(json_object_get(r.json, "jobs")) >= 1);
+    tt_hres_free(&r);
+    r = req("GET", "/v1/jobs?state=queued&template=nosuch", NULL, NULL, 200, NULL);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "jobs")), 0);
+    tt_hres_free(&r);
+    r = req("GET", "/v1/jobs?state=sleeping", NULL, NULL, 400, "invalid_argument");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/jobs/999999", NULL, NULL, 404, "not_found");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/jobs/abc", NULL, NULL, 404, "not_found");
+    tt_hres_free(&r);
+    /* SSE: a finished job streams its progress and the end event, then closes */
+    snprintf(path, sizeof path, "/v1/jobs/%lld/events", g_job);
+    r = req("GET", path, NULL, NULL, 200, NULL);
+    CU_ASSERT(strstr(r.content_type, "text/event-stream") != NULL);
+    CU_ASSERT(strstr(r.body, "event: progress\ndata: {\"job\":") != NULL);
+    CU_ASSERT(strstr(r.body, "\"state\":\"done\"") != NULL);
+    CU_ASSERT(strstr(r.body, "event: end") != NULL);
+    tt_hres_free(&r);
+    r = req("GET", "/v1/jobs/424242/events", NULL, NULL, 404, "not_found");
+    tt_hres_free(&r);
+    /* cancel: finished -> 409; other owner -> 403 */
+    snprintf(path, sizeof path, "/v1/jobs/%lld", g_job);
+    r = req("DELETE", path, TT_TOKEN_TUNE2, NULL, 403, "forbidden");
+    tt_hres_free(&r);
+    r = req("DELETE", path, TT_TOKEN_TUNE, NULL, 409, "conflict");
+    tt_hres_free(&r);
+    r = req("DELETE", path, NULL, NULL, 401, "unauthorized");
+    tt_hres_free(&r);
+}
+
+static void test_cancel_running(void)
+{
+    const char *body = "{\"template\":\"gemm\",\"problem\":\"M=8192,N=8192,K=8192\",\"target\":\"a2\","
+                       "\"strategy\":\"random\",\"budget\":{\"trials\":100000},\"seed\":1}";
+    tt_hres r = req("POST", "/v1/tune", TT_TOKEN_TUNE, body, 202, NULL);
+    long long id = (long long)json_integer_value(json_object_get(r.json, "job"));
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "state")), "queued");
+    tt_hres_free(&r);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    r = req("DELETE", path, TT_TOKEN_ADMIN, NULL, 200, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "state")), "cancelled");
+    tt_hres_free(&r);
+    const char *st = tt_daemon_wait_job(&D, id, 20);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st) CU_ASSERT_STRING_EQUAL(st, "cancelled");
+}
+
+static void test_events_live(void)
+{
+    /* a running job: progress events with growing "done", then the end event */
+    const char *body = "{\"template\":\"gemm\",\"problem\":\"M=2048,N=2048,K=2048\",\"target\":\"a2\","
+                       "\"strategy\":\"random\",\"budget\":{\"trials\":150},\"seed\":5}";
+    tt_hres r = req("POST", "/v1/tune", TT_TOKEN_TUNE, body, 202, NULL);
+    long long id = (long long)json_integer_value(json_object_get(r.json, "job"));
+    tt_hres_free(&r);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/events", id);
+    r = req("GET", path, NULL, NULL, 200, NULL);
+    int nprog = 0, monotone = 1;
+    long long last = -1;
+    const char *p = r.body;
+    while ((p = strstr(p, "event: progress\ndata: ")) != NULL) {
+        p += strlen("event: progress\ndata: ");
+        json_t *d = json_loadb(p, strcspn(p, "\n"), 0, NULL);
+        long long done = (long long)json_integer_value(json_object_get(d, "done"));
+        if (done < last) monotone = 0;
+        last = done;
+        nprog++;
+        json_decref(d);
+    }
+    CU_ASSERT(nprog >= 2);
+    CU_ASSERT(monotone);
+    CU_ASSERT_EQUAL(last, 150);
+    CU_ASSERT(strstr(r.body, "event: end\ndata: {\"job\":") != NULL);
+    tt_hres_free(&r);
+}
+
+static void test_best(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", g_job);
+    tt_hres j = req("GET", path, NULL, NULL, 200, NULL);
+    json_t *jbest = json_object_get(json_object_get(j.json, "best"), "config");
+    tt_hres r = req("GET", "/v1/best?template=gemm&target=a2&M=1024&N=1024&K=1024&dtype=float16",
+                    NULL, NULL, 200, NULL);
+    CU_ASSERT(json_equal(json_object_get(r.json, "config"), jbest));
+    CU_ASSERT(json_is_true(json_object_get(r.json, "exact")));
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "time_kind")), "simulated");
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(r.json, "median_us")),
+                           json_number_value(json_object_get(json_object_get(j.json, "best"), "measured_us")), 1e-9);
+    tt_hres_free(&r);
+    r = req("GET", "/v1/best?template=gemm&target=Ascend910B2&M=1024&N=1024&K=1024&backend=sim",
+            NULL, NULL, 200, NULL);
+    tt_hres_free(&r);
+    /* another shape: 404 exact, nearest gives distance |log2(4096/1024)| + |log2(512/1024)| = 3 */
+    r = req("GET", "/v1/best?template=gemm&target=a2&M=4096&N=512&K=1024", NULL, NULL, 404,
+            "not_found");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/best?template=gemm&target=a2&M=4096&N=512&K=1024&nearest=1", NULL, NULL,
+            200, NULL);
+    CU_ASSERT(json_is_false(json_object_get(r.json, "exact")));
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(r.json, "distance")), 3.0, 1e-9);
+    CU_ASSERT(json_equal(json_object_get(r.json, "config"), jbest));
+    tt_hres_free(&r);
+    /* dtype must match */
+    r = req("GET", "/v1/best?template=gemm&target=a2&M=1024&N=1024&K=1024&dtype=bfloat16&nearest=1",
+            NULL, NULL, 404, "not_found");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/best?template=gemm&M=1024", NULL, NULL, 400, "invalid_argument");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/best?template=gemm&target=a2&M=1024&N=1024&K=1024&Q=1", NULL, NULL, 422,
+            "invalid_problem");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/best?template=gemm&target=a2&M=big&N=1024&K=1024", NULL, NULL, 422,
+            "invalid_problem");
+    tt_hres_free(&r);
+    tt_hres_free(&j);
+}
+
+static void test_config_route(void)
+{
+    tt_hres r = req("GET", "/v1/config", TT_TOKEN_ADMIN, NULL, 200, NULL);
+    json_t *c = json_object_get(r.json, "config");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(c, "workers"), "source")), "file");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(c, "max_space"), "source")), "default");
+    CU_ASSERT(strstr(r.body, "\"***\"") != NULL);        /* token hashes redacted */
+    tt_hres_free(&r);
+    r = req("GET", "/v1/config", TT_TOKEN_TUNE, NULL, 403, "forbidden");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/config", NULL, NULL, 401, "unauthorized");
+    tt_hres_free(&r);
+    r = req("GET", "/v1/config", "wrong-secret", NULL, 401, "unauthorized");
+    tt_hres_free(&r);
+}
+
+static const tt_test_case cases[] = {
+    {"health", test_health},         {"targets", test_targets},
+    {"templates", test_templates},   {"predict", test_predict},
+    {"simulate", test_simulate},     {"jobs", test_jobs},
+    {"cancel_running", test_cancel_running}, {"events_live", test_events_live},
+    {"best", test_best},
+    {"config_route", test_config_route},     {"metrics", test_metrics},
+    {NULL, NULL}};
+static const tt_test_suite suites[] = {{"api", suite_init, suite_clean, cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT
+ * test_cli.c - the tiletuned command line: help generated from the config table, exit codes,
+ * predict/simulate output (labelled model / simulator), validate, targets, config --show
+ * with sources, hash-token, and a daemon that cannot start (bad config, address in use).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "config.h"
+#include "tt_test.h"
+
+static char *g_bin, *g_tmp;
+
+static int suite_init(void)
+{
+    g_bin = tt_test_bin("tiletuned");
+    g_tmp = tt_test_tmpdir("tt-cli");
+    return g_bin && g_tmp && access(g_bin, X_OK) == 0 ? 0 : 1;
+}
+
+static int suite_clean(void)
+{
+    tt_test_rmrf(g_tmp);
+    free(g_tmp);
+    free(g_bin);
+    return 0;
+}
+
+/* Run "tiletuned ARGS" through the shell (env prefix allowed); stdout into *out (malloc'd),
+ * stderr into *err.  Returns the exit status. */
+static int run(const char *env, const char *args, char **out, char **err)
+{
+    char cmd[4096], ep[600];
+    snprintf(ep, sizeof ep, "%s/stderr", g_tmp);
+    snprintf(cmd, sizeof cmd, "%s '%s' %s 2>'%s'", env ? env : "", g_bin, args, ep);
+    FILE *f = popen(cmd, "r");
+    if (!f) return -1;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while ((r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (cap - n < 4096) buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    int st = pclose(f);
+    if (out) *out = buf;
+    else free(buf);
+    if (err) {
+        *err = tt_test_read_file(ep, NULL);
+        if (!*err) *err = strdup("");
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_help_version(void)
+{
+    char *out, *err;
+    CU_ASSERT_EQUAL(run(NULL, "--help", &out, &err), 0);
+    for (int i = 0; i < TT_CFG__COUNT; i++) {
+        char flag[64];
+        snprintf(flag, sizeof flag, "--%s", tt_config_row((tt_cfg_id)i)->key);
+        for (char *p = flag; *p; p++)
+            if (*p == '_') *p = '-';
+        CU_ASSERT(strstr(out, flag) != NULL);
+    }
+    CU_ASSERT(strstr(out, "exit codes") != NULL);
+    free(out);
+    free(err);
+    CU_ASSERT_EQUAL(run(NULL, "--version", &out, NULL), 0);
+    CU_ASSERT(!strncmp(out, "tiletuned ", 10));
+    free(out);
+    CU_ASSERT_EQUAL(run(NULL, "frobnicate", NULL, &err), 2);
+    CU_ASSERT(strstr(err, "unknown command") != NULL);
+    free(err);
+    CU_ASSERT_EQUAL(run(NULL, "predict --target a2", NULL, NULL), 2);
+    CU_ASSERT_EQUAL(run(NULL, "serve --no-such-flag 1", NULL, NULL), 2);
+}
+
+static void test_predict(void)
+{
+    char *out, *err;
+    CU_ASSERT_EQUAL(run(NULL, "predict --template gemm --target a2 --problem "
+                              "M=4096,N=4096,K=4096,dtype=float16 --top 4 --json", &out, &err), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "source")), "model");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(j, "space"), "total")), 102400);
+    CU_ASSERT(json_integer_value(json_object_get(json_object_get(j, "space"), "feasible")) > 0);
+    json_t *res = json_object_get(j, "results");
+    CU_ASSERT_EQUAL(json_array_size(res), 4);
+    json_t *r0 = json_array_get(res, 0);
+    CU_ASSERT(json_is_object(json_object_get(r0, "config")));
+    CU_ASSERT(json_number_value(json_object_get(r0, "time_us")) > 0);
+    CU_ASSERT(json_is_string(json_object_get(r0, "bound")));
+    json_decref(j);
+    free(out);
+    free(err);
+    /* text form: counts, rejections by reason, the model label */
+    CU_ASSERT_EQUAL(run(NULL, "predict --template gemm --target a2 --problem "
+                              "M=4096,N=4096,K=4096 --top 3", &out, NULL), 0);
+    CU_ASSERT(strstr(out, "space: total 102400, feasible") != NULL);
+    CU_ASSERT(strstr(out, "rejected") != NULL && strstr(out, "capacity") != NULL);
+    CU_ASSERT(strstr(out, "analytic model, not measured") != NULL);
+    free(out);
+    /* one config from a template file */
+    char args[1024];
+    char *tf = tt_test_src("templates/gemm.json");
+    snprintf(args, sizeof args, "predict --template '%s' --target a3 --problem M=512,N=512,K=512 "
+             "--config block_M=128,block_N=128,block_K=64,K_L1=128,S1=2,S2=2 --json", tf);
+    CU_ASSERT_EQUAL(run(NULL, args, &out, NULL), 0);
+    j = json_loads(out, 0, NULL);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "results")), 1);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "target")), "Ascend910_9382");
+    json_decref(j);
+    free(out);
+    free(tf);
+    /* errors: unknown target 5, bad problem 4, bad config value 4 */
+    CU_ASSERT_EQUAL(run(NULL, "predict --template gemm --target h100 --problem M=1,N=1,K=1", NULL, NULL), 5);
+    CU_ASSERT_EQUAL(run(NULL, "predict --template nope --target a2 --problem M=1,N=1,K=1", NULL, NULL), 5);
+    CU_ASSERT_EQUAL(run(NULL, "predict --template gemm --target a2 --problem M=1", NULL, &err), 4);
+    CU_ASSERT(strstr(err, "problem") != NULL);
+    free(err);
+    CU_ASSERT_EQUAL(run(NULL, "predict --template gemm --target a2 --problem M=64,N=64,K=64 "
+                              "--config block_M=7,block_N=64,block_K=64,K_L1=64,S1=1,S2=1", NULL, NULL), 4);
+}
+
+static void test_simulate(void)
+{
+    char args[1024], *out;
+    char trace[600];
+    snprintf(trace, sizeof trace, "%s/trace.json", g_tmp);
+    snprintf(args, sizeof args, "simulate --template gemm --target a3 --problem M=1024,N=1024,K=1024 "
+             "--config block_M=128,block_N=256,block_K=64,K_L1=256,S1=2,S2=2 --trace '%s' --json",
+             trace);
+    CU_ASSERT_EQUAL(run(NULL, args, &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "source")), "sim");
+    CU_ASSERT(json_number_value(json_object_get(j, "time_us")) > 0);
+    CU_ASSERT_PTR_NULL(json_object_get(j, "trace"));           /* written to the file */
+    json_decref(j);
+    free(out);
+    json_t *t = json_load_file(trace, 0, NULL);
+    CU_ASSERT(json_is_array(t) || json_is_object(t));
+    json_t *evs = json_is_array(t) ? t : json_object_get(t, "traceEvents");
+    CU_ASSERT(json_array_size(evs) > 10);
+    CU_ASSERT(json_is_string(json_object_get(json_array_get(evs, 1), "ph")));
+    json_decref(t);
+    CU_ASSERT_EQUAL(run(NULL, "simulate --template gemm --target a3 --problem M=1024,N=1024,K=1024 "
+                              "--config block_M=128,block_N=256,block_K=64,K_L1=256,S1=2,S2=2", &out, NULL), 0);
+    CU_ASSERT(strstr(out, "simulated time:") != NULL && strstr(out, "not hardware") != NULL);
+    free(out);
+    /* infeasible: K_L1 % block_K != 0 */
+    CU_ASSERT_EQUAL(run(NULL, "simulate --template gemm --target a3 --problem M=1024,N=1024,K=1024 "
+                              "--config block_M=128,block_N=256,block_K=256,K_L1=96,S1=2,S2=2", NULL, NULL), 4);
+}
+
+static void test_validate_targets(void)
+{
+    char *out, *err, args[1024];
+    char *tf = tt_test_src("templates/gemm.json");
+    snprintf(args, sizeof args, "validate '%s'", tf);
+    CU_ASSERT_EQUAL(run(NULL, args, &out, NULL), 0);
+    CU_ASSERT(strstr(out, "ok: template gemm") != NULL);
+    free(out);
+    free(tf);
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/bad.json", g_tmp);
+    FILE *f = fopen(bad, "w");
+    fputs("{\"tiletune\": 1, \"name\": \"b\", \"inputs\": {\"N\": \"int\"}, \"params\": {\"x\": [1, \"y\"]}}", f);
+    fclose(f);
+    snprintf(args, sizeof args, "validate '%s'", bad);
+    CU_ASSERT_EQUAL(run(NULL, args, NULL, &err), 4);
+    CU_ASSERT(strstr(err, "params.x") != NULL);
+    free(err);
+    CU_ASSERT_EQUAL(run(NULL, "validate /nonexistent.json", NULL, NULL), 1);
+    CU_ASSERT_EQUAL(run(NULL, "targets --json", &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CU_ASSERT(json_array_size(j) >= 10);
+    json_decref(j);
+    free(out);
+    CU_ASSERT_EQUAL(run(NULL, "targets", &out, NULL), 0);
+    CU_ASSERT(strstr(out, "Ascend910B2") != NULL && strstr(out, "a2") != NULL);
+    free(out);
+}
+
+static void test_config_show(void)
+{
+    char cfg[600], args[1024], *out, *err;
+    snprintf(cfg, sizeof cfg, "%s/c.json", g_tmp);
+    FILE *f = fopen(cfg, "w");
+    fputs("{\"workers\": 3, \"listen\": \"127.0.0.1:9999\", \"max_space\": 5000}", f);
+    fclose(f);
+    snprintf(args, sizeof args, "config --show --json --config-file '%s' --max-space 7000", cfg);
+    CU_ASSERT_EQUAL(run("TILETUNE_WORKERS=4 TILETUNE_LOG_LEVEL=debug", args, &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    json_t *w = json_object_get(j, "workers"), *l = json_object_get(j, "listen"),
+           *m = json_object_get(j, "max_space"), *d = json_object_get(j, "db");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(w, "value")), 4);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(w, "source")), "env");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(l, "source")), "file");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(l, "origin")), cfg);
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(m, "value")), 7000, 1e-9);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(m, "source")), "flag");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(d, "source")), "default");
+    json_decref(j);
+    free(out);
+    CU_ASSERT_EQUAL(run("TILETUNE_WORKERS=lots", "config --show", NULL, &err), 3);
+    CU_ASSERT(strstr(err, "workers") != NULL);
+    free(err);
+    snprintf(args, sizeof args, "config --show --config-file '%s/none.json'", g_tmp);
+    CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 3);
+    CU_ASSERT_EQUAL(run(NULL, "config --sample", &out, NULL), 0);
+    j = json_loads(out, 0, NULL);
+    CU_ASSERT_EQUAL(json_object_size(j), TT_CFG__COUNT);
+    json_decref(j);
+    free(out);
+}
+
+static void test_hash_token(void)
+{
+    char *out, hex[65];
+    CU_ASSERT_EQUAL(run(NULL, "hash-token abc", &out, NULL), 0);
+    tt_sha256_hex("abc", 3, hex);
+    CU_ASSERT(!strncmp(out, hex, 64));
+    CU_ASSERT(!strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    free(out);
+    CU_ASSERT_EQUAL(run("printf 'abc\\n' |", "hash-token", &out, NULL), 0);
+    CU_ASSERT(!strncmp(out, hex, 64));
+    free(out);
+}
+
+static void test_serve_failures(void)
+{
+    /* address in use: exit 7 */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(fd, 1) == 0);
+    getsockname(fd, (struct sockaddr *)&a, &al);
+    char args[1024];
+    snprintf(args, sizeof args, "serve --listen 127.0.0.1:%d --db 'sqlite:%s/s.db' --workers 0",
+             ntohs(a.sin_port), g_tmp);
+    CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 7);
+    close(fd);
+    /* bad config value, bad token in the file, unopenable database */
+    CU_ASSERT_EQUAL(run(NULL, "serve --listen nowhere", NULL, NULL), 3);
+    CU_ASSERT_EQUAL(run(NULL, "serve --tokens '[{\"name\":\"x\"}]'", NULL, NULL), 3);
+    CU_ASSERT_EQUAL(run(NULL, "serve --listen 127.0.0.1:0 --db sqlite:/nonexistent/dir/x.db", NULL, NULL), 6);
+    snprintf(args, sizeof args, "worker --workers 0 --db 'sqlite:%s/w.db'", g_tmp);
+    CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 3);
+}
+
+static const tt_test_case cases[] = {{"help_version", test_help_version},
+                                     {"predict", test_predict},
+                                     {"simulate", test_simulate},
+                                     {"validate_targets", test_validate_targets},
+                                     {"config_show", test_config_show},
+                                     {"hash_token", test_hash_token},
+                                     {"serve_failures", test_serve_failures},
+                                     {NULL, NULL}};
+static const tt_test_suite suites[] = {{"cli", suite_init, suite_clean, cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT
+ * test_api_handlers.c - the API handlers called directly (no sockets, as api.h promises):
+ * tune -> get -> list -> cancel on a real SQLite store, and database fault injection: with
+ * the jobs table gone (renamed behind the store's back) every job route answers
+ * 503 database_error, the compute routes and /metrics keep working, and after the table
+ * comes back the same store serves again.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+#include "tt_test.h"
+
+static char *g_tmp;
+static char g_path[512];
+static tt_store *g_store;
+static tt_catalog *g_cat;
+static tt_server g_srv;
+
+static int suite_init(void)
+{
+    g_tmp = tt_test_tmpdir("tt-handlers");
+    if (!g_tmp) return 1;
+    snprintf(g_path, sizeof g_path, "%s/t.db", g_tmp);
+    char url[600];
+    snprintf(url, sizeof url, "sqlite:%s", g_path);
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    char *td = tt_test_src("templates"), *gd = tt_test_src("costmodel/targets");
+    int bad = tt_store_open(url, &g_store, &e) || tt_catalog_new(td, gd, &g_cat, &e) ||
+              tt_catalog_sync(g_cat, g_store);
+    free(td);
+    free(gd);
+    if (bad) { fprintf(stderr, "setup: %s: %s\n", e.path, e.msg); return 1; }
+    memset(&g_srv, 0, sizeof g_srv);
+    g_srv.store = g_store;
+    g_srv.catalog = g_cat;
+    g_srv.runner_cfg.catalog = g_cat;
+    g_srv.runner_cfg.db_url = "unused";
+    g_srv.runner_cfg.workers = 1;
+    g_srv.max_body_bytes = 1 << 20;
+    g_srv.max_json_depth = 64;
+    g_srv.max_space = 1e7;
+    g_srv.max_jobs_per_token = 3;
+    g_srv.open_reads = 1;
+    tt__api_set_runner_state(1);
+    return 0;
+}
+
+static int suite_clean(void)
+{
+    tt_store_close(g_store);
+    tt_catalog_free(g_cat);
+    tt__api_set_runner_state(0);
+    tt_test_rmrf(g_tmp);
+    free(g_tmp);
+    return 0;
+}
+
+/* Call a handler with a JSON body / query / path param; returns the response. */
+static tt_resp call(tt_handler_fn fn, const char *body, const char *query, const char *param,
+                    const char *token, int scopes)
+{
+    tt_req req;
+    memset(&req, 0, sizeof req);
+    json_t *b = body ? json_loads(body, 0, NULL) : NULL;
+    json_t *q = query ? json_loads(query, 0, NULL) : json_object();
+    req.body = b;
+    req.query = q;
+    if (param) { req.params[0] = param; req.nparams = 1; }
+    req.token_name = token ? token : "";
+    req.scopes = scopes;
+    tt_resp r = {0};
+    r.status = 200;
+    fn(&g_srv, &req, &r);
+    json_decref(b);
+    json_decref(q);
+    return r;
+}
+
+static const char *code_of(const tt_resp *r)
+{
+    const char *c = json_string_value(json_object_get(json_object_get(r->json, "error"), "code"));
+    return c ? c : "";
+}
+
+static const char *TUNE = "{\"template\":\"gemm\",\"problem\":\"M=512,N=512,K=512\","
+                          "\"target\":\"a2\",\"budget\":4,\"seed\":9}";
+
+static void test_job_cycle(void)
+{
+    tt_resp r = call(tt__api_tune, TUNE, NULL, NULL, "alice", TT_SCOPE_TUNE | TT_SCOPE_READ);
+    CU_ASSERT_EQUAL(r.status, 202);
+    json_int_t id = json_integer_value(json_object_get(r.json, "job"));
+    CU_ASSERT(id > 0);
+    json_decref(r.json);
+    char ids[32];
+    snprintf(ids, sizeof ids, "%lld", (long long)id);
+    r = call(tt__api_job_get, NULL, NULL, ids, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "state")), "queued");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "owner")), "alice");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(r.json, "budget"), "trials")), 4);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(r.json, "seed")), 9);
+    json_decref(r.json);
+    r = call(tt__api_jobs_list, NULL, "{\"owner\":\"alice\",\"state\":\"queued\"}", NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "jobs")), 1);
+    json_decref(r.json);
+    /* SSE frames: the first poll reports, an unchanged job gives nothing, final flag */
+    char buf[512];
+    int64_t last_done = -1;
+    int last_state = -1, fin = 0;
+    int n = tt__job_event(g_store, id, buf, sizeof buf, &last_done, &last_state, &fin);
+    CU_ASSERT(n > 0 && strstr(buf, "event: progress") && strstr(buf, "\"state\":\"queued\""));
+    CU_ASSERT_EQUAL(fin, 0);
+    CU_ASSERT_EQUAL(tt__job_event(g_store, id, buf, sizeof buf, &last_done, &last_state, &fin), 0);
+    r = call(tt__api_job_cancel, NULL, NULL, ids, "bob", TT_SCOPE_TUNE | TT_SCOPE_READ);
+    CU_ASSERT_EQUAL(r.status, 403);
+    json_decref(r.json);
+    r = call(tt__api_job_cancel, NULL, NULL, ids, "alice", TT_SCOPE_TUNE | TT_SCOPE_READ);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_decref(r.json);
+    n = tt__job_event(g_store, id, buf, sizeof buf, &last_done, &last_state, &fin);
+    CU_ASSERT(n > 0 && strstr(buf, "cancelled") != NULL);
+    CU_ASSERT_EQUAL(fin, 1);
+    CU_ASSERT_EQUAL(tt__job_event(g_store, 999999, buf, sizeof buf, &last_done, &last_state, &fin), -1);
+    r = call(tt__api_job_cancel, NULL, NULL, ids, "root", TT_SCOPE_ADMIN | TT_SCOPE_TUNE | TT_SCOPE_READ);
+    CU_ASSERT_EQUAL(r.status, 409);
+    json_decref(r.json);
+}
+
+static void test_job_limit(void)
+{
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < 5; i++) {
+        tt_resp r = call(tt__api_tune, TUNE, NULL, NULL, "carol", TT_SCOPE_TUNE | TT_SCOPE_READ);
+        if (r.status == 202) accepted++;
+        if (r.status == 429 && !strcmp(code_of(&r), "limit_exceeded")) refused++;
+        json_decref(r.json);
+    }
+    CU_ASSERT_EQUAL(accepted, 3);
+    CU_ASSERT_EQUAL(refused, 2);
+}
+
+static int exec_sql(const char *sql)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open(g_path, &db);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 5000);
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK) fprintf(stderr, "\n%s: %s\n", sql, sqlite3_errmsg(db));
+    }
+    sqlite3_close(db);
+    return rc;
+}
+
+static void test_database_fault(void)
+{
+    CU_ASSERT_EQUAL_FATAL(exec_sql("PRAGMA foreign_keys=OFF; PRAGMA legacy_alter_table=ON; "
+                                   "ALTER TABLE jobs RENAME TO jobs_gone"), SQLITE_OK);
+    tt_resp r = call(tt__api_tune, TUNE, NULL, NULL, "dave", TT_SCOPE_TUNE | TT_SCOPE_READ);
+    CU_ASSERT_EQUAL(r.status, 503);
+    CU_ASSERT_STRING_EQUAL(code_of(&r), "database_error");
+    json_decref(r.json);
+    r = call(tt__api_job_get, NULL, NULL, "1", NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 503);
+    CU_ASSERT_STRING_EQUAL(code_of(&r), "database_error");
+    json_decref(r.json);
+    r = call(tt__api_jobs_list, NULL, NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 503);
+    json_decref(r.json);
+    /* the model does not need the database; /metrics degrades instead of failing */
+    r = call(tt__api_predict, "{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":\"M=256,N=256,K=256\",\"top\":2}",
+             NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_decref(r.json);
+    r = call(tt__api_metrics, NULL, NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT(r.text && strstr(r.text, "tiletune_build_info") != NULL);
+    CU_ASSERT(r.text && strstr(r.text, "tiletune_jobs{") == NULL);
+    free(r.text);
+    /* the table comes back: the same store serves again */
+    CU_ASSERT_EQUAL_FATAL(exec_sql("PRAGMA legacy_alter_table=ON; ALTER TABLE jobs_gone RENAME TO jobs"),
+                          SQLITE_OK);
+    r = call(tt__api_job_get, NULL, NULL, "1", NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_decref(r.json);
+    r = call(tt__api_readyz, NULL, NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_decref(r.json);
+    tt__api_set_runner_state(0);
+    r = call(tt__api_readyz, NULL, NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 503);
+    CU_ASSERT_STRING_EQUAL(code_of(&r), "unavailable");
+    json_decref(r.json);
+    tt__api_set_runner_state(1);
+}
+
+static const tt_test_case cases[] = {{"job_cycle", test_job_cycle},
+                                     {"job_limit", test_job_limit},
+                                     {"database_fault", test_database_fault},
+                                     {NULL, NULL}};
+static const tt_test_suite suites[] = {{"api_handlers", suite_init, suite_clean, cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
