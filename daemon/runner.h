@@ -25,11 +25,18 @@ typedef struct tt_runner_config {
     const char *db_url;           /* each worker opens its own connection */
     int workers;                  /* threads (>= 1) */
     double lease_seconds;         /* job lease; renewed while working */
+                                  /* (renewed between trials, every lease/4 s: it must be
+                                     longer than the longest trial, e.g. a cmd: build+run) */
     double poll_seconds;          /* idle poll interval */
     const char *worker_name;      /* prefix of lease owner names (host:pid by default) */
     tt_catalog *catalog;          /* borrowed */
     const char *datasets_dir;     /* where replay:<name> finds <name>.{t4,kt-cache}.json[.gz] */
     const json_t *toolchains;     /* borrowed: {"name": {"build": "...", "run": "...", ...}} */
+    /* added by runner.c (zero = default) */
+    const char *work_dir;         /* scratch and build cache of cmd: backends ($TMPDIR) */
+    int repeats;                  /* samples per measurement for backends that repeat (1) */
+    int64_t max_trials;           /* testing: each worker stops, as if killed, after this many
+                                     trials (its job stays running with its lease); 0: never */
 } tt_runner_config;
 
 typedef struct tt_runner tt_runner;

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT
+ * backend_model.c - the `model` backend: the analytic cost model's prediction as one sample
+ * (a model, not a measurement).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "model.h"
+
+static tt_rc tt_model_open(tt_backend *b, const char *arg, tt_errinfo *err)
+{
+    if (arg && *arg) return tt_errf(err, TT_EINVAL, "backend", "backend 'model' takes no argument");
+    if (!b->t->kernel)
+        return tt_errf(err, TT_EUNSUPPORTED, "backend",
+                       "template '%s' has no kernel: the model cannot predict it", b->t->name);
+    tt_model *m = NULL;
+    tt_rc rc = tt_model_new(b->t, b->tgt, b->problem, NULL, &m, err);
+    if (rc != TT_OK) return rc;
+    b->impl = m;
+    snprintf(b->fingerprint, sizeof b->fingerprint, "model");
+    return TT_OK;
+}
+
+static double tt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static tt_rc tt_model_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
+{
+    double t0 = tt_now();
+    tt_model_result res;
+    tt_rc rc = tt_model_eval(b->impl, slots, &res);
+    out->measure_s = tt_now() - t0;
+    switch (rc) {
+    case TT_OK:
+        out->status = TT_OK;
+        out->samples_us[0] = res.time_us;
+        out->nsamples = 1;
+        return TT_OK;
+    case TT_EINFEASIBLE: case TT_EOVERFLOW: case TT_EDIVZERO: case TT_EDOMAIN: case TT_ECONFIG:
+        out->status = TT_EINFEASIBLE;
+        snprintf(out->error, sizeof out->error, "%s",
+                 res.reason[0] ? res.reason : tt_strerror(rc));
+        return TT_OK;
+    default:
+        snprintf(out->error, sizeof out->error, "model: %s", tt_strerror(rc));
+        return rc;
+    }
+}
+
+static void tt_model_close(tt_backend *b)
+{
+    tt_model_free(b->impl);
+    b->impl = NULL;
+}
+
+const tt_backend_ops tt__backend_model_ops = {
+    .kind = "model", .open = tt_model_open, .measure = tt_model_measure, .close = tt_model_close,
+};

@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: MIT
+ * runner.c - the worker pool: claim a job, replay its strategy from scratch (reusing every
+ * config already measured under the job's trial key), measure the rest with the job's
+ * backend and commit each trial as it finishes.
+ *
+ * Each worker thread owns its own store connection, backend, space, model and strategy.
+ */
+#include "runner.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "model.h"
+#include "space.h"
+#include "strategy.h"
+
+typedef struct tt_worker {
+    struct tt_runner *r;
+    int index;
+    char owner[64];
+    int64_t trials;           /* trials handled by this worker (all jobs) */
+    pthread_t th;
+    int started;
+} tt_worker;
+
+struct tt_runner {
+    tt_runner_config cfg;     /* strings below are the runner's copies */
+    char *db_url, *worker_name, *datasets_dir, *work_dir;
+    atomic_int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    tt_worker *w;
+    int nw;
+};
+
+static double tt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Sleep up to secs, waking early when the runner stops. */
+static void tt_runner_nap(tt_runner *r, double secs)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + secs;
+    ts.tv_sec = (time_t)end;
+    ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
+    pthread_mutex_lock(&r->mu);
+    while (!atomic_load(&r->stop))
+        if (pthread_cond_timedwait(&r->cv, &r->mu, &ts) != 0) break;
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- one job ------------------------------------------------------------------------ */
+typedef struct tt_jobrun {
+    tt_worker *w;
+    tt_store *s;
+    tt_job *job;
+    const tt_template *t;
+    const tt_target *tgt;
+    int64_t slots[TT_MAX_SLOTS];
+    int64_t problem[TT_MAX_SLOTS];
+    char problem_key[1024];
+    tt_backend_env env;
+    tt_backend *be;
+    tt_space *space;
+    tt_model *model;          /* uncalibrated: what the strategies rank with */
+    tt_model *model_cal;      /* with the stored calibration, for predicted_us (or NULL) */
+    json_t *options;
+    tt_strategy *st;
+    double last_renew;
+    /* successful trials of this run, for the calibration fitted at the end */
+    tt_model_result *fit_pred;
+    double *fit_meas;
+    size_t nfit, capfit;
+} tt_jobrun;
+
+typedef enum { TT_JR_FINISHED, TT_JR_ABANDONED } tt_jr_outcome;
+
+static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    (void)tt_store_job_finish(jr->s, jr->job->id, jr->w->owner, TT_JOB_FAILED, msg);
+    return TT_JR_FINISHED;
+}
+
+/* Between trials: 1 while the job is still ours (not cancelled, lease renewed when due). */
+static int tt_job_still_ours(tt_jobrun *jr)
+{
+    tt_runner *r = jr->w->r;
+    double lease = r->cfg.lease_seconds > 0 ? r->cfg.lease_seconds : 30;
+    double now = tt_now();
+    if (now - jr->last_renew >= lease / 4) {
+        tt_rc rc = tt_store_job_renew(jr->s, jr->job->id, jr->w->owner, lease);
+        if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) return 0;
+        if (rc == TT_OK) jr->last_renew = now;
+    }
+    tt_job cur;
+    memset(&cur, 0, sizeof cur);
+    if (tt_store_job_get(jr->s, jr->job->id, &cur) != TT_OK) return 1;   /* transient */
+    int ours = cur.state == TT_JOB_RUNNING && strcmp(cur.lease_owner, jr->w->owner) == 0;
+    tt_job_clear(&cur);
+    return ours;
+}
+
+static char *tt_samples_json(const tt_measurement *m)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < m->nsamples; i++) json_array_append_new(a, json_real(m->samples_us[i]));
+    char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
+    return s;
+}
+
+/* ---- calibration (costmodel/model.h tt_calib) stored per (target, backend fingerprint) ---
+ * As JSON: {"log_a", "log_b", "unit_scale": [7], "bw_scale", "n", "rmse_log", "mape"}.
+ * Fitted at the end of every successful job on its (raw prediction, measured) pairs and
+ * applied, when its slope is positive, to the predicted_us recorded by later jobs.  The
+ * strategies always rank with the uncalibrated model, so that a calibration stored between
+ * a crash and the resume cannot change a job's sequence. */
+static void tt_fit_add(tt_jobrun *jr, const tt_model_result *raw, tt_rc status, double us)
+{
+    if (status != TT_OK || !(us > 0) || !(raw->time_us > 0)) return;
+    if (jr->nfit == jr->capfit) {
+        size_t ncap = jr->capfit ? 2 * jr->capfit : 64;
+        tt_model_result *np = realloc(jr->fit_pred, ncap * sizeof *np);
+        if (!np) return;
+        jr->fit_pred = np;
+        double *nm = realloc(jr->fit_meas, ncap * sizeof *nm);
+        if (!nm) return;
+        jr->fit_meas = nm;
+        jr->capfit = ncap;
+    }
+    jr->fit_pred[jr->nfit] = *raw;
+    jr->fit_meas[jr->nfit++] = us;
+}
+
+static char *tt_calib_json(const tt_calib *c)
+{
+    json_t *u = json_array();
+    for (int i = 0; u && i < TT_UNIT__COUNT; i++) json_array_append_new(u, json_real(c->unit_scale[i]));
+    json_t *o = json_pack("{s:f, s:f, s:o, s:f, s:i, s:f, s:f}", "log_a", c->log_a, "log_b",
+                          c->log_b, "unit_scale", u, "bw_scale", c->bw_scale, "n", c->n,
+                          "rmse_log", c->rmse_log, "mape", c->mape);
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return s;
+}
+
+/* 1 and *c filled when text is a usable calibration (n >= 2, positive slope). */
+static int tt_calib_parse(const char *text, tt_calib *c)
+{
+    json_t *o = json_loads(text, 0, NULL);
+    if (!o) return 0;
+    tt_calib_identity(c);
+    c->log_a = json_number_value(json_object_get(o, "log_a"));
+    c->log_b = json_number_value(json_object_get(o, "log_b"));
+    c->n = (int)json_integer_value(json_object_get(o, "n"));
+    const json_t *bw = json_object_get(o, "bw_scale");
+    if (json_is_number(bw) && json_number_value(bw) > 0) c->bw_scale = json_number_value(bw);
+    const json_t *u = json_object_get(o, "unit_scale");
+    for (int i = 0; i < TT_UNIT__COUNT && json_is_array(u); i++) {
+        double v = json_number_value(json_array_get(u, (size_t)i));
+        if (v > 0) c->unit_scale[i] = v;
+    }
+    c->rmse_log = json_number_value(json_object_get(o, "rmse_log"));
+    c->mape = json_number_value(json_object_get(o, "mape"));
+    int ok = c->n >= 2 && c->log_b > 0 && isfinite(c->log_a) && isfinite(c->log_b);
+    json_decref(o);
+    return ok;
+}
+
+static void tt_calib_store(tt_jobrun *jr, const char *fp)
+{
+    tt_calib c;
+    if (jr->nfit < 2 || tt_calib_fit(jr->fit_pred, jr->fit_meas, (int)jr->nfit, &c) != TT_OK)
+        return;
+    char *text = tt_calib_json(&c);
+    if (text) (void)tt_store_calib_put(jr->s, jr->tgt->name, fp, text, c.n, c.rmse_log);
+    free(text);
+}
+
+/* Measure one config (or reuse its measurement) and record it at seq.  Returns TT_OK and
+ * the outcome for the strategy, or a backend/store error that fails the job. */
+static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
+                          const int64_t *params, tt_rc *status, double *us, char *why,
+                          size_t whycap)
+{
+    const tt_template *t = jr->t;
+    memcpy(jr->slots, jr->problem, t->ninputs * sizeof(int64_t));
+    memcpy(jr->slots + t->ninputs, params, t->nparams * sizeof(int64_t));
+    uint64_t hash = tt_tmpl_config_hash(t, jr->slots);
+    double pred = 0;
+    tt_model_result raw;
+    int have_raw = 0;
+    if (jr->model) {
+        int64_t tmp[TT_MAX_SLOTS];
+        memcpy(tmp, jr->slots, t->nslots * sizeof(int64_t));
+        have_raw = tt_model_eval(jr->model, tmp, &raw) == TT_OK;
+        if (have_raw) pred = raw.time_us;
+        tt_model_result mc;
+        memcpy(tmp, jr->slots, t->nslots * sizeof(int64_t));
+        if (have_raw && jr->model_cal && tt_model_eval(jr->model_cal, tmp, &mc) == TT_OK)
+            pred = mc.time_us;
+    }
+    tt_trial tr;
+    memset(&tr, 0, sizeof tr);
+    tt_rc rc = tt_store_trial_lookup(jr->s, key, hash, &tr);
+    if (rc == TT_OK) {
+        rc = tt_store_trial_record(jr->s, key, t->name, jr->job->id, seq, &tr);
+        if (rc != TT_OK) snprintf(why, whycap, "store: %s", tt_store_errmsg(jr->s));
+        *status = tr.status;
+        *us = tr.median_us;
+        tt_trial_clear(&tr);
+        if (rc == TT_OK && have_raw) tt_fit_add(jr, &raw, *status, *us);
+        return rc;
+    }
+    if (rc != TT_ENOTFOUND) {
+        snprintf(why, whycap, "store: %s", tt_store_errmsg(jr->s));
+        return rc;
+    }
+    char ckey[2048];
+    if (tt_tmpl_config_key(t, jr->slots, ckey, sizeof ckey) >= sizeof ckey) {
+        snprintf(why, whycap, "config key longer than %zu bytes", sizeof ckey - 1);
+        return TT_ETOOBIG;
+    }
+    json_t *cj = tt_tmpl_config_json(t, jr->slots);
+    tt_measurement m;
+    rc = tt_backend_measure(jr->be, jr->slots, &m);
+    if (rc != TT_OK) {
+        snprintf(why, whycap, "backend %s: %s%s%s", jr->job->backend, tt_strerror(rc),
+                 m.error[0] ? ": " : "", m.error);
+        json_decref(cj);
+        return rc;
+    }
+    /* heap fields: the store may clear and replace them (tt_trial_clear at the end) */
+    tr.config_key = strdup(ckey);
+    tr.config_hash = hash;
+    tr.config_json = cj ? json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(cj);
+    tr.status = m.status;
+    tr.error = m.status != TT_OK && m.error[0] ? strdup(m.error) : NULL;
+    if (m.status == TT_OK && m.nsamples > 0) {
+        tr.median_us = m.median_us;
+        tr.spread_us = m.spread_us;
+        tr.min_us = m.min_us;
+        tr.samples_json = tt_samples_json(&m);
+    }
+    tr.predicted_us = pred;
+    tr.compile_s = m.compile_s;
+    tr.measure_s = m.measure_s;
+    if (!tr.config_key || !tr.config_json) {
+        tt_trial_clear(&tr);
+        snprintf(why, whycap, "out of memory");
+        return TT_ENOMEM;
+    }
+    rc = tt_store_trial_record(jr->s, key, t->name, jr->job->id, seq, &tr);
+    if (rc != TT_OK) snprintf(why, whycap, "store: %s", tt_store_errmsg(jr->s));
+    *status = tr.status;
+    *us = tr.median_us;
+    tt_trial_clear(&tr);
+    if (rc == TT_OK && have_raw) tt_fit_add(jr, &raw, *status, *us);
+    return rc;
+}
+
+static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
+{
+    tt_runner *r = jr->w->r;
+    tt_job *job = jr->job;
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_rc rc = tt_catalog_template(r->cfg.catalog, jr->s, job->template_name,
+                                   job->template_hash[0] ? job->template_hash : NULL, &jr->t, &err);
+    if (rc != TT_OK) return tt_job_fail(jr, "template: %s", err.msg[0] ? err.msg : tt_strerror(rc));
+    jr->tgt = tt_catalog_target(r->cfg.catalog, job->target);
+    if (!jr->tgt) return tt_job_fail(jr, "unknown target '%s'", job->target);
+    json_t *pj = json_loads(job->problem_json ? job->problem_json : "", 0, NULL);
+    if (!pj) return tt_job_fail(jr, "problem: malformed JSON");
+    rc = tt_tmpl_problem_from_json(jr->t, pj, jr->problem, &err);
+    json_decref(pj);
+    if (rc != TT_OK) return tt_job_fail(jr, "problem: %s%s%s", err.path, err.path[0] ? ": " : "", err.msg);
+    if (tt_tmpl_problem_key(jr->t, jr->problem, jr->problem_key, sizeof jr->problem_key) >=
+        sizeof jr->problem_key)
+        return tt_job_fail(jr, "problem: key longer than %zu bytes", sizeof jr->problem_key - 1);
+    if (job->options_json && *job->options_json) {
+        jr->options = json_loads(job->options_json, 0, NULL);
+        if (!jr->options) return tt_job_fail(jr, "options: malformed JSON");
+    }
+    jr->env.datasets_dir = r->datasets_dir;
+    jr->env.toolchains = r->cfg.toolchains;
+    jr->env.work_dir = r->work_dir;
+    jr->env.repeats = r->cfg.repeats > 0 ? r->cfg.repeats : 1;
+    rc = tt_backend_open(job->backend, &jr->env, jr->t, jr->tgt, jr->problem, &jr->be, &err);
+    if (rc != TT_OK) return tt_job_fail(jr, "backend: %s", err.msg[0] ? err.msg : tt_strerror(rc));
+    tt_caps caps;
+    tt_target_caps(jr->tgt, &caps);
+    rc = tt_space_new(jr->t, jr->problem, &caps, &jr->space, &err);
+    if (rc != TT_OK) return tt_job_fail(jr, "space: %s", err.msg[0] ? err.msg : tt_strerror(rc));
+    if (jr->t->kernel && tt_model_new(jr->t, jr->tgt, jr->problem, NULL, &jr->model, NULL) != TT_OK)
+        jr->model = NULL;
+    char *ctext = NULL;
+    tt_calib cal;
+    if (jr->model &&
+        tt_store_calib_get(jr->s, jr->tgt->name, tt_backend_fingerprint(jr->be), &ctext) == TT_OK &&
+        ctext && tt_calib_parse(ctext, &cal) &&
+        tt_model_new(jr->t, jr->tgt, jr->problem, &cal, &jr->model_cal, NULL) != TT_OK)
+        jr->model_cal = NULL;
+    free(ctext);
+    tt_strategy_config sc = {
+        .name = job->strategy, .t = jr->t, .tgt = jr->tgt, .space = jr->space,
+        .model = jr->model, .problem = jr->problem, .seed = (uint64_t)job->seed,
+        .budget = job->budget_trials, .options = jr->options,
+    };
+    rc = tt_strategy_new(&sc, &jr->st, &err);
+    if (rc != TT_OK) return tt_job_fail(jr, "strategy: %s", err.msg[0] ? err.msg : tt_strerror(rc));
+
+    tt_trial_key key = {jr->t->hash, jr->problem_key, jr->tgt->name, tt_backend_fingerprint(jr->be)};
+    double start = tt_now();
+    jr->last_renew = start;
+    int64_t seq = 0, ok = 0;
+    int64_t params[TT_MAX_SLOTS];
+    for (;;) {
+        if (atomic_load(&r->stop)) return TT_JR_ABANDONED;
+        if (!tt_job_still_ours(jr)) return TT_JR_ABANDONED;   /* cancelled or taken over */
+        if (job->budget_seconds > 0 && tt_now() - start >= job->budget_seconds) break;
+        size_t n = 0;
+        rc = tt_strategy_next(jr->st, 1, params, &n);
+        if (rc == TT_ELIMIT)
+            return tt_job_fail(jr, "strategy %s: the space is too large to enumerate (give a "
+                               "trial budget or a sampling strategy)", job->strategy);
+        if (rc != TT_OK) return tt_job_fail(jr, "strategy %s: %s", job->strategy, tt_strerror(rc));
+        if (n == 0) break;
+        tt_rc status = TT_OK;
+        double us = 0;
+        char why[512] = "";
+        rc = tt_job_trial(jr, &key, seq + 1, params, &status, &us, why, sizeof why);
+        if (rc != TT_OK) return tt_job_fail(jr, "%s", why[0] ? why : tt_strerror(rc));
+        seq++;
+        if (status == TT_OK) ok++;
+        (void)tt_strategy_report(jr->st, params, status, us);
+        (void)tt_store_job_progress(jr->s, job->id, tt_strategy_planned(jr->st), seq);
+        if (r->cfg.max_trials > 0 && ++jr->w->trials >= r->cfg.max_trials) {
+            atomic_store(&r->stop, 1);   /* testing: behave as if killed here */
+            return TT_JR_ABANDONED;
+        }
+    }
+    if (seq == 0) return tt_job_fail(jr, "the search space has no feasible config");
+    if (ok == 0)
+        return tt_job_fail(jr, "no config was measured successfully (%lld trials)", (long long)seq);
+    (void)tt_store_job_progress(jr->s, job->id, seq, seq);   /* ended: planned = done */
+    tt_calib_store(jr, key.backend_fp);
+    (void)tt_store_job_finish(jr->s, job->id, jr->w->owner, TT_JOB_DONE, NULL);
+    return TT_JR_FINISHED;
+}
+
+static void tt_job_run(tt_worker *w, tt_store *s, tt_job *job)
+{
+    tt_jobrun jr;
+    memset(&jr, 0, sizeof jr);
+    jr.w = w;
+    jr.s = s;
+    jr.job = job;
+    (void)tt_job_setup_and_run(&jr);
+    tt_strategy_free(jr.st);
+    tt_model_free(jr.model);
+    tt_model_free(jr.model_cal);
+    free(jr.fit_pred);
+    free(jr.fit_meas);
+    tt_space_free(jr.space);
+    tt_backend_close(jr.be);
+    json_decref(jr.options);
+}
+
+/* ---- workers ------------------------------------------------------------------------ */
+static void *tt_worker_main(void *arg)
+{
+    tt_worker *w = arg;
+    tt_runner *r = w->r;
+    double poll = r->cfg.poll_seconds > 0 ? r->cfg.poll_seconds : 0.5;
+    double lease = r->cfg.lease_seconds > 0 ? r->cfg.lease_seconds : 30;
+    tt_store *s = NULL;
+    while (!atomic_load(&r->stop)) {
+        if (!s) {
+            if (tt_store_open(r->db_url, &s, NULL) != TT_OK) {
+                s = NULL;
+                tt_runner_nap(r, poll);
+                continue;
+            }
+        }
+        tt_job job;
+        memset(&job, 0, sizeof job);
+        tt_rc rc = tt_store_job_claim(s, w->owner, lease, &job);
+        if (rc == TT_OK) {
+            tt_job_run(w, s, &job);
+            tt_job_clear(&job);
+            continue;
+        }
+        tt_job_clear(&job);
+        tt_runner_nap(r, poll);
+    }
+    tt_store_close(s);
+    return NULL;
+}
+
+static char *tt_dup(const char *s) { return s ? strdup(s) : NULL; }
+
+tt_rc tt_runner_start(const tt_runner_config *cfg, tt_runner **out, tt_errinfo *err)
+{
+    *out = NULL;
+    if (!cfg || !cfg->db_url || !cfg->catalog)
+        return tt_errf(err, TT_EINVAL, "runner", "db_url and catalog are required");
+    if (cfg->workers < 1 || cfg->workers > 1024)
+        return tt_errf(err, TT_EINVAL, "workers", "workers must be in [1, 1024]");
+    tt_runner *r = calloc(1, sizeof *r);
+    if (!r) return tt_errf(err, TT_ENOMEM, "runner", "out of memory");
+    r->cfg = *cfg;
+    char host[64] = "localhost", defname[96];
+    (void)gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    snprintf(defname, sizeof defname, "%s:%ld", host, (long)getpid());
+    const char *tmp = getenv("TMPDIR");
+    char defwork[512];
+    snprintf(defwork, sizeof defwork, "%.480s/tiletune-work", tmp && *tmp ? tmp : "/tmp");
+    r->db_url = tt_dup(cfg->db_url);
+    r->worker_name = tt_dup(cfg->worker_name && *cfg->worker_name ? cfg->worker_name : defname);
+    r->datasets_dir = tt_dup(cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR);
+    r->work_dir = tt_dup(cfg->work_dir ? cfg->work_dir : defwork);
+    r->w = calloc((size_t)cfg->workers, sizeof *r->w);
+    if (!r->db_url || !r->worker_name || !r->datasets_dir || !r->work_dir || !r->w) {
+        tt_runner_stop(r);
+        return tt_errf(err, TT_ENOMEM, "runner", "out of memory");
+    }
+    r->cfg.db_url = r->db_url;
+    r->cfg.worker_name = r->worker_name;
+    r->cfg.datasets_dir = r->datasets_dir;
+    r->cfg.work_dir = r->work_dir;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->nw = cfg->workers;
+    for (int i = 0; i < r->nw; i++) {
+        tt_worker *w = &r->w[i];
+        w->r = r;
+        w->index = i;
+        snprintf(w->owner, sizeof w->owner, "%.50s/w%d", r->worker_name, i);
+        if (pthread_create(&w->th, NULL, tt_worker_main, w) != 0) {
+            tt_runner_stop(r);
+            return tt_errf(err, TT_ENOMEM, "runner", "cannot start worker thread %d", i);
+        }
+        w->started = 1;
+    }
+    *out = r;
+    return TT_OK;
+}
+
+void tt_runner_stop(tt_runner *r)
+{
+    if (!r) return;
+    if (r->w && r->nw > 0) {
+        pthread_mutex_lock(&r->mu);
+        atomic_store(&r->stop, 1);
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        for (int i = 0; i < r->nw; i++)
+            if (r->w[i].started) pthread_join(r->w[i].th, NULL);
+        pthread_cond_destroy(&r->cv);
+        pthread_mutex_destroy(&r->mu);
+    }
+    free(r->w);
+    free(r->db_url);
+    free(r->worker_name);
+    free(r->datasets_dir);
+    free(r->work_dir);
+    free(r);
+}
+
+/* ---- submission checks -------------------------------------------------------------- */
+static int tt_file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static int tt_safe_name(const char *s)
+{
+    if (!*s || strlen(s) > 64) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-' || *s == '.'))
+            return 0;
+    return 1;
+}
+
+/* Open the backend once (no target, a zero problem: replay and cmd read neither when
+ * opening) so that the fingerprint is the one the workers will record, and the backend's
+ * own checks (dataset params vs template params, toolchain definition) run at submission. */
+static tt_rc tt_check_by_open(const tt_runner_config *cfg, const tt_template *t,
+                              const char *backend, char fp[80], tt_errinfo *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    char defwork[512];
+    snprintf(defwork, sizeof defwork, "%.480s/tiletune-work", tmp && *tmp ? tmp : "/tmp");
+    tt_backend_env env = {
+        .datasets_dir = cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR,
+        .toolchains = cfg->toolchains, .work_dir = cfg->work_dir ? cfg->work_dir : defwork,
+        .repeats = cfg->repeats > 0 ? cfg->repeats : 1,
+    };
+    int64_t zeros[TT_MAX_SLOTS] = {0};
+    tt_backend *b = NULL;
+    tt_rc rc = tt_backend_open(backend, &env, t, NULL, zeros, &b, err);
+    if (rc != TT_OK) return rc;
+    snprintf(fp, 80, "%s", tt_backend_fingerprint(b));
+    tt_backend_close(b);
+    return TT_OK;
+}
+
+tt_rc tt_runner_check_backend(const tt_runner_config *cfg, const tt_template *t,
+                              const char *backend, char fp[80], tt_errinfo *err)
+{
+    fp[0] = 0;
+    if (!backend || !*backend) return tt_errf(err, TT_EINVAL, "backend", "empty backend");
+    if (strcmp(backend, "model") == 0 || strcmp(backend, "sim") == 0) {
+        if (!t->kernel)
+            return tt_errf(err, TT_EUNSUPPORTED, "backend",
+                           "template '%s' has no kernel: backend '%s' does not apply (use "
+                           "replay:<dataset> or cmd:<toolchain>)", t->name, backend);
+        snprintf(fp, 80, "%s", backend);
+        return TT_OK;
+    }
+    if (strncmp(backend, "replay:", 7) == 0) {
+        const char *name = backend + 7;
+        if (!tt_safe_name(name))
+            return tt_errf(err, TT_EINVAL, "backend", "bad dataset name '%s'", name);
+        const char *dir = cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR;
+        static const char *const sfx[] = {".t4.json", ".t4.json.gz", ".kt-cache.json",
+                                          ".kt-cache.json.gz"};
+        int found = 0;
+        for (size_t i = 0; i < sizeof sfx / sizeof sfx[0] && !found; i++) {
+            char path[1024];
+            snprintf(path, sizeof path, "%.900s/%.64s%s", dir, name, sfx[i]);
+            found = tt_file_exists(path);
+        }
+        if (!found) return tt_errf(err, TT_ENOTFOUND, "backend", "no dataset '%s' in %s", name, dir);
+        return tt_check_by_open(cfg, t, backend, fp, err);
+    }
+    if (strncmp(backend, "cmd:", 4) == 0) {
+        const char *name = backend + 4;
+        const json_t *tc = cfg->toolchains ? json_object_get(cfg->toolchains, name) : NULL;
+        if (!*name || !json_is_object(tc))
+            return tt_errf(err, TT_ENOTFOUND, "backend", "no toolchain '%s' configured", name);
+        if (!t->source_file && !t->source_script)
+            return tt_errf(err, TT_EUNSUPPORTED, "backend",
+                           "template '%s' has no source: backend '%s' does not apply", t->name,
+                           backend);
+        return tt_check_by_open(cfg, t, backend, fp, err);
+    }
+    return tt_errf(err, TT_EINVAL, "backend",
+                   "unknown backend '%s' (model, sim, replay:<dataset>, cmd:<toolchain>)", backend);
+}
+
+int tt_runner_strategy_known(const char *name) { return tt_strategy_known(name); }

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT
+ * strategy.h - tuner strategies: deterministic generators of configs to measure.
+ *
+ * A strategy is a pull interface.  Given (space, model, seed, budget) and the results fed
+ * back so far it proposes configs (param vectors) with tt_strategy_next(); the caller
+ * measures each one and feeds the outcome back with tt_strategy_report().  The sequence of
+ * proposals depends only on the seed, the budget, the options and the reported results, never
+ * on time or on how many configs the caller asks for at once, so replaying a strategy from
+ * scratch with the same measurements (taken from the store) proposes the same sequence: that
+ * is how the runner resumes a job after a crash.
+ *
+ *   model-topk    rank the whole space by the model (top-k heap), measure the best k in order
+ *   model-refine  rounds: measure the model's best few, fit a calibration on the measured
+ *                 configs, re-rank with the calibrated model plus the neighbourhood of the
+ *                 best measured configs; stop on budget or when a round brings no improvement
+ *   evolution     model-seeded genetic search on space indices (for spaces too large to
+ *                 enumerate); children are screened by the model and must be feasible
+ *   anneal        simulated annealing over neighbours (one param moved one step)
+ *   random        uniform without replacement among feasible configs (seeded xoshiro256**)
+ *   exhaustive    every feasible config in enumeration order
+ * Every proposal is feasible (tt_space_check) and proposed at most once.  Strategies that
+ * need the model fall back to seeded random sampling when the model is NULL (a template
+ * without a kernel, measured by replay:/cmd: backends); tt_strategy_fallback() says so.
+ * Options (JSON object, all optional): "topk", "round", "population", "neighbours",
+ * "sample" (configs sampled to seed evolution/anneal), "max_enumerate" (spaces whose
+ * cartesian product exceeds it are sampled, not enumerated).
+ *
+ * Protocol: every config returned by tt_strategy_next() must be reported before the next
+ * call that would need a new round; calling it with unreported proposals and nothing queued
+ * gives TT_EINVAL.  Failed configs are reported with their status (time ignored).
+ *
+ * Ownership: tt_strategy_new() borrows template, target, space, model and options (they
+ * outlive the strategy) and copies the problem.  Not thread-safe: one strategy is driven by
+ * one thread (which also owns the space, since enumeration mutates it).
+ */
+#ifndef TT_STRATEGY_H
+#define TT_STRATEGY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "space.h"
+#include "target.h"
+#include "template.h"
+#include "tt_err.h"
+
+typedef struct tt_strategy_config {
+    const char *name;             /* one of tt_strategy_names() */
+    const tt_template *t;
+    const tt_target *tgt;         /* for calibrated re-ranking (model-refine); may be NULL */
+    tt_space *space;              /* borrowed; enumerated from the calling thread */
+    const tt_model *model;        /* borrowed; NULL: no kernel -> seeded random fallback */
+    const int64_t *problem;       /* problem slots [0, t->ninputs) (copied) */
+    uint64_t seed;
+    int64_t budget;               /* maximum proposals; 0: the strategy's default */
+    const json_t *options;        /* borrowed, may be NULL */
+} tt_strategy_config;
+
+typedef struct tt_strategy tt_strategy;
+
+/* NULL-terminated list of the strategy names (static). */
+const char *const *tt_strategy_names(void);
+/* 1 if name is a known strategy. */
+int tt_strategy_known(const char *name);
+
+/* Create a strategy.  TT_EINVAL for an unknown name or bad options (err names the option),
+ * TT_ENOMEM.  *out is NULL on error.  The initial work (ranking the space by the model,
+ * enumerating it) is done lazily by the first tt_strategy_next(). */
+tt_rc tt_strategy_new(const tt_strategy_config *cfg, tt_strategy **out, tt_errinfo *err);
+void tt_strategy_free(tt_strategy *st);
+
+/* Propose up to cap configs: params_out receives *n vectors of t->nparams values each
+ * (param order of the template).  *n == 0 means the search is over.  Errors: TT_EINVAL
+ * (protocol), TT_ENOMEM, or an enumeration error of the space. */
+tt_rc tt_strategy_next(tt_strategy *st, size_t cap, int64_t *params_out, size_t *n);
+/* Feed back the outcome of a proposed config: status TT_OK with its time (median us), or
+ * the failure class.  TT_EINVAL when the config was not proposed (or already reported). */
+tt_rc tt_strategy_report(tt_strategy *st, const int64_t *params, tt_rc status, double time_us);
+
+/* Trials it plans: min(budget, feasible configs) when the space size is known, else the
+ * budget.  Valid after the first tt_strategy_next(); before, the budget. */
+int64_t tt_strategy_planned(const tt_strategy *st);
+/* Configs proposed so far. */
+int64_t tt_strategy_proposed(const tt_strategy *st);
+/* Best reported config: 1 and params_out/time filled, 0 when none succeeded yet. */
+int tt_strategy_best(const tt_strategy *st, int64_t *params_out, double *time_us);
+/* 1 when the strategy runs its seeded-random fallback because it has no model. */
+int tt_strategy_fallback(const tt_strategy *st);
+/* The resolved budget (the default when 0 was given). */
+int64_t tt_strategy_budget(const tt_strategy *st);
+
+#endif

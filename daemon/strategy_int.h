@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT
+ * strategy_int.h - internals shared by the strategy files (strategy*.c); not public.
+ *
+ * A config is identified by its index in the space's cartesian product (tt_space_encode).
+ * The common core (strategy.c) keeps the set of proposed configs, a queue of proposals
+ * waiting to be handed out, the reported results and the PRNG; an implementation fills the
+ * queue one "round" at a time through its refill hook.  Not thread-safe (see strategy.h).
+ */
+#ifndef TT_STRATEGY_INT_H
+#define TT_STRATEGY_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strategy.h"
+
+/* Open-addressing set of uint64 keys (stores key + 1; 0 marks an empty slot). */
+typedef struct tt__u64set {
+    uint64_t *keys;
+    size_t cap, n;
+} tt__u64set;
+int tt__u64set_has(const tt__u64set *s, uint64_t key);
+/* 1 inserted, 0 already present, -1 out of memory. */
+int tt__u64set_add(tt__u64set *s, uint64_t key);
+void tt__u64set_free(tt__u64set *s);
+
+/* A config ranked by a prediction (ascending time, then ascending index). */
+typedef struct tt__ranked {
+    double pred_us;
+    uint64_t idx;
+} tt__ranked;
+int tt__ranked_cmp(const void *a, const void *b);
+
+typedef struct tt__strategy_ops {
+    const char *name;
+    int64_t default_budget;        /* 0: the whole space */
+    int uses_model;                /* 1: falls back to random without a model */
+    tt_rc (*start)(tt_strategy *st);          /* first next(): heavy set-up, may push */
+    tt_rc (*refill)(tt_strategy *st);         /* queue empty, all reported: push a round;
+                                                 pushing nothing ends the search */
+    void (*on_report)(tt_strategy *st, uint64_t idx, tt_rc status, double us);
+    void (*free)(tt_strategy *st);
+} tt__strategy_ops;
+
+struct tt_strategy {
+    const tt__strategy_ops *ops;
+    tt_strategy_config cfg;        /* borrowed pointers; problem points at `problem` */
+    int64_t problem[TT_MAX_SLOTS];
+    int64_t *slots;                /* scratch, t->nslots */
+    size_t np;                     /* params */
+    int64_t budget;                /* resolved: max proposals */
+    int64_t proposed, reported, planned;
+    uint64_t rng[4];               /* xoshiro256** */
+    tt__u64set seen;               /* proposed (queued or handed out) */
+    tt__u64set handed;             /* returned by tt_strategy_next() */
+    tt__u64set reported_set;
+    uint64_t *queue;               /* proposals not yet handed out */
+    size_t qhead, qlen, qcap;
+    uint64_t *obs_idx;             /* reported results, in report order */
+    double *obs_us;                /* INFINITY for failures */
+    size_t nobs, capobs;
+    int have_best;
+    uint64_t best_idx;
+    double best_us;
+    int started, finished, fallback;
+    /* the feasible configs, when the space was enumerated (ascending index) */
+    uint64_t *all;
+    size_t nall;
+    int enumerated;
+    size_t shuffle_pos;            /* lazy Fisher-Yates position in `all` */
+    /* options */
+    uint64_t max_enumerate;
+    int64_t opt_topk, opt_round, opt_population, opt_neighbours, opt_sample, opt_patience;
+    void *impl;                    /* owned by the implementation */
+};
+
+extern const tt__strategy_ops tt__strategy_model_topk;
+extern const tt__strategy_ops tt__strategy_model_refine;
+extern const tt__strategy_ops tt__strategy_evolution;
+extern const tt__strategy_ops tt__strategy_anneal;
+extern const tt__strategy_ops tt__strategy_random;
+extern const tt__strategy_ops tt__strategy_exhaustive;
+
+/* PRNG: next 64 bits; uniform in [0, n) (n > 0, unbiased); uniform double in [0, 1). */
+uint64_t tt__st_rand(tt_strategy *st);
+uint64_t tt__st_uniform(tt_strategy *st, uint64_t n);
+double tt__st_unit(tt_strategy *st);
+
+/* Queue a proposal: 1 queued, 0 skipped (already proposed, or the budget is used up),
+ * -1 out of memory. */
+int tt__st_push(tt_strategy *st, uint64_t idx);
+/* Room left in the budget for new proposals (queued ones count as used). */
+int64_t tt__st_room(const tt_strategy *st);
+
+/* Decode idx into st->slots (problem + params) and check feasibility: 1 feasible. */
+int tt__st_feasible(tt_strategy *st, uint64_t idx);
+/* Prediction of config idx by model m (NULL: st->cfg.model); INFINITY when the model calls
+ * it infeasible or there is no model.  res (may be NULL) receives the full result. */
+double tt__st_predict(tt_strategy *st, const tt_model *m, uint64_t idx, tt_model_result *res);
+/* Enumerate the feasible configs into st->all (once).  TT_ELIMIT when the cartesian
+ * product exceeds max_enumerate. */
+tt_rc tt__st_enumerate(tt_strategy *st);
+/* Rank by model m: the best k feasible configs (ascending prediction), from the whole space
+ * when it can be enumerated, else from `opt_sample` random feasible configs.  Configs the
+ * model calls infeasible are left out.  *out malloc'd (caller frees), *n entries. */
+tt_rc tt__st_rank(tt_strategy *st, const tt_model *m, size_t k, tt__ranked **out, size_t *n);
+/* A random feasible config not proposed yet: 1 and *idx, 0 when none could be found. */
+int tt__st_draw(tt_strategy *st, uint64_t *idx);
+/* Feasible neighbours of idx (one param moved one step in its domain), not yet proposed.
+ * Writes up to cap indices, returns how many. */
+size_t tt__st_neighbours(tt_strategy *st, uint64_t idx, uint64_t *out, size_t cap);
+/* Indices of the best n successful reported configs (ascending time), returns count. */
+size_t tt__st_best_n(const tt_strategy *st, uint64_t *out, double *us, size_t n);
+/* Seeded random round used by model strategies without a model: push up to `round`. */
+tt_rc tt__st_random_round(tt_strategy *st, int64_t round);
+
+#endif

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT
+ * strategy_search.c - the search strategies: random, exhaustive, evolution and anneal.
+ *
+ * evolution and anneal use the model to seed (and evolution to screen children) when there
+ * is one, and run model-free otherwise (a template without a kernel, e.g. replay datasets).
+ */
+#include "strategy_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- random ---------------------------------------------------------------------------- */
+static tt_rc tt_random_start(tt_strategy *st) { return tt__st_random_round(st, 16); }
+static tt_rc tt_random_refill(tt_strategy *st) { return tt__st_random_round(st, 16); }
+
+const tt__strategy_ops tt__strategy_random = {
+    .name = "random", .default_budget = 64, .uses_model = 0,
+    .start = tt_random_start, .refill = tt_random_refill,
+};
+
+/* ---- exhaustive ------------------------------------------------------------------------ */
+typedef struct tt_ex_ctx {
+    tt_strategy *st;
+    int oom;
+} tt_ex_ctx;
+
+static int tt_ex_visit(void *ud, const int64_t *slots)
+{
+    tt_ex_ctx *c = ud;
+    if (tt__st_push(c->st, tt_space_encode(c->st->cfg.space, slots)) < 0) {
+        c->oom = 1;
+        return 1;
+    }
+    return tt__st_room(c->st) <= 0;
+}
+
+static tt_rc tt_ex_start(tt_strategy *st)
+{
+    /* stream the enumeration straight into the queue, up to the budget */
+    tt_ex_ctx c = {.st = st};
+    tt_space_counts counts;
+    uint64_t limit = st->budget == INT64_MAX ? 0 : (uint64_t)st->budget;
+    if (limit == 0 && tt_space_total(st->cfg.space) > st->max_enumerate) return TT_ELIMIT;
+    tt_rc rc = tt_space_enumerate(st->cfg.space, tt_ex_visit, &c, limit, &counts);
+    if (c.oom) return TT_ENOMEM;
+    if (rc != TT_OK) return rc;
+    st->planned = (int64_t)st->qlen;
+    return TT_OK;
+}
+
+static tt_rc tt_ex_refill(tt_strategy *st) { (void)st; return TT_OK; }
+
+const tt__strategy_ops tt__strategy_exhaustive = {
+    .name = "exhaustive", .default_budget = 0, .uses_model = 0,
+    .start = tt_ex_start, .refill = tt_ex_refill,
+};
+
+/* ---- evolution ---------------------------------------------------------------------- */
+/* Generation 0: opt_sample random feasible configs, the better half of the population by
+ * the model and the rest at random from the sample.  Then each generation: tournament
+ * selection among the best measured, uniform crossover, mutation (one step or a random
+ * value), feasibility check, and (with a model) the best of 4x candidates by prediction. */
+static tt_rc tt_evo_start(tt_strategy *st)
+{
+    int64_t P = st->opt_population < tt__st_room(st) ? st->opt_population : tt__st_room(st);
+    size_t S = (size_t)st->opt_sample;
+    if ((int64_t)S < P) S = (size_t)P;
+    tt__ranked *cand = malloc(S * sizeof *cand);
+    if (!cand) return TT_ENOMEM;
+    size_t n = 0;
+    tt__u64set tmp = {0};
+    /* bounded: a sampled (not enumerated) space can draw the same config again */
+    for (size_t tries = 0; n < S && tries < 8 * S; tries++) {
+        uint64_t idx;
+        if (!tt__st_draw(st, &idx)) break;
+        if (tt__u64set_add(&tmp, idx) != 1) continue;
+        cand[n].idx = idx;
+        cand[n].pred_us = st->cfg.model ? tt__st_predict(st, NULL, idx, NULL) : 0;
+        n++;
+    }
+    tt__u64set_free(&tmp);
+    int64_t pushed = 0;
+    if (st->cfg.model) {
+        tt__ranked *sorted = malloc((n ? n : 1) * sizeof *sorted);
+        if (!sorted) {
+            free(cand);
+            return TT_ENOMEM;
+        }
+        memcpy(sorted, cand, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, tt__ranked_cmp);
+        for (size_t i = 0; i < n && pushed < (P + 1) / 2; i++) {
+            if (!isfinite(sorted[i].pred_us)) break;
+            int r = tt__st_push(st, sorted[i].idx);
+            if (r < 0) {
+                free(sorted);
+                free(cand);
+                return TT_ENOMEM;
+            }
+            pushed += r;
+        }
+        free(sorted);
+    }
+    for (size_t i = 0; i < n && pushed < P; i++) {
+        int r = tt__st_push(st, cand[i].idx);
+        if (r < 0) {
+            free(cand);
+            return TT_ENOMEM;
+        }
+        pushed += r;
+    }
+    free(cand);
+    return TT_OK;
+}
+
+static size_t tt_evo_pick(tt_strategy *st, size_t nparents)
+{
+    size_t a = (size_t)tt__st_uniform(st, nparents), b = (size_t)tt__st_uniform(st, nparents);
+    return a < b ? a : b;   /* parents are sorted best first: tournament of two */
+}
+
+static tt_rc tt_evo_refill(tt_strategy *st)
+{
+    const tt_template *t = st->cfg.t;
+    size_t ni = t->ninputs, np = st->np;
+    int64_t P = st->opt_population < tt__st_room(st) ? st->opt_population : tt__st_room(st);
+    uint64_t *par = malloc((size_t)st->opt_population * sizeof *par);
+    double *pus = malloc((size_t)st->opt_population * sizeof *pus);
+    size_t want = (size_t)(st->cfg.model ? 4 * P : P);
+    tt__ranked *kids = malloc((want ? want : 1) * sizeof *kids);
+    tt__u64set local = {0};
+    tt_rc rc = TT_OK;
+    if (!par || !pus || !kids) {
+        rc = TT_ENOMEM;
+        goto out;
+    }
+    size_t npar = tt__st_best_n(st, par, pus, (size_t)st->opt_population);
+    size_t nk = 0;
+    if (npar >= 2) {
+        int64_t a[TT_MAX_SLOTS], b[TT_MAX_SLOTS];
+        for (size_t tries = 0; nk < want && tries < 64 * want; tries++) {
+            memcpy(a, st->problem, ni * sizeof(int64_t));
+            memcpy(b, st->problem, ni * sizeof(int64_t));
+            tt_space_decode(st->cfg.space, par[tt_evo_pick(st, npar)], a);
+            tt_space_decode(st->cfg.space, par[tt_evo_pick(st, npar)], b);
+            for (size_t p = 0; p < np; p++)
+                if (tt__st_rand(st) & 1) a[ni + p] = b[ni + p];
+            for (size_t p = 0; p < np; p++) {
+                if (tt__st_uniform(st, np) != 0) continue;   /* rate 1/np */
+                const tt_param *pp = &t->params[p];
+                size_t pos = 0;
+                while (pos < pp->nvalues && pp->values[pos] != a[ni + p]) pos++;
+                if (tt__st_rand(st) & 1) {
+                    if (tt__st_rand(st) & 1) pos = pos + 1 < pp->nvalues ? pos + 1 : pos;
+                    else pos = pos > 0 ? pos - 1 : pos;
+                } else {
+                    pos = (size_t)tt__st_uniform(st, pp->nvalues);
+                }
+                if (pos < pp->nvalues) a[ni + p] = pp->values[pos];
+            }
+            memcpy(st->slots, a, (ni + np) * sizeof(int64_t));
+            uint64_t idx = tt_space_encode(st->cfg.space, st->slots);
+            if (idx == UINT64_MAX || tt__u64set_has(&st->seen, idx) ||
+                tt__u64set_has(&local, idx))
+                continue;
+            if (tt_space_check(st->cfg.space, st->slots, NULL) != TT_OK) continue;
+            if (tt__u64set_add(&local, idx) < 0) {
+                rc = TT_ENOMEM;
+                goto out;
+            }
+            kids[nk].idx = idx;
+            kids[nk].pred_us = st->cfg.model ? tt__st_predict(st, NULL, idx, NULL) : (double)nk;
+            nk++;
+        }
+    }
+    if (st->cfg.model) qsort(kids, nk, sizeof *kids, tt__ranked_cmp);
+    int64_t pushed = 0;
+    for (size_t i = 0; i < nk && pushed < P; i++) {
+        int r = tt__st_push(st, kids[i].idx);
+        if (r < 0) {
+            rc = TT_ENOMEM;
+            goto out;
+        }
+        pushed += r;
+    }
+    if (pushed < P) rc = tt__st_random_round(st, P - pushed);   /* immigrants */
+out:
+    tt__u64set_free(&local);
+    free(par);
+    free(pus);
+    free(kids);
+    return rc;
+}
+
+const tt__strategy_ops tt__strategy_evolution = {
+    .name = "evolution", .default_budget = 64, .uses_model = 0,
+    .start = tt_evo_start, .refill = tt_evo_refill,
+};
+
+/* ---- anneal ------------------------------------------------------------------------- */
+/* Start at the model's best config, or without a model at the best of a few random ones
+ * (budget/16, 2..8).  Then propose a move from the current config: one random param moved
+ * one step (70 %) or set to a random value of its domain (30 %), feasible and unmeasured.
+ * A slower config is accepted with probability exp(-log(t_new / t_cur) / T), T falling
+ * geometrically from 0.3 to 0.01 over the budget; after 16 proposals without improving on
+ * the best the walk restarts from the best.  When no move is left, a random config. */
+#ifndef TT_ANNEAL_T0
+#define TT_ANNEAL_T0 0.3        /* initial temperature (on log time) */
+#endif
+#ifndef TT_ANNEAL_T1
+#define TT_ANNEAL_T1 0.01       /* final temperature */
+#endif
+#ifndef TT_ANNEAL_STEP
+#define TT_ANNEAL_STEP 0.7      /* probability of a one-step move (else a random value) */
+#endif
+#ifndef TT_ANNEAL_RESTART
+#define TT_ANNEAL_RESTART 16    /* proposals without a new best before restarting at it */
+#endif
+
+typedef struct tt_anneal {
+    int have_cur;
+    uint64_t cur;
+    double cur_us;
+    int64_t init_left;        /* random starting configs still to propose */
+    int64_t steps, since_best;
+    double last_best;
+} tt_anneal;
+
+static tt_rc tt_anneal_start(tt_strategy *st)
+{
+    tt_anneal *a = calloc(1, sizeof *a);
+    if (!a) return TT_ENOMEM;
+    st->impl = a;
+    a->last_best = INFINITY;
+    if (st->cfg.model) {
+        tt__ranked *r;
+        size_t n;
+        tt_rc rc = tt__st_rank(st, NULL, 1, &r, &n);
+        if (rc != TT_OK) return rc;
+        int pushed = n ? tt__st_push(st, r[0].idx) : 0;
+        free(r);
+        if (pushed < 0) return TT_ENOMEM;
+        if (pushed) return TT_OK;
+    }
+    int64_t init = st->budget == INT64_MAX ? 8 : st->budget / 16;
+    a->init_left = init < 2 ? 2 : init > 8 ? 8 : init;
+    a->init_left--;
+    return tt__st_random_round(st, 1);
+}
+
+static void tt_anneal_report(tt_strategy *st, uint64_t idx, tt_rc status, double us)
+{
+    tt_anneal *a = st->impl;
+    if (!a) return;
+    a->steps++;
+    if (isfinite(us)) {
+        if (!a->have_cur || us < a->cur_us) {
+            a->have_cur = 1;
+            a->cur = idx;
+            a->cur_us = us;
+        } else if (a->init_left <= 0) {
+            double frac = st->budget == INT64_MAX ? 1 : (double)a->steps / (double)st->budget;
+            double temp = TT_ANNEAL_T0 * pow(TT_ANNEAL_T1 / TT_ANNEAL_T0, frac > 1 ? 1 : frac);
+            if (tt__st_unit(st) < exp(-log(us / a->cur_us) / temp)) {
+                a->cur = idx;
+                a->cur_us = us;
+            }
+        }
+    }
+    if (st->have_best && st->best_us < a->last_best) {
+        a->last_best = st->best_us;
+        a->since_best = 0;
+    } else if (++a->since_best >= TT_ANNEAL_RESTART && st->have_best) {
+        a->cur = st->best_idx;   /* restart from the best */
+        a->cur_us = st->best_us;
+        a->since_best = 0;
+    }
+}
+
+/* A random feasible unmeasured move from idx, or 0 when none was found. */
+static int tt_anneal_move(tt_strategy *st, uint64_t idx, uint64_t *out)
+{
+    const tt_template *t = st->cfg.t;
+    size_t ni = t->ninputs;
+    int64_t base[TT_MAX_SLOTS];
+    memcpy(base, st->problem, ni * sizeof(int64_t));
+    tt_space_decode(st->cfg.space, idx, base);
+    for (int tries = 0; tries < 64; tries++) {
+        size_t p = (size_t)tt__st_uniform(st, st->np);
+        const tt_param *pp = &t->params[p];
+        if (pp->nvalues < 2) continue;
+        size_t pos = 0;
+        while (pos < pp->nvalues && pp->values[pos] != base[ni + p]) pos++;
+        size_t np;
+        if (tt__st_unit(st) < TT_ANNEAL_STEP) {
+            if (pos == 0) np = 1;
+            else if (pos + 1 >= pp->nvalues) np = pos - 1;
+            else np = (tt__st_rand(st) & 1) ? pos + 1 : pos - 1;
+        } else {
+            np = (size_t)tt__st_uniform(st, pp->nvalues);
+            if (np == pos) continue;
+        }
+        memcpy(st->slots, base, (ni + st->np) * sizeof(int64_t));
+        st->slots[ni + p] = pp->values[np];
+        uint64_t v = tt_space_encode(st->cfg.space, st->slots);
+        if (v == UINT64_MAX || tt__u64set_has(&st->seen, v)) continue;
+        if (tt_space_check(st->cfg.space, st->slots, NULL) != TT_OK) continue;
+        *out = v;
+        return 1;
+    }
+    return 0;
+}
+
+static tt_rc tt_anneal_refill(tt_strategy *st)
+{
+    tt_anneal *a = st->impl;
+    if (a->init_left > 0) {
+        a->init_left--;
+        return tt__st_random_round(st, 1);
+    }
+    uint64_t v;
+    if ((a->have_cur && tt_anneal_move(st, a->cur, &v)) ||
+        (st->have_best && tt_anneal_move(st, st->best_idx, &v)))
+        return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;
+    return tt__st_random_round(st, 1);
+}
+
+static void tt_anneal_free(tt_strategy *st)
+{
+    free(st->impl);
+    st->impl = NULL;
+}
+
+const tt__strategy_ops tt__strategy_anneal = {
+    .name = "anneal", .default_budget = 64, .uses_model = 0,
+    .start = tt_anneal_start, .refill = tt_anneal_refill, .on_report = tt_anneal_report,
+    .free = tt_anneal_free,
+};
