@@ -38,14 +38,10 @@ static const tt__route tt_routes[] = {
     {"GET", "/v1/targets", tt__api_targets_list, TT_SCOPE_READ, 0, "GET /v1/targets"},
     {"GET", "/v1/targets/{}", tt__api_target_get, TT_SCOPE_READ, 0, "GET /v1/targets/{name}"},
     {"GET", "/v1/config", tt__api_config, TT_SCOPE_ADMIN, 0, "GET /v1/config"},
-    /* ---- CI / data exchange (daemon/api_ci.c): the coordinator adds here, once
-     * api_ci.c exists:
-     * {"POST", "/v1/check", tt_api_check, TT_SCOPE_TUNE, 0, "POST /v1/check"},
-     * {"GET", "/v1/export", tt_api_export, TT_SCOPE_READ, 0, "GET /v1/export"},
-     * {"POST", "/v1/import", tt_api_import, TT_SCOPE_TUNE, 0, "POST /v1/import"},
-     * (import bodies are JSON documents, so they obey max_body_bytes; raise it for large
-     * T4 files) -- and add the three to docs/api.md's examples. */
-    /* ---- end of CI routes */
+    /* CI / data exchange (api_ci*.c); import bodies may be gzip, so they are not parsed */
+    {"POST", "/v1/check", tt_api_check, TT_SCOPE_TUNE, 0, "POST /v1/check"},
+    {"GET", "/v1/export", tt_api_export, TT_SCOPE_READ, 0, "GET /v1/export"},
+    {"POST", "/v1/import", tt_api_import, TT_SCOPE_TUNE, TT__ROUTE_NOJSON, "POST /v1/import"},
     {"GET", "/healthz", tt__api_healthz, TT__ROUTE_PUBLIC, 0, "GET /healthz"},
     {"GET", "/readyz", tt__api_readyz, TT__ROUTE_PUBLIC, 0, "GET /readyz"},
     {"GET", "/metrics", tt__api_metrics, TT_SCOPE_READ, 0, "GET /metrics"},

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT
+ * cmd_ci.c - tlctl check (CI regression verdicts as a table, JSON or JUnit XML; --pin),
+ * export (JSON, T4, SPECIALIZATIONS, C header) and import (T4, Kernel Tuner cache, T1).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlctl.h"
+
+static int tl_required(const tl_cmd *cmd, const tl_args *a, const char *opt)
+{
+    if (tl_arg(cmd, a, opt)) return 0;
+    fprintf(stderr, "tlctl %s: --%s is required (see tlctl %s --help)\n", cmd->name, opt,
+            cmd->name);
+    return TL_EXIT_USAGE;
+}
+
+/* Problems of repeated -p options (joined with ';') as a JSON array of strings. */
+static json_t *tl_problems(const char *joined)
+{
+    json_t *arr = json_array();
+    if (!joined) return arr;
+    char *dup = strdup(joined), *save = NULL;
+    for (char *p = dup ? strtok_r(dup, ";", &save) : NULL; p; p = strtok_r(NULL, ";", &save))
+        json_array_append_new(arr, json_string(p));
+    free(dup);
+    return arr;
+}
+
+static void tl_xml_attr(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void tl_check_junit(FILE *f, const json_t *out)
+{
+    const json_t *cnt = json_object_get(out, "counts");
+    long long n = (long long)json_array_size(json_object_get(out, "entries"));
+    long long fails = (long long)(json_integer_value(json_object_get(cnt, "regressed")) +
+                                  json_integer_value(json_object_get(cnt, "error")));
+    long long skip = (long long)json_integer_value(json_object_get(cnt, "missing"));
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<testsuites name=\"tiletune check\" tests=\"%lld\" failures=\"%lld\">\n"
+               "  <testsuite name=\"tiletune.check\" tests=\"%lld\" failures=\"%lld\" "
+               "skipped=\"%lld\">\n", n, fails, n, fails, skip);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(out, "entries"), i, e) {
+        const char *v = json_string_value(json_object_get(e, "verdict"));
+        double nm = json_number_value(json_object_get(e, "new_median_us"));
+        fprintf(f, "    <testcase classname=\"tiletune.");
+        tl_xml_attr(f, json_string_value(json_object_get(e, "template")));
+        fputc('.', f);
+        tl_xml_attr(f, json_string_value(json_object_get(e, "target")));
+        fprintf(f, "\" name=\"");
+        tl_xml_attr(f, json_string_value(json_object_get(e, "problem_key")));
+        fprintf(f, "\" time=\"%.9f\">", nm * 1e-6);
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s: %.4g us vs baseline %.4g us (%+.1f%%, limit %.4g us)", v,
+                 nm, json_number_value(json_object_get(e, "base_median_us")),
+                 json_number_value(json_object_get(e, "delta_pct")),
+                 json_number_value(json_object_get(e, "limit_us")));
+        if (!strcmp(v, "regressed")) {
+            fprintf(f, "\n      <failure type=\"regressed\" message=\"");
+            tl_xml_attr(f, msg);
+            fprintf(f, "\"/>\n    ");
+        } else if (!strcmp(v, "error")) {
+            fprintf(f, "\n      <failure type=\"error\" message=\"");
+            tl_xml_attr(f, json_string_value(json_object_get(e, "error")));
+            fprintf(f, "\"/>\n    ");
+        } else if (!strcmp(v, "missing")) {
+            fprintf(f, "\n      <skipped message=\"no baseline for this shape\"/>\n    ");
+        } else {
+            fprintf(f, "\n      <system-out>");
+            tl_xml_attr(f, msg);
+            fprintf(f, "</system-out>\n    ");
+        }
+        fprintf(f, "</testcase>\n");
+    }
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+}
+
+static void tl_check_table(const tl_ctx *c, FILE *f, const json_t *out)
+{
+    static const char *const hdr[] = {"TEMPLATE", "TARGET", "PROBLEM", "VERDICT", "BASELINE",
+                                      "NEW", "DELTA", "LIMIT"};
+    tl_table t;
+    tl_table_init(&t, 8, hdr);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(out, "entries"), i, e) {
+        char b[32], n[32], d[32], l[32];
+        const json_t *dp = json_object_get(e, "delta_pct");
+        snprintf(d, sizeof d, "%+.1f%%", json_number_value(dp));
+        tl_table_add(&t, json_string_value(json_object_get(e, "template")),
+                     json_string_value(json_object_get(e, "target")),
+                     json_string_value(json_object_get(e, "problem_key")),
+                     json_string_value(json_object_get(e, "verdict")),
+                     tl_fmt_us(json_number_value(json_object_get(e, "base_median_us")), b, sizeof b),
+                     tl_fmt_us(json_number_value(json_object_get(e, "new_median_us")), n, sizeof n),
+                     dp ? d : "-",
+                     tl_fmt_us(json_number_value(json_object_get(e, "limit_us")), l, sizeof l));
+    }
+    tl_table_print(c, &t, f);
+    const json_t *cnt = json_object_get(out, "counts");
+    fprintf(f, "%s: %lld pass, %lld regressed, %lld improved, %lld missing, %lld error "
+               "(baseline %s, tolerance %.3g)\n",
+            json_string_value(json_object_get(out, "verdict")),
+            (long long)json_integer_value(json_object_get(cnt, "pass")),
+            (long long)json_integer_value(json_object_get(cnt, "regressed")),
+            (long long)json_integer_value(json_object_get(cnt, "improved")),
+            (long long)json_integer_value(json_object_get(cnt, "missing")),
+            (long long)json_integer_value(json_object_get(cnt, "error")),
+            json_string_value(json_object_get(out, "baseline")),
+            json_number_value(json_object_get(out, "tolerance")));
+    for (i = 0; i < json_array_size(json_object_get(out, "entries")); i++) {
+        e = json_array_get(json_object_get(out, "entries"), i);
+        if (json_is_string(json_object_get(e, "error")))
+            fprintf(f, "error: %s: %s\n", json_string_value(json_object_get(e, "problem_key")),
+                    json_string_value(json_object_get(e, "error")));
+    }
+}
+
+/* Entries from the --measured file, defaults filled from the flags. */
+static int tl_measured_entries(const tl_cmd *cmd, const tl_args *a, json_t *problems,
+                               json_t **out)
+{
+    size_t len = 0;
+    char *text = tl_read_file(tl_arg(cmd, a, "measured"), &len);
+    if (!text) return TL_EXIT_USAGE;
+    json_error_t je;
+    json_t *doc = json_loadb(text, len, 0, &je);
+    free(text);
+    if (!doc) {
+        fprintf(stderr, "tlctl check: %s:%d:%d: %s\n", tl_arg(cmd, a, "measured"), je.line,
+                je.column, je.text);
+        return TL_EXIT_USAGE;
+    }
+    json_t *arr = json_is_array(doc) ? json_incref(doc)
+                  : json_is_array(json_object_get(doc, "entries"))
+                      ? json_incref(json_object_get(doc, "entries"))
+                      : json_pack("[O]", doc);
+    json_decref(doc);
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        if (!json_is_object(e)) {
+            fprintf(stderr, "tlctl check: %s: entry %zu is not an object\n",
+                    tl_arg(cmd, a, "measured"), i);
+            json_decref(arr);
+            return TL_EXIT_USAGE;
+        }
+        if (!json_object_get(e, "template"))
+            json_object_set_new(e, "template", json_string(tl_arg(cmd, a, "template")));
+        if (!json_object_get(e, "target"))
+            json_object_set_new(e, "target", json_string(tl_arg(cmd, a, "target")));
+        if (!json_object_get(e, "problem")) {
+            if (json_array_size(problems) != 1) {
+                fprintf(stderr, "tlctl check: entry %zu of %s has no problem (give it one, or "
+                        "exactly one -p)\n", i, tl_arg(cmd, a, "measured"));
+                json_decref(arr);
+                return TL_EXIT_USAGE;
+            }
+            json_object_set(e, "problem", json_array_get(problems, 0));
+        }
+    }
+    *out = arr;
+    return 0;
+}
+
+int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    int rc;
+    if ((rc = tl_required(cmd, a, "template")) || (rc = tl_required(cmd, a, "target"))) return rc;
+    const char *fmt = tl_arg(cmd, a, "format");
+    if (!fmt) fmt = c->json ? "json" : "table";
+    if (strcmp(fmt, "table") && strcmp(fmt, "json") && strcmp(fmt, "junit")) {
+        fprintf(stderr, "tlctl check: --format must be table, json or junit, got \"%s\"\n", fmt);
+        return TL_EXIT_USAGE;
+    }
+    const char *against = tl_arg(cmd, a, "against"), *base = tl_arg(cmd, a, "baseline");
+    if (against && strcmp(against, "best")) {
+        fprintf(stderr, "tlctl check: --against takes only \"best\" (use --baseline NAME)\n");
+        return TL_EXIT_USAGE;
+    }
+    if (against && base) {
+        fprintf(stderr, "tlctl check: give --baseline NAME or --against best, not both\n");
+        return TL_EXIT_USAGE;
+    }
+    const char *measured = tl_arg(cmd, a, "measured"), *pin = tl_arg(cmd, a, "pin");
+    int remeasure = tl_arg(cmd, a, "remeasure") != NULL;
+    if (!pin && !!measured == remeasure) {
+        fprintf(stderr, "tlctl check: give either --measured FILE or --remeasure\n");
+        return TL_EXIT_USAGE;
+    }
+    double tol = 0.05;
+    if (tl_arg(cmd, a, "tolerance")) {
+        char *end;
+        tol = strtod(tl_arg(cmd, a, "tolerance"), &end);
+        if (*end || !(tol >= 0 && tol <= 10)) {
+            fprintf(stderr, "tlctl check: --tolerance is a fraction in 0..10 (0.05 = 5%%)\n");
+            return TL_EXIT_USAGE;
+        }
+    }
+    json_t *problems = tl_problems(tl_arg(cmd, a, "problem"));
+    json_t *entries = NULL;
+    const char *backend = tl_arg(cmd, a, "backend");
+    if (measured && !pin) {
+        rc = tl_measured_entries(cmd, a, problems, &entries);
+        if (rc) { json_decref(problems); return rc; }
+    } else {
+        if (!json_array_size(problems) && !pin) {
+            fprintf(stderr, "tlctl check: --remeasure needs at least one -p PROBLEM\n");
+            json_decref(problems);
+            return TL_EXIT_USAGE;
+        }
+        entries = json_array();
+        size_t i;
+        json_t *p;
+        json_array_foreach(problems, i, p)
+            json_array_append_new(entries, json_pack("{s:s, s:s, s:O}", "template",
+                                                     tl_arg(cmd, a, "template"), "target",
+                                                     tl_arg(cmd, a, "target"), "problem", p));
+        if (!json_array_size(problems))   /* pin every problem of the template */
+            json_array_append_new(entries, json_pack("{s:s, s:s}", "template",
+                                                     tl_arg(cmd, a, "template"), "target",
+                                                     tl_arg(cmd, a, "target")));
+    }
+    json_decref(problems);
+    json_t *body = json_pack("{s:o}", "entries", entries);
+    if (backend) json_object_set_new(body, "backend", json_string(backend));
+    if (pin) {
+        json_object_set_new(body, "pin", json_string(pin));
+        json_t *out = NULL;
+        if ((rc = tl_call(c, "POST", "/v1/check", body, &out))) return rc;
+        if (c->json) tl_print_json(out);
+        else printf("pinned %lld best config(s) as baseline \"%s\"\n",
+                    (long long)json_integer_value(json_object_get(out, "pinned")), pin);
+        json_decref(out);
+        return 0;
+    }
+    json_object_set_new(body, "baseline", json_string(base ? base : "best"));
+    json_object_set_new(body, "tolerance", json_real(tol));
+    if (remeasure) json_object_set_new(body, "remeasure", json_true());
+    if (tl_arg(cmd, a, "fail-on-missing")) json_object_set_new(body, "fail_on_missing", json_true());
+    json_t *out = NULL;
+    if ((rc = tl_call(c, "POST", "/v1/check", body, &out))) return rc;
+    const char *file = tl_arg(cmd, a, "output");
+    FILE *f = file ? fopen(file, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "tlctl check: cannot write %s\n", file);
+        json_decref(out);
+        return TL_EXIT_USAGE;
+    }
+    if (!strcmp(fmt, "json")) {
+        char *s = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (s) fprintf(f, "%s\n", s);
+        free(s);
+    } else if (!strcmp(fmt, "junit")) {
+        tl_check_junit(f, out);
+    } else {
+        tl_check_table(c, f, out);
+    }
+    if (file && fclose(f) != 0) {
+        fprintf(stderr, "tlctl check: cannot write %s\n", file);
+        json_decref(out);
+        return TL_EXIT_USAGE;
+    }
+    const char *v = json_string_value(json_object_get(out, "verdict"));
+    rc = v && !strcmp(v, "pass") ? 0 : TL_EXIT_REGRESSED;
+    if (rc && file) fprintf(stderr, "tlctl check: regression found (report in %s)\n", file);
+    json_decref(out);
+    return rc;
+}
+
+int tl_cmd_export(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    int rc;
+    if ((rc = tl_required(cmd, a, "template")) || (rc = tl_required(cmd, a, "target"))) return rc;
+    char path[2048] = "/v1/export";
+    static const char *const keys[] = {"template", "target", "format", "backend", "problem", "job"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (tl_arg(cmd, a, keys[i])) tl_query_add(path, sizeof path, keys[i], tl_arg(cmd, a, keys[i]));
+    if (!tl_arg(cmd, a, "format") && c->json) tl_query_add(path, sizeof path, "format", "json");
+    tl_resp r;
+    if ((rc = tl_http(c, "GET", path, NULL, NULL, 0, &r))) return rc;
+    if (r.status != 200) {
+        rc = tl_resp_fail(&r);
+    } else if (tl_arg(cmd, a, "output")) {
+        rc = tl_write_file(tl_arg(cmd, a, "output"), r.body, r.len);
+    } else {
+        fwrite(r.body, 1, r.len, stdout);
+    }
+    tl_resp_free(&r);
+    return rc;
+}
+
+int tl_cmd_import(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    size_t len = 0;
+    char *data = tl_read_file(a->pos[0], &len);
+    if (!data) return TL_EXIT_USAGE;
+    char path[2048] = "/v1/import";
+    static const char *const keys[] = {"format", "template", "target", "problem"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (tl_arg(cmd, a, keys[i])) tl_query_add(path, sizeof path, keys[i], tl_arg(cmd, a, keys[i]));
+    const char *base = strrchr(a->pos[0], '/');
+    tl_query_add(path, sizeof path, "file", base ? base + 1 : a->pos[0]);
+    tl_resp r;
+    int rc = tl_http(c, "POST", path, "application/octet-stream", data, len, &r);
+    free(data);
+    if (rc) return rc;
+    if (r.status < 200 || r.status >= 300) {
+        rc = tl_resp_fail(&r);
+    } else if (c->json) {
+        tl_print_json(r.json);
+    } else {
+        const json_t *j = r.json;
+        const char *kind = json_string_value(json_object_get(j, "kind"));
+        if (kind && !strcmp(kind, "template"))
+            printf("template %s (hash %s): %lld added, %lld skipped, %lld rejected\n",
+                   json_string_value(json_object_get(j, "template")),
+                   json_string_value(json_object_get(j, "hash")),
+                   (long long)json_integer_value(json_object_get(j, "added")),
+                   (long long)json_integer_value(json_object_get(j, "skipped")),
+                   (long long)json_integer_value(json_object_get(j, "rejected")));
+        else {
+            char job[32];
+            printf("%s: %lld records for %s on %s: %lld added, %lld skipped, %lld rejected "
+                   "(job %s, measured_by %s)\n",
+                   json_string_value(json_object_get(j, "format")),
+                   (long long)json_integer_value(json_object_get(j, "records")),
+                   json_string_value(json_object_get(j, "template")),
+                   json_string_value(json_object_get(j, "target")),
+                   (long long)json_integer_value(json_object_get(j, "added")),
+                   (long long)json_integer_value(json_object_get(j, "skipped")),
+                   (long long)json_integer_value(json_object_get(j, "rejected")),
+                   tl_jstr(json_object_get(j, "job"), job, sizeof job),
+                   json_string_value(json_object_get(j, "measured_by")));
+        }
+    }
+    tl_resp_free(&r);
+    return rc;
+}

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT
+ * cmd_jobs.c - tlctl tune (with --wait: progress bar from the job's event stream and the
+ * Ctrl-C prompt), jobs, job, cancel.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tlctl.h"
+
+static volatile sig_atomic_t tl_interrupted;
+static volatile int tl_stop;
+
+static void tl_on_sigint(int sig)
+{
+    (void)sig;
+    tl_interrupted = 1;
+    tl_stop = 1;
+}
+
+static int tl_need(const tl_cmd *cmd, const tl_args *a, const char *opt)
+{
+    if (tl_arg(cmd, a, opt)) return 0;
+    fprintf(stderr, "tlctl %s: --%s is required (see tlctl %s --help)\n", cmd->name, opt,
+            cmd->name);
+    return TL_EXIT_USAGE;
+}
+
+static int tl_int_arg(const tl_cmd *cmd, const tl_args *a, const char *opt, long long lo,
+                      long long hi, long long *out)
+{
+    const char *v = tl_arg(cmd, a, opt);
+    if (!v) return 0;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (!*v || *end || x < lo || x > hi) {
+        fprintf(stderr, "tlctl %s: --%s needs an integer in %lld..%lld, got \"%s\"\n", cmd->name,
+                opt, lo, hi, v);
+        return TL_EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+static int tl_job_id(const tl_cmd *cmd, const char *s, long long *id)
+{
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    if (!*s || *end || x <= 0) {
+        fprintf(stderr, "tlctl %s: a job id is a positive integer, got \"%s\"\n", cmd->name, s);
+        return TL_EXIT_USAGE;
+    }
+    *id = x;
+    return 0;
+}
+
+static void tl_job_print(const tl_ctx *c, const json_t *j)
+{
+    char b1[512], b2[64], b3[64];
+    const json_t *best = json_object_get(j, "best");
+    const json_t *prog = json_object_get(j, "progress");
+    tl_table t;
+    static const char *const hdr[] = {"field", "value"};
+    tl_table_init(&t, 2, hdr);
+    tl_table_add(&t, "job", tl_jstr(json_object_get(j, "id"), b1, sizeof b1));
+    tl_table_add(&t, "state", json_string_value(json_object_get(j, "state")));
+    tl_table_add(&t, "template",
+                 json_string_value(json_object_get(json_object_get(j, "template"), "name")));
+    tl_table_add(&t, "target", json_string_value(json_object_get(j, "target")));
+    tl_table_add(&t, "problem", json_string_value(json_object_get(j, "problem_key")));
+    tl_table_add(&t, "backend", json_string_value(json_object_get(j, "backend_fp")));
+    tl_table_add(&t, "strategy", json_string_value(json_object_get(j, "strategy")));
+    snprintf(b2, sizeof b2, "%lld/%lld", (long long)json_integer_value(json_object_get(prog, "done")),
+             (long long)json_integer_value(json_object_get(prog, "planned")));
+    tl_table_add(&t, "trials", b2);
+    if (json_is_object(best)) {
+        tl_table_add(&t, "best", tl_fmt_us(json_number_value(json_object_get(best, "measured_us")),
+                                           b3, sizeof b3));
+        tl_table_add(&t, "best config", tl_jstr(json_object_get(best, "config"), b1, sizeof b1));
+    }
+    if (json_is_string(json_object_get(j, "error")))
+        tl_table_add(&t, "error", json_string_value(json_object_get(j, "error")));
+    tl_table_print(c, &t, stdout);
+}
+
+typedef struct tl_wait {
+    tl_progress bar;
+    char state[32];
+} tl_wait;
+
+static int tl_on_event(const char *event, const char *data, void *ud)
+{
+    tl_wait *w = ud;
+    json_t *d = json_loads(data, 0, NULL);
+    const char *st = json_string_value(json_object_get(d, "state"));
+    if (st) snprintf(w->state, sizeof w->state, "%s", st);
+    if (!strcmp(event, "progress"))
+        tl_progress_update(&w->bar, (long long)json_integer_value(json_object_get(d, "done")),
+                           (long long)json_integer_value(json_object_get(d, "planned")),
+                           json_number_value(json_object_get(d, "best_us")), st);
+    json_decref(d);
+    return !strcmp(event, "end");
+}
+
+/* Follow job id until it ends; print the result.  Exit code per the job's final state. */
+static int tl_wait_job(tl_ctx *c, long long id)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/events", id);
+    tl_wait w;
+    memset(&w, 0, sizeof w);
+    tl_progress_init(&w.bar, stderr);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tl_on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    int rc = tl_sse(c, path, tl_on_event, &w, &tl_stop);
+    sigaction(SIGINT, &old, NULL);
+    tl_progress_end(&w.bar);
+    if (rc == 1 || tl_interrupted) {
+        if (isatty(0) && isatty(2)) {
+            fprintf(stderr, "cancel job %lld? [y/N] ", id);
+            char line[16] = "";
+            if (fgets(line, sizeof line, stdin) && (line[0] == 'y' || line[0] == 'Y')) {
+                snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+                json_t *out = NULL;
+                int crc = tl_call(c, "DELETE", path, NULL, &out);
+                json_decref(out);
+                if (crc) return crc;
+                fprintf(stderr, "job %lld cancelled\n", id);
+                return TL_EXIT_JOB;
+            }
+        }
+        fprintf(stderr, "job %lld keeps running; follow it with `tlctl job %lld`, cancel it "
+                        "with `tlctl cancel %lld`\n", id, id, id);
+        return TL_EXIT_INTERRUPTED;
+    }
+    if (rc) return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    json_t *j = NULL;
+    rc = tl_call(c, "GET", path, NULL, &j);
+    if (rc) return rc;
+    if (c->json) tl_print_json(j);
+    else tl_job_print(c, j);
+    const char *st = json_string_value(json_object_get(j, "state"));
+    rc = st && !strcmp(st, "done") ? 0 : TL_EXIT_JOB;
+    if (rc) fprintf(stderr, "tlctl: job %lld %s%s%s\n", id, st ? st : "?",
+                    json_is_string(json_object_get(j, "error")) ? ": " : "",
+                    json_is_string(json_object_get(j, "error"))
+                        ? json_string_value(json_object_get(j, "error")) : "");
+    json_decref(j);
+    return rc;
+}
+
+int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    int rc;
+    if ((rc = tl_need(cmd, a, "problem")) || (rc = tl_need(cmd, a, "target"))) return rc;
+    long long budget = 32, seed = 0;
+    if ((rc = tl_int_arg(cmd, a, "budget", 1, 1000000, &budget)) ||
+        (rc = tl_int_arg(cmd, a, "seed", -(1LL << 62), 1LL << 62, &seed)))
+        return rc;
+    const char *backend = tl_arg(cmd, a, "backend"), *strategy = tl_arg(cmd, a, "strategy");
+    json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:I}, s:I}", "template", a->pos[0],
+                             "problem", tl_arg(cmd, a, "problem"), "target",
+                             tl_arg(cmd, a, "target"), "backend", backend ? backend : "sim",
+                             "strategy", strategy ? strategy : "model-refine", "budget",
+                             "trials", (json_int_t)budget, "seed", (json_int_t)seed);
+    json_t *out = NULL;
+    if ((rc = tl_call(c, "POST", "/v1/tune", body, &out))) return rc;
+    long long id = (long long)json_integer_value(json_object_get(out, "job"));
+    if (!tl_arg(cmd, a, "wait")) {
+        if (c->json) tl_print_json(out);
+        else printf("job %lld queued (space %lld configs); follow it with `tlctl job %lld`\n", id,
+                    (long long)json_integer_value(json_object_get(out, "space_total")), id);
+        json_decref(out);
+        return 0;
+    }
+    if (!c->json) fprintf(stderr, "job %lld queued\n", id);
+    json_decref(out);
+    return tl_wait_job(c, id);
+}
+
+int tl_cmd_jobs(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    char path[1024] = "/v1/jobs";
+    const char *st = tl_arg(cmd, a, "status"), *tp = tl_arg(cmd, a, "template");
+    long long limit = 100;
+    int rc = tl_int_arg(cmd, a, "limit", 1, 1000, &limit);
+    if (rc) return rc;
+    if (st) tl_query_add(path, sizeof path, "state", st);
+    if (tp) tl_query_add(path, sizeof path, "template", tp);
+    char ls[32];
+    snprintf(ls, sizeof ls, "%lld", limit);
+    tl_query_add(path, sizeof path, "limit", ls);
+    json_t *out = NULL;
+    if ((rc = tl_call(c, "GET", path, NULL, &out))) return rc;
+    if (c->json) { tl_print_json(out); json_decref(out); return 0; }
+    static const char *const hdr[] = {"ID", "STATE", "TEMPLATE", "TARGET", "PROBLEM",
+                                      "STRATEGY", "TRIALS", "BEST"};
+    tl_table t;
+    tl_table_init(&t, 8, hdr);
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(out, "jobs"), i, j) {
+        char id[32], tr[48], best[32];
+        const json_t *pr = json_object_get(j, "progress");
+        snprintf(tr, sizeof tr, "%lld/%lld", (long long)json_integer_value(json_object_get(pr, "done")),
+                 (long long)json_integer_value(json_object_get(pr, "planned")));
+        tl_table_add(&t, tl_jstr(json_object_get(j, "id"), id, sizeof id),
+                     json_string_value(json_object_get(j, "state")),
+                     json_string_value(json_object_get(json_object_get(j, "template"), "name")),
+                     json_string_value(json_object_get(j, "target")),
+                     json_string_value(json_object_get(j, "problem_key")),
+                     json_string_value(json_object_get(j, "strategy")), tr,
+                     tl_fmt_us(json_number_value(json_object_get(json_object_get(j, "best"),
+                                                                 "measured_us")),
+                               best, sizeof best));
+    }
+    tl_table_print(c, &t, stdout);
+    json_decref(out);
+    return 0;
+}
+
+int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    long long id;
+    int rc = tl_job_id(cmd, a->pos[0], &id);
+    if (rc) return rc;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    json_t *j = NULL;
+    if ((rc = tl_call(c, "GET", path, NULL, &j))) return rc;
+    json_t *tr = NULL;
+    if (tl_arg(cmd, a, "trials")) {
+        snprintf(path, sizeof path, "/v1/jobs/%lld/trials?limit=1000", id);
+        if ((rc = tl_call(c, "GET", path, NULL, &tr))) { json_decref(j); return rc; }
+    }
+    if (c->json) {
+        if (tr) json_object_set(j, "trials", json_object_get(tr, "trials"));
+        tl_print_json(j);
+    } else {
+        tl_job_print(c, j);
+        if (tr) {
+            static const char *const hdr[] = {"SEQ", "STATUS", "MEDIAN", "SPREAD", "PREDICTED",
+                                              "CONFIG"};
+            tl_table t;
+            tl_table_init(&t, 6, hdr);
+            size_t i;
+            json_t *x;
+            json_array_foreach(json_object_get(tr, "trials"), i, x) {
+                char s[32], m[32], sp[32], p[32];
+                tl_table_add(&t, tl_jstr(json_object_get(x, "seq"), s, sizeof s),
+                             json_string_value(json_object_get(x, "status")),
+                             tl_fmt_us(json_number_value(json_object_get(x, "median_us")), m, sizeof m),
+                             tl_fmt_us(json_number_value(json_object_get(x, "spread_us")), sp, sizeof sp),
+                             tl_fmt_us(json_number_value(json_object_get(x, "predicted_us")), p, sizeof p),
+                             json_string_value(json_object_get(x, "config_key")));
+            }
+            printf("\n");
+            tl_table_print(c, &t, stdout);
+        }
+    }
+    json_decref(tr);
+    json_decref(j);
+    return 0;
+}
+
+int tl_cmd_cancel(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    long long id;
+    int rc = tl_job_id(cmd, a->pos[0], &id);
+    if (rc) return rc;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    json_t *out = NULL;
+    if ((rc = tl_call(c, "DELETE", path, NULL, &out))) return rc;
+    if (c->json) tl_print_json(out);
+    else printf("job %lld cancelled\n", id);
+    json_decref(out);
+    return 0;
+}

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT
+ * cmd_query.c - read-only commands: best (table/json/env/args), templates, targets, predict
+ * (labelled as model predictions), simulate (labelled as simulated, optional trace file).
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlctl.h"
+
+static int tl_req(const tl_cmd *cmd, const tl_args *a, const char *opt)
+{
+    if (tl_arg(cmd, a, opt)) return 0;
+    fprintf(stderr, "tlctl %s: --%s is required (see tlctl %s --help)\n", cmd->name, opt,
+            cmd->name);
+    return TL_EXIT_USAGE;
+}
+
+/* "M=1,N=2" -> query arguments M=1&N=2.  TL_EXIT_USAGE for a malformed list. */
+static int tl_problem_query(const tl_cmd *cmd, const char *kv, char *path, size_t cap)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", kv);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq || eq == item || !eq[1]) {
+            fprintf(stderr, "tlctl %s: -p expects K=V,K=V..., got \"%s\"\n", cmd->name, kv);
+            return TL_EXIT_USAGE;
+        }
+        *eq = '\0';
+        tl_query_add(path, cap, item, eq + 1);
+    }
+    return 0;
+}
+
+int tl_cmd_best(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    int rc;
+    if ((rc = tl_req(cmd, a, "problem")) || (rc = tl_req(cmd, a, "target"))) return rc;
+    const char *fmt = tl_arg(cmd, a, "format");
+    if (!fmt) fmt = c->json ? "json" : "table";
+    if (strcmp(fmt, "table") && strcmp(fmt, "json") && strcmp(fmt, "env") && strcmp(fmt, "args")) {
+        fprintf(stderr, "tlctl best: --format must be table, json, env or args, got \"%s\"\n", fmt);
+        return TL_EXIT_USAGE;
+    }
+    char path[2048] = "/v1/best";
+    tl_query_add(path, sizeof path, "template", a->pos[0]);
+    tl_query_add(path, sizeof path, "target", tl_arg(cmd, a, "target"));
+    if (tl_arg(cmd, a, "backend")) tl_query_add(path, sizeof path, "backend", tl_arg(cmd, a, "backend"));
+    if (tl_arg(cmd, a, "nearest")) tl_query_add(path, sizeof path, "nearest", "1");
+    if ((rc = tl_problem_query(cmd, tl_arg(cmd, a, "problem"), path, sizeof path))) return rc;
+    json_t *out = NULL;
+    if ((rc = tl_call(c, "GET", path, NULL, &out))) return rc;
+    const json_t *cfg = json_object_get(out, "config");
+    const char *k;
+    json_t *v;
+    char b[256];
+    if (!strcmp(fmt, "json")) {
+        tl_print_json(out);
+    } else if (!strcmp(fmt, "env")) {
+        json_object_foreach((json_t *)cfg, k, v) {
+            printf("TT_");
+            for (const char *p = k; *p; p++)
+                putchar(isalnum((unsigned char)*p) ? toupper((unsigned char)*p) : '_');
+            printf("=%s\n", tl_jstr(v, b, sizeof b));
+        }
+    } else if (!strcmp(fmt, "args")) {
+        int first = 1;
+        json_object_foreach((json_t *)cfg, k, v) {
+            printf("%s--%s=%s", first ? "" : " ", k, tl_jstr(v, b, sizeof b));
+            first = 0;
+        }
+        printf("\n");
+    } else {
+        static const char *const hdr[] = {"field", "value"};
+        tl_table t;
+        tl_table_init(&t, 2, hdr);
+        char m[32], s[32], d[32];
+        tl_table_add(&t, "template", json_string_value(json_object_get(out, "template")));
+        tl_table_add(&t, "target", json_string_value(json_object_get(out, "target")));
+        tl_table_add(&t, "problem", json_string_value(json_object_get(out, "problem_key")));
+        if (json_is_false(json_object_get(out, "exact"))) {
+            snprintf(d, sizeof d, "%.3g", json_number_value(json_object_get(out, "distance")));
+            tl_table_add(&t, "nearest (distance)", d);
+        }
+        json_object_foreach((json_t *)cfg, k, v) tl_table_add(&t, k, tl_jstr(v, b, sizeof b));
+        char lab[64];
+        snprintf(lab, sizeof lab, "median (%s)", json_string_value(json_object_get(out, "time_kind")) ?
+                 json_string_value(json_object_get(out, "time_kind")) : "measured");
+        tl_table_add(&t, lab, tl_fmt_us(json_number_value(json_object_get(out, "median_us")), m, sizeof m));
+        tl_table_add(&t, "spread", tl_fmt_us(json_number_value(json_object_get(out, "spread_us")), s, sizeof s));
+        tl_table_add(&t, "measured by", json_string_value(json_object_get(out, "measured_by")));
+        tl_table_print(c, &t, stdout);
+    }
+    json_decref(out);
+    return 0;
+}
+
+int tl_cmd_templates(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    (void)cmd; (void)a;
+    json_t *out = NULL;
+    int rc = tl_call(c, "GET", "/v1/templates", NULL, &out);
+    if (rc) return rc;
+    if (c->json) { tl_print_json(out); json_decref(out); return 0; }
+    static const char *const hdr[] = {"NAME", "VERSION", "HASH", "BUILTIN", "KERNEL"};
+    tl_table t;
+    tl_table_init(&t, 5, hdr);
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(out, "templates"), i, x) {
+        tl_table_add(&t, json_string_value(json_object_get(x, "name")),
+                     json_string_value(json_object_get(x, "version")),
+                     json_string_value(json_object_get(x, "hash")),
+                     json_is_true(json_object_get(x, "builtin")) ? "yes" : "no",
+                     json_is_true(json_object_get(x, "has_kernel")) ? "yes" : "no (replay/cmd only)");
+    }
+    tl_table_print(c, &t, stdout);
+    json_decref(out);
+    return 0;
+}
+
+int tl_cmd_targets(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    (void)cmd; (void)a;
+    json_t *out = NULL;
+    int rc = tl_call(c, "GET", "/v1/targets", NULL, &out);
+    if (rc) return rc;
+    if (c->json) { tl_print_json(out); json_decref(out); return 0; }
+    static const char *const hdr[] = {"NAME", "ALIASES", "PLATFORM", "CUBE", "VECTOR", "MHZ", "HBM GB/s"};
+    tl_table t;
+    tl_table_init(&t, 7, hdr);
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(out, "targets"), i, x) {
+        char al[128] = "", b1[32], b2[32], b3[32], b4[32];
+        size_t k;
+        json_t *y;
+        json_array_foreach(json_object_get(x, "aliases"), k, y) {
+            size_t n = strlen(al);
+            snprintf(al + n, sizeof al - n, "%s%s", k ? "," : "", json_string_value(y));
+        }
+        tl_table_add(&t, json_string_value(json_object_get(x, "name")), al,
+                     json_string_value(json_object_get(x, "platform")),
+                     tl_jstr(json_object_get(x, "cube_cores"), b1, sizeof b1),
+                     tl_jstr(json_object_get(x, "vector_cores"), b2, sizeof b2),
+                     tl_jstr(json_object_get(x, "clock_mhz"), b3, sizeof b3),
+                     tl_jstr(json_object_get(x, "hbm_gbps"), b4, sizeof b4));
+    }
+    tl_table_print(c, &t, stdout);
+    json_decref(out);
+    return 0;
+}
+
+int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    int rc;
+    if ((rc = tl_req(cmd, a, "problem")) || (rc = tl_req(cmd, a, "target"))) return rc;
+    json_t *body = json_pack("{s:s, s:s, s:s}", "template", a->pos[0], "problem",
+                             tl_arg(cmd, a, "problem"), "target", tl_arg(cmd, a, "target"));
+    if (tl_arg(cmd, a, "config")) json_object_set_new(body, "config", json_string(tl_arg(cmd, a, "config")));
+    if (tl_arg(cmd, a, "top")) {
+        char *end;
+        long k = strtol(tl_arg(cmd, a, "top"), &end, 10);
+        if (*end || k < 1 || k > 1000) {
+            fprintf(stderr, "tlctl predict: --top needs an integer in 1..1000\n");
+            json_decref(body);
+            return TL_EXIT_USAGE;
+        }
+        json_object_set_new(body, "top", json_integer(k));
+    }
+    json_t *out = NULL;
+    if ((rc = tl_call(c, "POST", "/v1/predict", body, &out))) return rc;
+    if (c->json) { tl_print_json(out); json_decref(out); return 0; }
+    printf("MODEL PREDICTIONS (%s), not measurements: %s on %s, %s\n",
+           json_string_value(json_object_get(out, "note")) ? "analytic cost model" : "model",
+           a->pos[0], json_string_value(json_object_get(out, "target")),
+           json_string_value(json_object_get(out, "problem_key")));
+    static const char *const hdr[] = {"#", "PREDICTED", "BOUND", "CONFIG"};
+    tl_table t;
+    tl_table_init(&t, 4, hdr);
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(out, "results"), i, x) {
+        char n[24], us[32], cfg[512];
+        snprintf(n, sizeof n, "%zu", i + 1);
+        int ok = json_is_true(json_object_get(x, "feasible"));
+        tl_table_add(&t, n, ok ? tl_fmt_us(json_number_value(json_object_get(x, "time_us")), us, sizeof us)
+                               : "infeasible",
+                     ok ? json_string_value(json_object_get(x, "bound"))
+                        : json_string_value(json_object_get(x, "reason")),
+                     tl_jstr(json_object_get(x, "config"), cfg, sizeof cfg));
+    }
+    tl_table_print(c, &t, stdout);
+    json_decref(out);
+    return 0;
+}
+
+int tl_cmd_simulate(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    int rc;
+    if ((rc = tl_req(cmd, a, "problem")) || (rc = tl_req(cmd, a, "target")) ||
+        (rc = tl_req(cmd, a, "config")))
+        return rc;
+    const char *trace = tl_arg(cmd, a, "trace");
+    json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:b}", "template", a->pos[0], "problem",
+                             tl_arg(cmd, a, "problem"), "target", tl_arg(cmd, a, "target"),
+                             "config", tl_arg(cmd, a, "config"), "trace", trace != NULL);
+    json_t *out = NULL;
+    if ((rc = tl_call(c, "POST", "/v1/simulate", body, &out))) return rc;
+    if (trace) {
+        char *s = json_dumps(json_object_get(out, "trace"), JSON_COMPACT);
+        rc = s ? tl_write_file(trace, s, strlen(s)) : TL_EXIT_SERVER;
+        if (!s) fprintf(stderr, "tlctl simulate: the answer has no trace\n");
+        free(s);
+        json_object_del(out, "trace");
+        if (rc) { json_decref(out); return rc; }
+    }
+    if (c->json) { tl_print_json(out); json_decref(out); return 0; }
+    char us[32], b[64];
+    printf("SIMULATED (pipeline simulator, not hardware): %s on %s, %s\n", a->pos[0],
+           json_string_value(json_object_get(out, "target")),
+           json_string_value(json_object_get(out, "problem_key")));
+    printf("simulated time: %s (%s cycles), blocks %s\n",
+           tl_fmt_us(json_number_value(json_object_get(out, "time_us")), us, sizeof us),
+           tl_jstr(json_object_get(out, "cycles"), b, sizeof b),
+           tl_jstr(json_object_get(out, "blocks"), b + 32, 32));
+    static const char *const hdr[] = {"UNIT", "BUSY CYCLES", "UTIL"};
+    tl_table t;
+    tl_table_init(&t, 3, hdr);
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(out, "busy_cycles"), k, v) {
+        char bc[32], ut[32];
+        snprintf(bc, sizeof bc, "%.0f", json_number_value(v));
+        snprintf(ut, sizeof ut, "%.1f%%",
+                 100 * json_number_value(json_object_get(json_object_get(out, "util"), k)));
+        tl_table_add(&t, k, bc, ut);
+    }
+    tl_table_print(c, &t, stdout);
+    if (trace) printf("trace written to %s (open in https://ui.perfetto.dev)\n", trace);
+    json_decref(out);
+    return 0;
+}

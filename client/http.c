@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT
+ * http.c - tlctl's libcurl wrapper: base URL, bearer token, timeouts, JSON in and out, error
+ * answers mapped to exit codes, and a Server-Sent Events reader for job progress.
+ */
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlctl.h"
+
+typedef struct tl_buf {
+    char *p;
+    size_t n;
+} tl_buf;
+
+static size_t tl_write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    tl_buf *b = ud;
+    size_t k = size * nmemb;
+    char *np = realloc(b->p, b->n + k + 1);
+    if (!np) return 0;
+    memcpy(np + b->n, ptr, k);
+    b->n += k;
+    np[b->n] = '\0';
+    b->p = np;
+    return k;
+}
+
+static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
+                     struct curl_slist **hdrs, char *url, size_t ucap)
+{
+    CURL *h = curl_easy_init();
+    if (!h) return NULL;
+    size_t n = strlen(c->url);
+    while (n && c->url[n - 1] == '/') n--;
+    snprintf(url, ucap, "%.*s%s", (int)n, c->url, path);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "tlctl/" TT_VERSION);
+    if (c->token[0]) {
+        char auth[320];
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+        *hdrs = curl_slist_append(*hdrs, auth);
+    }
+    return h;
+}
+
+int tl_http(const tl_ctx *c, const char *method, const char *path, const char *ctype,
+            const char *body, size_t len, tl_resp *r)
+{
+    memset(r, 0, sizeof *r);
+    struct curl_slist *hdrs = NULL;
+    char url[2048];
+    CURL *h = tl_easy(c, method, path, &hdrs, url, sizeof url);
+    if (!h) {
+        fprintf(stderr, "tlctl: cannot initialise libcurl\n");
+        return TL_EXIT_UNREACHABLE;
+    }
+    tl_buf b = {NULL, 0};
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, tl_write_cb);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
+    if (!strcmp(method, "HEAD")) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    if (body) {
+        char ct[128];
+        snprintf(ct, sizeof ct, "Content-Type: %s", ctype ? ctype : "application/json");
+        hdrs = curl_slist_append(hdrs, ct);
+        hdrs = curl_slist_append(hdrs, "Expect:");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    CURLcode cc = curl_easy_perform(h);
+    int rc = 0;
+    if (cc != CURLE_OK) {
+        fprintf(stderr, "tlctl: cannot reach %s: %s\n", c->url, curl_easy_strerror(cc));
+        free(b.p);
+        rc = TL_EXIT_UNREACHABLE;
+    } else {
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+        r->body = b.p ? b.p : strdup("");
+        r->len = b.n;
+        r->json = b.n ? json_loadb(r->body, b.n, 0, NULL) : NULL;
+    }
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    return rc;
+}
+
+void tl_resp_free(tl_resp *r)
+{
+    free(r->body);
+    json_decref(r->json);
+    memset(r, 0, sizeof *r);
+}
+
+int tl_resp_fail(const tl_resp *r)
+{
+    const json_t *e = json_object_get(r->json, "error");
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    const char *code = json_string_value(json_object_get(e, "code"));
+    const char *path = json_string_value(json_object_get(e, "path"));
+    if (msg)
+        fprintf(stderr, "tlctl: %s%s%s (%s, HTTP %ld)\n", path && *path ? path : "",
+                path && *path ? ": " : "", msg, code ? code : "error", r->status);
+    else
+        fprintf(stderr, "tlctl: the server answered HTTP %ld\n", r->status);
+    if (r->status == 401 || r->status == 403) return TL_EXIT_AUTH;
+    return TL_EXIT_SERVER;
+}
+
+int tl_call(const tl_ctx *c, const char *method, const char *path, json_t *body, json_t **out)
+{
+    *out = NULL;
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    tl_resp r;
+    int rc = tl_http(c, method, path, "application/json", text, text ? strlen(text) : 0, &r);
+    free(text);
+    if (rc) return rc;
+    if (r.status < 200 || r.status >= 300) {
+        rc = tl_resp_fail(&r);
+    } else if (!r.json) {
+        fprintf(stderr, "tlctl: the server's answer is not JSON (HTTP %ld)\n", r.status);
+        rc = TL_EXIT_SERVER;
+    } else {
+        *out = json_incref(r.json);
+    }
+    tl_resp_free(&r);
+    return rc;
+}
+
+void tl_query_add(char *buf, size_t cap, const char *k, const char *v)
+{
+    char *ek = curl_easy_escape(NULL, k, 0), *ev = curl_easy_escape(NULL, v, 0);
+    size_t n = strlen(buf);
+    if (ek && ev) snprintf(buf + n, cap - n, "%c%s=%s", strchr(buf, '?') ? '&' : '?', ek, ev);
+    curl_free(ek);
+    curl_free(ev);
+}
+
+/* ---- Server-Sent Events ------------------------------------------------------------- */
+typedef struct tl_sse_st {
+    tl_buf line;              /* pending bytes */
+    char event[64];
+    tl_buf data;
+    tl_sse_fn fn;
+    void *ud;
+    volatile const int *stop;
+    int done;
+    CURL *h;
+    tl_buf raw;               /* the body of a non-200 answer */
+} tl_sse_st;
+
+static void tl_sse_dispatch(tl_sse_st *s)
+{
+    if (s->data.n || s->event[0]) {
+        if (s->fn(s->event[0] ? s->event : "message", s->data.p ? s->data.p : "", s->ud))
+            s->done = 1;
+    }
+    s->event[0] = '\0';
+    free(s->data.p);
+    s->data.p = NULL;
+    s->data.n = 0;
+}
+
+static size_t tl_sse_cb(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    tl_sse_st *s = ud;
+    size_t k = size * nmemb;
+    long status = 0;
+    curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+    if (status != 200) return tl_write_cb(ptr, 1, k, &s->raw);
+    if (!tl_write_cb(ptr, 1, k, &s->line)) return 0;
+    char *start = s->line.p, *nl;
+    while (!s->done && (nl = memchr(start, '\n', s->line.n - (size_t)(start - s->line.p)))) {
+        *nl = '\0';
+        if (nl > start && nl[-1] == '\r') nl[-1] = '\0';
+        if (!*start) tl_sse_dispatch(s);
+        else if (!strncmp(start, "event:", 6)) {
+            const char *v = start + 6 + (start[6] == ' ');
+            snprintf(s->event, sizeof s->event, "%s", v);
+        } else if (!strncmp(start, "data:", 5)) {
+            const char *v = start + 5 + (start[5] == ' ');
+            if (s->data.n) tl_write_cb("\n", 1, 1, &s->data);
+            tl_write_cb((char *)v, 1, strlen(v), &s->data);
+        }   /* ":" comments (keep-alive) and other fields are ignored */
+        start = nl + 1;
+    }
+    size_t rest = s->line.n - (size_t)(start - s->line.p);
+    memmove(s->line.p, start, rest);
+    s->line.n = rest;
+    s->line.p[rest] = '\0';
+    return s->done ? 0 : k;   /* returning short ends the transfer */
+}
+
+static int tl_sse_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    (void)a; (void)b; (void)c; (void)d;
+    tl_sse_st *s = ud;
+    return s->stop && *s->stop ? 1 : 0;
+}
+
+int tl_sse(const tl_ctx *c, const char *path, tl_sse_fn fn, void *ud, volatile const int *stop)
+{
+    struct curl_slist *hdrs = NULL;
+    char url[2048];
+    CURL *h = tl_easy(c, "GET", path, &hdrs, url, sizeof url);
+    if (!h) return TL_EXIT_UNREACHABLE;
+    hdrs = curl_slist_append(hdrs, "Accept: text/event-stream");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    tl_sse_st s;
+    memset(&s, 0, sizeof s);
+    s.fn = fn;
+    s.ud = ud;
+    s.stop = stop;
+    s.h = h;
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, tl_sse_cb);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, tl_sse_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &s);
+    /* a stalled stream (no keep-alive for a minute) is a dead server */
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    int rc = 0;
+    if (stop && *stop) {
+        rc = 1;
+    } else if (status && status != 200) {
+        tl_resp r = {status, s.raw.p, s.raw.n, s.raw.p ? json_loads(s.raw.p, 0, NULL) : NULL};
+        rc = tl_resp_fail(&r);
+        json_decref(r.json);
+    } else if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && s.done)) {
+        fprintf(stderr, "tlctl: lost the event stream from %s: %s\n", c->url,
+                curl_easy_strerror(cc));
+        rc = TL_EXIT_UNREACHABLE;
+    } else if (!s.done) {
+        fprintf(stderr, "tlctl: lost the event stream from %s: it ended before the job did\n",
+                c->url);
+        rc = TL_EXIT_UNREACHABLE;
+    }
+    free(s.raw.p);
+    free(s.line.p);
+    free(s.data.p);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    return rc;
+}

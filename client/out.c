@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT
+ * out.c - tlctl's output: aligned tables (bold header only on a colour terminal), JSON,
+ * number formatting and whole-file read/write.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlctl.h"
+
+void tl_table_init(tl_table *t, size_t ncols, const char *const *header)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    t->cap = 16;
+    t->cells = calloc(t->cap * ncols, sizeof *t->cells);
+    for (size_t i = 0; t->cells && i < ncols; i++) t->cells[i] = strdup(header[i]);
+    t->nrows = 1;
+}
+
+void tl_table_add(tl_table *t, ...)
+{
+    if (!t->cells) return;
+    if (t->nrows == t->cap) {
+        char **nc = realloc(t->cells, t->cap * 2 * t->ncols * sizeof *nc);
+        if (!nc) return;
+        t->cells = nc;
+        t->cap *= 2;
+    }
+    va_list ap;
+    va_start(ap, t);
+    for (size_t i = 0; i < t->ncols; i++) {
+        const char *s = va_arg(ap, const char *);
+        t->cells[t->nrows * t->ncols + i] = strdup(s ? s : "-");
+    }
+    va_end(ap);
+    t->nrows++;
+}
+
+void tl_table_print(const tl_ctx *c, tl_table *t, FILE *f)
+{
+    if (!t->cells) return;
+    size_t w[32] = {0};
+    for (size_t r = 0; r < t->nrows; r++)
+        for (size_t i = 0; i < t->ncols && i < 32; i++) {
+            const char *s = t->cells[r * t->ncols + i];
+            size_t n = s ? strlen(s) : 0;
+            if (n > w[i]) w[i] = n;
+        }
+    for (size_t r = 0; r < t->nrows; r++) {
+        if (r == 0 && c->color) fputs("\033[1m", f);
+        for (size_t i = 0; i < t->ncols; i++) {
+            const char *s = t->cells[r * t->ncols + i];
+            if (i + 1 < t->ncols) fprintf(f, "%-*s  ", (int)w[i < 32 ? i : 31], s ? s : "");
+            else fprintf(f, "%s", s ? s : "");
+        }
+        if (r == 0 && c->color) fputs("\033[0m", f);
+        fputc('\n', f);
+    }
+    for (size_t k = 0; k < t->nrows * t->ncols; k++) free(t->cells[k]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+void tl_print_json(const json_t *j)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (s) printf("%s\n", s);
+    free(s);
+}
+
+const char *tl_jstr(const json_t *v, char *buf, size_t cap)
+{
+    if (json_is_string(v)) snprintf(buf, cap, "%s", json_string_value(v));
+    else if (json_is_integer(v)) snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v)) snprintf(buf, cap, "%.6g", json_real_value(v));
+    else if (json_is_true(v)) snprintf(buf, cap, "true");
+    else if (json_is_false(v)) snprintf(buf, cap, "false");
+    else if (!v || json_is_null(v)) snprintf(buf, cap, "-");
+    else {
+        char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        snprintf(buf, cap, "%s", s ? s : "?");
+        free(s);
+    }
+    return buf;
+}
+
+const char *tl_fmt_us(double us, char *buf, size_t cap)
+{
+    if (!(us > 0)) snprintf(buf, cap, "-");
+    else if (us >= 1e6) snprintf(buf, cap, "%.3f s", us * 1e-6);
+    else if (us >= 1e3) snprintf(buf, cap, "%.3f ms", us * 1e-3);
+    else snprintf(buf, cap, "%.2f us", us);
+    return buf;
+}
+
+int tl_write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "tlctl: cannot write %s: %s\n", path, strerror(errno));
+        return TL_EXIT_USAGE;
+    }
+    size_t n = fwrite(data, 1, len, f);
+    if (fclose(f) != 0 || n != len) {
+        fprintf(stderr, "tlctl: cannot write %s: %s\n", path, strerror(errno));
+        return TL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+char *tl_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "tlctl: cannot read %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap + 1);
+    size_t k;
+    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            char *nb = realloc(b, cap * 2 + 1);
+            if (!nb) { free(b); b = NULL; break; }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!b || bad) {
+        fprintf(stderr, "tlctl: cannot read %s\n", path);
+        free(b);
+        return NULL;
+    }
+    b[n] = '\0';
+    if (len) *len = n;
+    return b;
+}

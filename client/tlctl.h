@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT
+ * tlctl.h - internals shared by the files of tlctl: exit codes, the option/command tables,
+ * the HTTP client, output helpers and the progress bar.
+ *
+ * Ownership: tl_ctx and tl_args live for the whole run (main owns them); JSON returned by the
+ * HTTP helpers is a new reference the caller decrefs.  Single-threaded.
+ */
+#ifndef TLCTL_H
+#define TLCTL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit codes (docs/tlctl.md, "Exit codes"). */
+typedef enum tl_exit {
+    TL_EXIT_OK = 0,           /* success (check: no regression) */
+    TL_EXIT_REGRESSED = 1,    /* check found a regression (or a failed re-measurement) */
+    TL_EXIT_USAGE = 2,        /* bad command line, unreadable input file */
+    TL_EXIT_UNREACHABLE = 3,  /* could not connect / transport error / timeout */
+    TL_EXIT_AUTH = 4,         /* 401 or 403: missing, unknown or insufficient token */
+    TL_EXIT_SERVER = 5,       /* any other error answer (404 not found, 4xx rejected, 5xx) */
+    TL_EXIT_JOB = 6,          /* the job (tune --wait) failed or was cancelled */
+    TL_EXIT_INTERRUPTED = 130 /* Ctrl-C during --wait; the job keeps running */
+} tl_exit;
+
+#define TL_MAX_OPTS 24
+#define TL_MAX_POS 4
+
+/* One option of a command: drives parsing, --help and docs/tlctl.md. */
+typedef struct tl_opt {
+    const char *name;         /* long name without dashes: "target" */
+    char shortname;           /* 'p' or 0 */
+    const char *arg;          /* NULL: a flag; else the value's placeholder "NAME" */
+    const char *help;
+    const char *env;          /* environment variable giving the default, or NULL */
+    int multi;                /* 1: may repeat (values joined with ';') */
+} tl_opt;
+
+typedef struct tl_args {
+    const char *val[TL_MAX_OPTS];   /* by option index; flags are "1" when given */
+    char *owned[TL_MAX_OPTS];       /* joined values of repeated options */
+    const char *pos[TL_MAX_POS];
+    int npos;
+} tl_args;
+
+typedef struct tl_ctx tl_ctx;
+typedef struct tl_cmd {
+    const char *name;
+    const char *usage;        /* after "tlctl NAME " */
+    const char *summary;
+    const char *details;      /* paragraph for --help and the docs, may be NULL */
+    const tl_opt *opts;       /* terminated by {NULL} */
+    int npos_min, npos_max;
+    int (*run)(tl_ctx *c, const struct tl_cmd *cmd, const tl_args *a);
+} tl_cmd;
+
+struct tl_ctx {
+    char url[512];
+    char token[256];
+    const char *url_src, *token_src;   /* "default", "file", "environment", "flag" */
+    int json;                 /* --json */
+    int color;                /* stdout is a terminal and NO_COLOR unset */
+    long timeout_s;
+    int verbose;
+};
+
+/* ---- opts.c ---- */
+extern const tl_opt tl_global_opts[];
+extern const tl_cmd tl_cmds[];
+const tl_cmd *tl_cmd_find(const char *name);
+/* Value of option `name` of cmd in a (NULL when absent). */
+const char *tl_arg(const tl_cmd *cmd, const tl_args *a, const char *name);
+/* Parse argv for cmd (global options are accepted anywhere and applied to c).  Returns 0,
+ * or TL_EXIT_USAGE after printing one line on stderr; 1 with *help set for -h/--help. */
+int tl_args_parse(tl_ctx *c, const tl_cmd *cmd, int argc, char **argv, tl_args *a, int *help);
+void tl_args_free(tl_args *a);
+void tl_print_help(FILE *f, const tl_cmd *cmd);
+void tl_print_usage(FILE *f);
+void tl_print_markdown(FILE *f);
+/* Configuration: defaults < file < environment (flags are applied by tl_args_parse). */
+int tl_ctx_load(tl_ctx *c, const char *config_path);
+
+/* ---- http.c ---- */
+typedef struct tl_resp {
+    long status;
+    char *body;
+    size_t len;
+    json_t *json;             /* parsed body or NULL */
+} tl_resp;
+/* Send a request; body may be NULL (len ignored) with its content type.  Returns 0 when an
+ * answer arrived (any status), else TL_EXIT_UNREACHABLE after printing why. */
+int tl_http(const tl_ctx *c, const char *method, const char *path, const char *ctype,
+            const char *body, size_t len, tl_resp *r);
+void tl_resp_free(tl_resp *r);
+/* JSON request/answer; on an error answer prints one line ("tlctl: <message> (<code>)")
+ * and returns the exit code for it; 0 with *out (new reference) on 2xx. */
+int tl_call(const tl_ctx *c, const char *method, const char *path, json_t *body_stolen,
+            json_t **out);
+/* Exit code and stderr line for a non-2xx answer. */
+int tl_resp_fail(const tl_resp *r);
+/* URL-escape into a growing query string: appends "&k=v" (or "?k=v" first). */
+void tl_query_add(char *buf, size_t cap, const char *k, const char *v);
+/* Server-Sent Events: calls fn(event, data, ud) per event until the stream ends, fn returns
+ * non-zero, or *stop becomes non-zero.  Returns 0, 1 when stopped by *stop, or an exit code. */
+typedef int (*tl_sse_fn)(const char *event, const char *data, void *ud);
+int tl_sse(const tl_ctx *c, const char *path, tl_sse_fn fn, void *ud,
+           volatile const int *stop);
+
+/* ---- out.c ---- */
+typedef struct tl_table {
+    size_t ncols, nrows, cap;
+    char **cells;             /* header row first */
+} tl_table;
+void tl_table_init(tl_table *t, size_t ncols, const char *const *header);
+void tl_table_add(tl_table *t, ...);   /* ncols strings (NULL printed as "-") */
+void tl_table_print(const tl_ctx *c, tl_table *t, FILE *f);   /* prints and frees */
+void tl_print_json(const json_t *j);
+/* A scalar JSON value as text (numbers %g, strings raw). */
+const char *tl_jstr(const json_t *v, char *buf, size_t cap);
+/* "12.3 us" / "1.23 ms". */
+const char *tl_fmt_us(double us, char *buf, size_t cap);
+int tl_write_file(const char *path, const char *data, size_t len);
+char *tl_read_file(const char *path, size_t *len);
+
+/* ---- progress.c ---- */
+typedef struct tl_progress {
+    int tty;
+    double t0;
+    long long last_done;
+    int drawn;
+} tl_progress;
+void tl_progress_init(tl_progress *p, FILE *f);
+void tl_progress_update(tl_progress *p, long long done, long long planned, double best_us,
+                        const char *state);
+void tl_progress_end(tl_progress *p);
+
+/* ---- commands (cmd_*.c) ---- */
+int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_jobs(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_cancel(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_best(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_templates(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_targets(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_simulate(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_export(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_import(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_help(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+int tl_cmd_version(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);
+
+#endif

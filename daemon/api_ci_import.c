@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT
+ * api_ci_import.c - POST /v1/import: recorded tuning data (T4 results, Kernel Tuner cache;
+ * gzip accepted) becomes trials of a `done` job with strategy "import", and a T1 search-space
+ * file becomes a template.  Idempotent: a record already stored under the same measurement
+ * key is skipped, an identical template is skipped; the answer counts added / skipped /
+ * rejected (config outside the template's domains).
+ *
+ * Query: format=t4|kt-cache|t1 (default: recognised from the content), template=NAME
+ * (required for data; for T1 it overrides the name), target=NAME (default: the recording's
+ * device, e.g. "nvidia-a100-pcie-40gb"; a name not in the catalog is kept as given, since
+ * recordings of other devices are data, not Ascend targets), problem=M=..,N=.. (required when
+ * the template has inputs), file=NAME (recorded in the job's options).
+ *
+ * The job row is inserted already `running` and leased to this request (one statement), so
+ * no worker ever claims it; it is finished `done` once every record is stored.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+#include "backend.h"
+#include "dataset.h"
+#include "store_internal.h"
+#include "t1.h"
+
+#define TT_IMPORT_LEASE_S 3600.0
+
+/* Insert the import job as running, leased to owner.  Sets j->id. */
+static tt_rc tt_import_job_insert(tt_store *s, tt_job *j, const char *owner)
+{
+    static const char *sql =
+        "INSERT INTO jobs (template_name, template_hash, target, backend, backend_fp, "
+        "strategy, problem_key, problem_json, options_json, budget_trials, budget_seconds, "
+        "seed, owner, state, lease_owner, lease_expires, created_at, started_at) VALUES ($1, "
+        "$2, $3, $4, $5, $6, $7, $8, $9, $10, 0, 0, $11, 'running', $12, tt_now() + $13, "
+        "tt_now(), tt_now()) RETURNING id";
+    tt__param p[] = {TT__PT(j->template_name), TT__PT(j->template_hash), TT__PT(j->target),
+                     TT__PT(j->backend),       TT__PT(j->backend_fp),    TT__PT(j->strategy),
+                     TT__PT(j->problem_key),   TT__PT(j->problem_json),  TT__PT(j->options_json),
+                     TT__PI(j->budget_trials), TT__PT(j->owner),         TT__PT(owner),
+                     TT__PF(TT_IMPORT_LEASE_S)};
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = tt__q_first(s, -1, sql, NULL, p, TT__NP(p), &r);
+    if (rc == TT_OK) {
+        j->id = TT__CI(&r, 0);
+        rc = tt__q_end(&r);
+    }
+    return tt__store_unlock(s, rc);
+}
+
+static tt_rc tt_status_of(tt_ds_status s)
+{
+    switch (s) {
+    case TT_DS_OK: return TT_OK;
+    case TT_DS_INVALID: return TT_EINFEASIBLE;
+    case TT_DS_COMPILE_FAILED: return TT_EBUILD;
+    default: return TT_ERUN;
+    }
+}
+
+static int tt_safe_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.') return 0;
+    return 1;
+}
+
+/* Fill a trial from a record (config slots already in slots). */
+static tt_rc tt_import_trial(const tt_template *t, const tt_dataset *ds, const tt_ds_record *r,
+                             const int64_t *slots, tt_trial *tr)
+{
+    memset(tr, 0, sizeof *tr);
+    size_t need = tt_tmpl_config_key(t, slots, NULL, 0) + 1;
+    tr->config_key = malloc(need);
+    if (tr->config_key) tt_tmpl_config_key(t, slots, tr->config_key, need);
+    tr->config_hash = tt_tmpl_config_hash(t, slots);
+    json_t *cj = tt_tmpl_config_json(t, slots);
+    tr->config_json = cj ? json_dumps(cj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(cj);
+    tr->status = tt_status_of(r->status);
+    if (r->status != TT_DS_OK) tr->error = strdup(tt_ds_status_name(r->status));
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    json_t *sa = json_array();
+    const double *smp = tt_ds_samples(ds, r);
+    for (size_t k = 0; k < r->nsamples; k++) {
+        if (m.nsamples < TT_MAX_SAMPLES) m.samples_us[m.nsamples++] = smp[k];
+        json_array_append_new(sa, json_real(smp[k]));
+    }
+    if (tr->status == TT_OK) {
+        tt_measurement_summarise(&m);
+        double med = !isnan(r->median_us) ? r->median_us : r->value_us;
+        if (!(med > 0)) tr->status = TT_ERUN;   /* recorded ok without a usable time */
+        tr->median_us = med > 0 ? med : 0;
+        tr->spread_us = m.spread_us;
+        tr->min_us = m.nsamples ? m.min_us : tr->median_us;
+        if (r->nsamples) tr->samples_json = json_dumps(sa, JSON_COMPACT);
+    }
+    json_decref(sa);
+    tr->compile_s = isnan(r->compile_s) ? 0 : r->compile_s;
+    if (!tr->config_key || !tr->config_json) { tt_trial_clear(tr); return TT_ENOMEM; }
+    return TT_OK;
+}
+
+static void tt_import_t1(tt_server *srv, const tt_req *req, const json_t *doc, tt_resp *resp)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    const char *name = json_string_value(json_object_get(req->query, "template"));
+    json_t *tdoc = NULL;
+    if (tt_t1_to_template(doc, name, &tdoc, &err)) { tt_resp_errinfo(resp, &err); return; }
+    tt_template *parsed = NULL;
+    if (tt_tmpl_parse_json(tdoc, NULL, &parsed, &err)) {
+        json_decref(tdoc);
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
+    const tt_template *old = NULL, *t = NULL;
+    int exists = tt_catalog_template(srv->catalog, srv->store, parsed->name, parsed->hash, &old,
+                                     NULL) == TT_OK;
+    tt_rc rc = exists ? TT_OK : tt_catalog_put(srv->catalog, srv->store, NULL, tdoc, &t, &err);
+    if (rc) {
+        tt_resp_errinfo(resp, &err);
+    } else {
+        size_t np = parsed->nparams;
+        tt_resp_json(resp, exists ? 200 : 201,
+                     json_pack("{s:s, s:s, s:s, s:I, s:I, s:i, s:i, s:i}", "kind", "template",
+                               "template", parsed->name, "hash", parsed->hash, "params",
+                               (json_int_t)np, "constraints", (json_int_t)parsed->nconstraints,
+                               "added", !exists, "skipped", exists, "rejected", 0));
+    }
+    tt_tmpl_free(parsed);
+    json_decref(tdoc);
+}
+
+void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+    static const char *const allowed[] = {"format", "template", "target", "problem", "file",
+                                          NULL};
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    const json_t *q = req->query;
+    if (tt__req_known_members(q, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
+    const char *fmt = json_string_value(json_object_get(q, "format"));
+    if (fmt && strcmp(fmt, "t4") && strcmp(fmt, "kt-cache") && strcmp(fmt, "t1")) {
+        tt_resp_error(resp, TT_EINVAL, "format", "unknown format \"%.32s\" (t4, kt-cache, t1)",
+                      fmt);
+        return;
+    }
+    if (!req->raw_body || !req->raw_len) {
+        tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a T4, Kernel Tuner cache or T1 "
+                      "file (gzip accepted)");
+        return;
+    }
+    /* T1: a plain JSON document with a ConfigurationSpace */
+    if (!fmt || !strcmp(fmt, "t1")) {
+        json_error_t je;
+        json_t *doc = (unsigned char)req->raw_body[0] == 0x1f
+                          ? NULL : json_loadb(req->raw_body, req->raw_len, 0, &je);
+        if (fmt || json_object_get(doc, "ConfigurationSpace")) {
+            if (!doc)
+                tt_resp_error(resp, TT_EJSON, NULL, "T1 file: line %d column %d: %s", je.line,
+                              je.column, je.text);
+            else tt_import_t1(srv, req, doc, resp);
+            json_decref(doc);
+            return;
+        }
+        json_decref(doc);
+    }
+    tt_dataset *ds = NULL;
+    if (tt_dataset_load_buffer(req->raw_body, req->raw_len, &ds, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
+    const char *dsfmt = ds->format == TT_DS_FORMAT_T4 ? "t4" : "kt-cache";
+    const char *tname = json_string_value(json_object_get(q, "template"));
+    const tt_template *t = NULL;
+    const char *tgq = json_string_value(json_object_get(q, "target"));
+    char target[64] = "";
+    int dsmap[TT_MAX_SLOTS];
+    int64_t slots[TT_MAX_SLOTS];
+    memset(slots, 0, sizeof slots);
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    if (fmt && strcmp(fmt, dsfmt)) {
+        tt_resp_error(resp, TT_EUNSUPPORTED, "format", "the file is %s, not %s", dsfmt, fmt);
+        goto out;
+    }
+    if (!tname) {
+        tt_resp_error(resp, TT_EINVAL, "template", "importing data needs template=NAME "
+                      "(import the T1 search space first for kernels without one)");
+        goto out;
+    }
+    if (tt_catalog_template(srv->catalog, srv->store, tname, NULL, &t, &err)) {
+        tt_resp_error(resp, TT_ENOTFOUND, "template", "unknown template \"%.64s\"", tname);
+        goto out;
+    }
+    if (tgq) {
+        const tt_target *tg = tt_catalog_target(srv->catalog, tgq);
+        if (!tg && !tt_safe_name(tgq)) {
+            tt_resp_error(resp, TT_ETARGET, "target", "target names are 1..63 of [A-Za-z0-9._-]");
+            goto out;
+        }
+        snprintf(target, sizeof target, "%s", tg ? tg->name : tgq);
+    } else if (ds->device && *ds->device) {
+        size_t k = 0;
+        for (const char *p = ds->device; *p && k + 1 < sizeof target; p++)
+            target[k++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '-';
+        target[k] = '\0';
+    } else {
+        tt_resp_error(resp, TT_ETARGET, "target", "the file names no device: add target=NAME");
+        goto out;
+    }
+    const json_t *pq = json_object_get(q, "problem");
+    if (pq ? tt__req_problem(t, pq, slots, &err)
+           : (t->ninputs && tt_tmpl_problem_parse(t, "", slots, &err))) {
+        if (!pq) tt_errf(&err, TT_EPROBLEM, "problem", "template %s has inputs: add "
+                         "problem=M=..,N=..", t->name);
+        tt_resp_errinfo(resp, &err);
+        goto out;
+    }
+    /* params: the file's and the template's must be the same set */
+    for (size_t i = 0; i < t->nparams; i++) {
+        dsmap[i] = tt_dataset_param(ds, t->params[i].name);
+        if (dsmap[i] < 0) {
+            tt_resp_error(resp, TT_EUNSUPPORTED, "template", "the file has no param \"%s\" of "
+                          "template %s", t->params[i].name, t->name);
+            goto out;
+        }
+    }
+    if (ds->nparams != t->nparams) {
+        tt_resp_error(resp, TT_EUNSUPPORTED, "template", "the file has %zu params, template %s "
+                      "has %zu", ds->nparams, t->name, t->nparams);
+        goto out;
+    }
+    char pkey[1024], fp[80];
+    tt_tmpl_problem_key(t, slots, pkey, sizeof pkey);
+    snprintf(fp, sizeof fp, "import:%s", ds->hash);
+    tt_trial_key key = {t->hash, pkey, target, fp};
+    size_t added = 0, skipped = 0, rejected = 0;
+    char owner[96];
+    snprintf(owner, sizeof owner, "import:%s", req->token_name ? req->token_name : "");
+    for (size_t r = 0; r < ds->nrecords; r++) {
+        const tt_ds_record *rec = &ds->records[r];
+        const int64_t *v = tt_ds_values(ds, rec);
+        int ok = 1;
+        for (size_t i = 0; i < t->nparams && ok; i++) {
+            int64_t x = v[dsmap[i]];
+            ok = 0;
+            for (size_t k = 0; k < t->params[i].nvalues; k++)
+                if (t->params[i].values[k] == x) { ok = 1; break; }
+            slots[tt_tmpl_param_slot(t, i)] = x;
+        }
+        if (!ok) { rejected++; continue; }
+        tt_trial tr;
+        tt_rc rc = tt_store_trial_lookup(srv->store, &key, tt_tmpl_config_hash(t, slots), &tr);
+        if (rc == TT_OK) { tt_trial_clear(&tr); skipped++; continue; }
+        if (rc != TT_ENOTFOUND) {
+            tt_resp_error(resp, rc, NULL, "store: %s", tt_store_errmsg(srv->store));
+            goto out;
+        }
+        if (!j.id) {   /* the first new record: create the job */
+            snprintf(j.template_name, sizeof j.template_name, "%s", t->name);
+            snprintf(j.template_hash, sizeof j.template_hash, "%s", t->hash);
+            snprintf(j.target, sizeof j.target, "%s", target);
+            snprintf(j.backend, sizeof j.backend, "%s", fp);
+            snprintf(j.backend_fp, sizeof j.backend_fp, "%s", fp);
+            snprintf(j.strategy, sizeof j.strategy, "import");
+            snprintf(j.owner, sizeof j.owner, "%s", req->token_name ? req->token_name : "");
+            j.problem_key = strdup(pkey);
+            json_t *pj = tt_tmpl_problem_json(t, slots);
+            j.problem_json = pj ? json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+            json_decref(pj);
+            const char *file = json_string_value(json_object_get(q, "file"));
+            json_t *oj = json_pack("{s:s, s:s, s:s?, s:s?}", "format", dsfmt, "hash", ds->hash,
+                                   "file", file, "device", ds->device);
+            j.options_json = oj ? json_dumps(oj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+            json_decref(oj);
+            j.budget_trials = (int64_t)ds->nrecords;
+            if (!j.problem_key || !j.problem_json || !j.options_json) {
+                tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
+                goto out;
+            }
+            if ((rc = tt_import_job_insert(srv->store, &j, owner))) {
+                tt_resp_error(resp, rc, NULL, "cannot create the import job: %s",
+                              tt_store_errmsg(srv->store));
+                goto out;
+            }
+        }
+        if ((rc = tt_import_trial(t, ds, rec, slots, &tr)) ||
+            (rc = tt_store_trial_record(srv->store, &key, t->name, j.id, (int64_t)added + 1,
+                                        &tr))) {
+            tt_trial_clear(&tr);
+            tt_store_job_finish(srv->store, j.id, owner, TT_JOB_FAILED, "import interrupted");
+            tt_resp_error(resp, rc, NULL, "cannot store record %zu: %s", r,
+                          tt_store_errmsg(srv->store));
+            goto out;
+        }
+        tt_trial_clear(&tr);
+        added++;
+    }
+    if (j.id) {
+        tt_store_job_progress(srv->store, j.id, (int64_t)added, (int64_t)added);
+        tt_rc rc = tt_store_job_finish(srv->store, j.id, owner, TT_JOB_DONE, NULL);
+        if (rc) {
+            tt_resp_error(resp, rc, NULL, "cannot finish the import job: %s",
+                          tt_store_errmsg(srv->store));
+            goto out;
+        }
+    }
+    tt_resp_json(resp, added ? 201 : 200,
+                 json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I}", "kind",
+                           "data", "format", dsfmt, "template", t->name, "target", target,
+                           "problem_key", pkey, "measured_by", fp, "job",
+                           j.id ? json_integer((json_int_t)j.id) : json_null(), "records",
+                           (json_int_t)ds->nrecords, "added", (json_int_t)added, "skipped",
+                           (json_int_t)skipped, "rejected", (json_int_t)rejected, "duplicates",
+                           (json_int_t)ds->nduplicates));
+out:
+    tt_job_clear(&j);
+    tt_dataset_free(ds);
+}
