@@ -61,8 +61,7 @@ static int die(const char *what, const tt_errinfo *e)
 static double stream_best(const tt_template *t, const tt_target *tg, const tt_model *m,
                           int64_t *slots, double bytes, tt_model_result *best)
 {
-    const json_t *ov = json_object_get(tg->doc, "overheads");
-    double block_us = tt_target_us(tg, json_number_value(json_object_get(ov, "block_cycles")));
+    double block_us = tt_target_us(tg, tg->block_cycles);
     double bw = 0;
     best->rc = TT_EINFEASIBLE;
     for (size_t a = 0; a < t->params[0].nvalues; a++)

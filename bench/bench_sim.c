@@ -4,9 +4,13 @@
  * of shared/ascend/calibration.json.  Prints a table; no pass/fail (docs/simulator.md).
  *
  * usage: bench_sim [--target NAME] [--configs N] [--templates DIR] [--targets DIR]
- *                  [--calibration FILE]
+ *                  [--calibration FILE] [--only SUBSTR] [--list] [--check]
+ * --only SUBSTR runs only the cases whose label contains SUBSTR (for profiling); --list
+ * prints every sampled config; --check also simulates each one in full (no
+ * steady-state shortcut, no block-class interpolation) and prints the difference.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +51,36 @@ static int keep_visit(void *ud, const int64_t *slots)
     return 0;
 }
 
+static int g_list, g_check;
+static const char *g_only;    /* --only SUBSTR: run the cases whose label contains it */
+
+static int selected(const char *label)
+{
+    return !g_only || strstr(label, g_only) != NULL;
+}
+
+static int usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s [--target NAME] [--configs N] [--templates DIR] [--targets DIR] "
+                    "[--calibration FILE] [--only SUBSTR] [--list] [--check]\n", argv0);
+    return 2;
+}
+
+/* "name=value,..." of the params of a config */
+static void cfg_str(const tt_template *t, const int64_t *slots, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t p = 0; p < t->nparams && n < cap; p++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s=%lld", p ? "," : "", t->params[p].name,
+                              (long long)slots[t->ninputs + p]);
+}
+
 /* Time the simulator over up to `max` feasible configs of the problem, spread over the space. */
 static int bench_space(const tt_template *t, const tt_target *tgt, const char *prob, size_t max,
                        const char *label)
 {
+    if (!selected(label)) return 0;
     int64_t base[TT_MAX_SLOTS] = {0};
     tt_errinfo err;
     if (tt_tmpl_problem_parse(t, prob, base, &err)) {
@@ -80,7 +110,7 @@ static int bench_space(const tt_template *t, const tt_target *tgt, const char *p
     }
     tt_space_enumerate(sp, keep_visit, &c, 0, NULL);
     tt_space_free(sp);
-    double t0 = now_s(), worst = 0, sum_events = 0;
+    double t0 = now_s(), worst = 0, sum_events = 0, worst_err = 0, full_s = 0;
     size_t ok = 0, fail = 0, extrap = 0;
     for (size_t i = 0; i < c.n; i++) {
         memcpy(slots, &c.slots[i * c.nslots], c.nslots * sizeof *slots);
@@ -89,6 +119,28 @@ static int bench_space(const tt_template *t, const tt_target *tgt, const char *p
         tt_rc rc = tt_sim_run(t, tgt, slots, NULL, &r);
         double d = now_s() - a;
         if (d > worst) worst = d;
+        if (g_list || g_check) {
+            char cs[256];
+            cfg_str(t, &c.slots[i * c.nslots], cs, sizeof cs);
+            printf("  %-40s %8.3f ms %9lld events %4lld/%-4lld waves  %12.0f cycles", cs,
+                   d * 1e3, (long long)r.events, (long long)r.waves_simulated,
+                   (long long)r.waves, r.cycles);
+            if (g_check && rc == TT_OK) {
+                tt_sim_opts fo = {.trace_core = -1, .shortcut_ops = -1};
+                tt_sim_result f;
+                memcpy(slots, &c.slots[i * c.nslots], c.nslots * sizeof *slots);
+                double fa = now_s();
+                tt_sim_run(t, tgt, slots, &fo, &f);
+                double fd = now_s() - fa;
+                full_s += fd;
+                double e = f.cycles > 0 ? (r.cycles - f.cycles) / f.cycles : 0;
+                if (fabs(e) > worst_err) worst_err = fabs(e);
+                printf("  full %12.0f cycles %+.5f%% (%.1f ms)", f.cycles, e * 100, fd * 1e3);
+                tt_sim_result_close(&f);
+            }
+            printf("\n");
+            t0 += now_s() - a - d;   /* listing and checking are not timed */
+        }
         if (rc == TT_OK) {
             ok++;
             sum_events += (double)r.events;
@@ -102,6 +154,9 @@ static int bench_space(const tt_template *t, const tt_target *tgt, const char *p
     printf("%-34s %8zu %10.1f %10.3f %10.3f %10.0f %6zu %6zu  (of %llu feasible)\n", label, c.n,
            c.n ? c.n / el : 0, c.n ? el / c.n * 1e3 : 0, worst * 1e3,
            ok ? sum_events / ok : 0, extrap, fail, (unsigned long long)feasible);
+    if (g_check)
+        printf("  %s: fast path vs full simulation: worst |error| %.5f%% (full: %.1f ms/config)\n",
+               label, worst_err * 100, c.n ? full_s / c.n * 1e3 : 0);
     free(slots);
     free(c.slots);
     return 0;
@@ -111,6 +166,7 @@ static int bench_space(const tt_template *t, const tt_target *tgt, const char *p
 static int bench_one(const tt_template *t, const tt_target *tgt, const char *prob,
                      const char *cfg, int reps, const char *label)
 {
+    if (!selected(label)) return 0;
     int64_t slots[TT_MAX_SLOTS] = {0}, work[TT_MAX_SLOTS];
     tt_errinfo err;
     if (tt_tmpl_problem_parse(t, prob, slots, &err) || tt_tmpl_config_parse(t, cfg, slots, &err)) {
@@ -186,17 +242,17 @@ int main(int argc, char **argv)
     const char *tpl = TT_DEFAULT_TEMPLATES_DIR;
     const char *cal = TT_DEFAULT_TARGETS_DIR "/../../../shared/ascend/calibration.json";
     size_t nconf = 200;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--list")) { g_list = 1; i--; continue; }
+        if (!strcmp(argv[i], "--check")) { g_check = 1; i--; continue; }
+        if (i + 1 >= argc) return usage(argv[0]);
         if (!strcmp(argv[i], "--target")) tname = argv[i + 1];
         else if (!strcmp(argv[i], "--configs")) nconf = (size_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--templates")) tpl = argv[i + 1];
         else if (!strcmp(argv[i], "--targets")) tdir = argv[i + 1];
         else if (!strcmp(argv[i], "--calibration")) cal = argv[i + 1];
-        else {
-            fprintf(stderr, "usage: %s [--target NAME] [--configs N] [--templates DIR] "
-                            "[--targets DIR] [--calibration FILE]\n", argv[0]);
-            return 2;
-        }
+        else if (!strcmp(argv[i], "--only")) g_only = argv[i + 1];
+        else return usage(argv[0]);
     }
     tt_targets *ts = NULL;
     tt_errinfo err;
@@ -238,7 +294,7 @@ int main(int argc, char **argv)
         bench_space(fa, tgt, "B=1,H=32,H_kv=32,S_q=8192,S_kv=8192,D=128,causal=1,dtype=float16",
                     nconf / 10, "fa causal S=8192 D=128");
     }
-    calibration(gemm, tgt, cal);
+    if (selected("calibration")) calibration(gemm, tgt, cal);
     tt_tmpl_free(gemm);
     tt_tmpl_free(fa);
     tt_targets_free(ts);

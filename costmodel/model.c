@@ -187,13 +187,6 @@ static tt_rc find_rings(tt_model *m, tt_errinfo *err)
     return TT_OK;
 }
 
-static double doc_opt(const tt_target *tgt, const char *sec, const char *key, double def)
-{
-    const json_t *o = tgt->doc ? json_object_get(tgt->doc, sec) : NULL;
-    const json_t *v = o ? json_object_get(o, key) : NULL;
-    return (v && json_is_number(v) && json_number_value(v) > 0) ? json_number_value(v) : def;
-}
-
 tt_rc tt_model_new(const tt_template *t, const tt_target *tgt, const int64_t *problem_slots,
                    const tt_calib *calib, tt_model **out, tt_errinfo *err)
 {
@@ -210,8 +203,10 @@ tt_rc tt_model_new(const tt_template *t, const tt_target *tgt, const int64_t *pr
     memcpy(m->problem, problem_slots, t->ninputs * sizeof *problem_slots);
     tt_calib_identity(&m->calib);
     if (calib) { m->calib = *calib; m->has_calib = 1; }
-    m->l2_resident_bytes = doc_opt(tgt, "memory", "l2_resident_bytes", tgt->l2_bytes);
-    m->block_cycles = doc_opt(tgt, "overheads", "block_cycles", 0);
+    /* optional target fields: 0 in a hand-built struct means the default (target.h) */
+    m->l2_resident_bytes = tgt->l2_resident_bytes > 0 ? tgt->l2_resident_bytes : tgt->l2_bytes;
+    m->block_cycles = tgt->block_cycles > 0 ? tgt->block_cycles : 0;
+    m->dma_outstanding = tgt->dma_outstanding > 0 ? tgt->dma_outstanding : TT_TARGET_DMA_OUTSTANDING;
     tt_target_caps(tgt, &m->caps);
     tt_rc rc = tt_space_new(t, problem_slots, &m->caps, &m->space, err);
     if (rc) { tt_model_free(m); return rc; }
@@ -262,6 +257,17 @@ tt_rc tt_model_new(const tt_template *t, const tt_target *tgt, const int64_t *pr
         if (!rc) rc = find_rings(m, err);
         for (int i = 0; !rc && i < m->nops; i++)
             if (m->ops[i].kind == TT_OP_COPY && m->ops[i].gm_write) m->written[m->ops[i].tensor] = 1;
+        for (int L = 0; !rc && L < m->nops; L++) {
+            tt__mop *lo = &m->ops[L];
+            if (lo->kind != TT_OP_FOR) continue;
+            for (int c = L + 1; c < lo->end; c++) {
+                const tt__mop *co = &m->ops[c];
+                int cross = co->kind == TT_OP_SYNC && co->src->u.sync.kind == TT_SYNC_CROSS;
+                if (cross) lo->mixed = 1;
+                if (cross && co->depth == lo->depth + 1) lo->xsync = 1;
+                if (co->kind != TT_OP_FOR && co->kind != TT_OP_SYNC && co->side != lo->side) lo->mixed = 1;
+            }
+        }
         if (rc) { tt_model_free(m); return rc; }
     }
     *out = m;
@@ -468,6 +474,7 @@ typedef struct lt {
     double T;                                  /* standalone time (with fill/drain) */
     double S;                                  /* steady time when repeated back to back */
     double busy[2][TT_UNIT__COUNT];            /* [side][unit] occupancy, all iterations */
+    double busy_pipe[2][TT_UNIT__COUNT];       /* the part inside pipelined loops */
     double sync;                               /* cross-core hand-off time on the chain */
     int lim;                                   /* what limits it (a tt_bound) */
 } lt;
@@ -482,6 +489,61 @@ static int busiest(const double busy[2][TT_UNIT__COUNT], double *val)
             if (u != TT_UNIT_S && busy[sd][u] > bm) { bm = busy[sd][u]; bu = u; }
     *val = bm;
     return bu;
+}
+
+/* Round trip of one iteration of a loop body [i0, i1) whose cube and vector parts hand data
+ * to each other with cross-core syncs (docs/cost-model.md, section 2): the two sides run on
+ * different cores, each in its own program order, and a sync from side f to side t makes t
+ * wait until f's clock plus the hand-off.  For each side x, starting at x's first op (what
+ * x waits for from the other side is ready: it was produced an iteration earlier), the chain
+ * ends at x's last op; the round trip is the longer of the two.  A nested loop that runs on
+ * both sides synchronises the two clocks. */
+static double cross_round_trip(const tt_model *m, const tt__mscratch *sc, int i0, int i1,
+                               double *side_chain)
+{
+    double rt = 0, own[2] = {0, 0};
+    int prev = -1;
+    for (int c = i0; c < i1; prev = c, c = m->ops[c].end) {
+        const tt__mop *co = &m->ops[c];
+        if (co->kind == TT_OP_SYNC) continue;
+        double d = sc->dur[c];
+        /* a GM load that does not wait for the other side (it does not directly follow a
+         * cross sync into its side) is issued ahead while earlier transfers of its DMA
+         * queue run: with more than one transfer in flight its latency is hidden */
+        if (co->kind == TT_OP_COPY && co->gm_read && m->dma_outstanding > 1) {
+            const tt__mop *po = prev >= 0 ? &m->ops[prev] : NULL;
+            int after_wait = po && po->kind == TT_OP_SYNC && po->src->u.sync.kind == TT_SYNC_CROSS &&
+                             po->src->u.sync.to == co->side;
+            int adjacent = po && po->kind == TT_OP_COPY && po->unit == co->unit && po->side == co->side;
+            if (!after_wait && !adjacent) d -= co->pc->latency_cycles;
+        }
+        if (co->kind == TT_OP_FOR && co->mixed) { own[0] += d; own[1] += d; }
+        else own[co->side == TT_SIDE_VECTOR] += d;
+    }
+    *side_chain = own[0] > own[1] ? own[0] : own[1];
+    for (int x = 0; x < 2; x++) {
+        double clk[2] = {0, 0};
+        int started = 0;
+        for (int c = i0; c < i1; c = m->ops[c].end) {
+            const tt__mop *co = &m->ops[c];
+            double d = sc->dur[c];
+            if (co->kind == TT_OP_SYNC && co->src->u.sync.kind == TT_SYNC_CROSS) {
+                int f = co->src->u.sync.from == TT_SIDE_VECTOR, t = co->src->u.sync.to == TT_SIDE_VECTOR;
+                if (started && clk[f] + d > clk[t]) clk[t] = clk[f] + d;
+            } else if (co->kind == TT_OP_FOR && co->mixed) {
+                double mx = (clk[0] > clk[1] ? clk[0] : clk[1]) + d;
+                clk[0] = clk[1] = mx;
+                started = 1;
+            } else {
+                int sd = co->side == TT_SIDE_VECTOR;
+                if (!started && sd != x) continue;
+                started = 1;
+                clk[sd] += d;
+            }
+        }
+        if (started && clk[x] > rt) rt = clk[x];
+    }
+    return rt;
 }
 
 /* Chain time and occupancy of one execution of the children [i0, i1). */
@@ -501,15 +563,28 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
         if (o->kind == TT_OP_FOR) {
             lt in;
             double inS;
+            /* the bandwidth caps of this top-level loop's transfers (section 4) */
+            int tk = o->depth == 0 ? sc->tl_idx++ : -1;
+            if (tk >= 0)
+                for (int sd = 0; sd < 2; sd++)
+                    for (int u = 0; u < TT_UNIT__COUNT; u++)
+                        sc->share[sd][u] = sc->pass == 2 && tk < sc->ntl && sc->tl[tk].changed
+                                               ? sc->tl[tk].share[sd][u]
+                                               : sc->core_bpc / sc->agents[sd];
             seq_time(m, sc, i + 1, o->end, &in, &inS);
             int lim = in.lim;
             double n = (double)sc->trip[i], s = (double)sc->stages[i];
             double C = in.T;
+            /* a body whose cube and vector parts hand off to each other: the two sides
+             * overlap across iterations except along the round trip (section 2) */
+            double own = 0;
+            double R = o->xsync ? cross_round_trip(m, sc, i + 1, o->end, &own) : C;
+            if (R > C) R = C;
             if (n <= 0) {
                 d = 0;
             } else if (s <= 1 || n <= 1) {
-                d = n * C;
-                in.S = d;
+                d = n <= 1 ? n * C : (n - 1) * R + C;
+                in.S = n * R;
             } else {
                 double B = inS, ub;
                 int u = busiest(in.busy, &ub);
@@ -517,6 +592,12 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                 for (int sd = 0; sd < 2; sd++)   /* the scalar unit issues every instruction */
                     if (in.busy[sd][TT_UNIT_S] > B) { B = in.busy[sd][TT_UNIT_S]; lim = TT_UNIT_S; }
                 if (o->nring > 0) B += tg->flag_cycles;   /* a hand-off per iteration */
+                /* cross-core software pipelining: the round trip of iteration i must end
+                 * before the same side starts iteration i + s */
+                if (o->xsync && R / s > B) { B = R / s; lim = TT_BOUND_SYNC; }
+                /* each side's set/wait pairs order its own work: one side's part of an
+                 * iteration is a chain */
+                if (o->xsync && own > B) { B = own; lim = TT_BOUND_LATENCY; }
                 for (int k = 0; k < o->nring; k++) {
                     const tt__ring *rg = &m->rings[o->ring0 + k];
                     double end = sc->off[rg->consumer] + sc->dur[rg->consumer];
@@ -533,16 +614,32 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                 d = (n - 1) * B + C;
                 in.S = n * B;
             }
+            int piped = s > 1 && n > 1;
             for (int sd = 0; sd < 2; sd++)
-                for (int u = 0; u < TT_UNIT__COUNT; u++) r->busy[sd][u] += n * in.busy[sd][u];
+                for (int u = 0; u < TT_UNIT__COUNT; u++) {
+                    r->busy[sd][u] += n * in.busy[sd][u];
+                    r->busy_pipe[sd][u] += n * (piped ? in.busy[sd][u] : in.busy_pipe[sd][u]);
+                }
             r->sync += n * in.sync;
+            if (tk >= 0 && sc->pass == 1 && tk < TT__MODEL_MAX_TOPLOOPS) {
+                for (int sd = 0; sd < 2; sd++)
+                    for (int u = 0; u < TT_UNIT__COUNT; u++) {
+                        sc->tl[tk].busy_in[sd][u] = n * in.busy[sd][u];
+                        sc->tl[tk].busy_pipe[sd][u] = n * (piped ? in.busy[sd][u] : in.busy_pipe[sd][u]);
+                    }
+                sc->tl[tk].T = d;
+                sc->ntl = tk + 1;
+            }
             if (in.S > *maxS) *maxS = in.S;
             if (d > longest) { longest = d; r->lim = lim; }
             prev = -1;
         } else if (o->kind == TT_OP_COPY) {
             double rate = o->pc->bytes_per_cycle;
-            if ((o->gm_read || o->gm_write) && sc->share_bpc < rate) {
-                rate = sc->share_bpc;
+            /* a prologue / epilogue transfer competes only with its own copies */
+            int vs = o->side == TT_SIDE_VECTOR;
+            double sh = o->depth > 0 ? sc->share[vs][o->unit] : sc->core_bpc / sc->agents[vs];
+            if ((o->gm_read || o->gm_write) && sh < rate) {
+                rate = sh;
                 sc->share_limited = 1;
             }
             double occ = sc->bytes[i] / rate * us[o->unit];
@@ -617,9 +714,21 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
     /* 4. chip bandwidth and the per-core share of it */
     tt__model_traffic(m, &sc, used);
 
+    /* two passes: the first gives each GM mover's duty cycle, the second shares the
+     * chip bandwidth by it (section 4) */
     lt top;
     double topS;
+    sc.pass = 1;
+    sc.tl_idx = sc.ntl = 0;
     seq_time(m, &sc, 0, m->nops, &top, &topS);
+    int again = 0;
+    for (int k = 0; k < sc.ntl; k++) again |= tt__model_share(&sc, k);
+    if (again) {
+        sc.pass = 2;
+        sc.tl_idx = 0;
+        sc.share_limited = 0;
+        seq_time(m, &sc, 0, m->nops, &top, &topS);
+    }
     double block = top.T + m->block_cycles;
     double core_cycles = block * (double)waves;
     double core_us = tt_target_us(tg, core_cycles);

@@ -17,6 +17,8 @@
 #define TT__MODEL_MAX_OPS 512    /* ops the model accepts (TT_EUNSUPPORTED above) */
 #define TT__MODEL_MAX_GRID 8
 #define TT__MODEL_MAX_RINGS 256
+#define TT__MODEL_MAX_TOPLOOPS 8  /* top-level loops with their own bandwidth shares (later
+                                     ones keep the first-pass caps) */
 
 /* An expression with fast paths for a constant and a bare slot name. */
 typedef struct tt__mx {
@@ -62,6 +64,8 @@ typedef struct tt__mop {
     /* loop */
     tt__mx trip, stages;
     int ring0, nring;            /* rings[ring0 .. ring0+nring) of this loop */
+    int xsync;                   /* loop: a direct child is a cross-core sync */
+    int mixed;                   /* loop: its subtree runs on both sides (or syncs them) */
 } tt__mop;
 
 /* A producer -> consumer hand-off through a ring buffer inside a pipelined loop. */
@@ -109,8 +113,9 @@ struct tt_model {
     tt__mdom dom[TT_MAX_SLOTS];
     tt_caps caps;
     int written[TT_TMPL_MAX_TENSORS];   /* 1: some copy of the kernel writes the tensor */
-    double l2_resident_bytes;    /* optional target field memory.l2_resident_bytes */
-    double block_cycles;         /* optional target field overheads.block_cycles */
+    double l2_resident_bytes;    /* target memory.l2_resident_bytes (default l2_bytes) */
+    double block_cycles;         /* target overheads.block_cycles (0: none) */
+    int dma_outstanding;         /* target overheads.dma_outstanding */
 };
 
 /* Per-evaluation values (caller's stack; nothing allocated). */
@@ -130,16 +135,35 @@ typedef struct tt__mscratch {
     double execs[TT__MODEL_MAX_OPS];      /* executions per block */
     int64_t blocks;                       /* grid points */
     double eff_gbps;                      /* effective chip bandwidth for GM copies */
-    double share_bpc;                     /* per-core share of it, bytes/cycle */
+    double core_bpc;                      /* chip bandwidth / cores in use, bytes/cycle */
+    double share[2][TT_UNIT__COUNT];      /* [side][unit] rate cap of one GM transfer of
+                                             that mover (bytes/cycle, section 4) */
+    double agents[2];                     /* [side] cores running it per block (1, 2) */
+    int pass;                             /* 1: caps B_core / k; 2: shares by demand */
+    int tl_idx, ntl;                      /* top-level loops seen in this pass / recorded */
+    struct {                              /* per top-level loop (pass 1 -> pass 2) */
+        double busy_in[2][TT_UNIT__COUNT];    /* occupancy inside the loop */
+        double busy_pipe[2][TT_UNIT__COUNT];  /* the part inside pipelined loops */
+        double T;                             /* the loop's time */
+        double share[2][TT_UNIT__COUNT];      /* its demand-based caps */
+        int changed;                          /* share differs from B_core / k */
+    } tl[TT__MODEL_MAX_TOPLOOPS];
+    int moves[2][TT_UNIT__COUNT];         /* [side][unit] moves GM data */
     double l2_hit, h_warm;
     double read_bytes, write_bytes, unique_bytes, hbm_bytes, hbm_write_bytes;
     double flops;
-    int readers;                          /* cores moving GM data at the same time */
     int share_limited;                    /* a GM copy ran at the chip share, not its path */
 } tt__mscratch;
 
 /* model_traffic.c: GM traffic of the whole kernel, the L2 hit estimate and the effective
- * chip bandwidth; fills sc->l2_hit .. sc->readers.  Needs sc->trip/execs/belems filled. */
+ * chip bandwidth; fills sc->l2_hit .. sc->moves and the first-pass shares.  Needs sc->trip/execs/belems filled. */
 void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used);
+/* model_traffic.c: the demand-based caps of the GM movers inside one top-level loop
+ * (sc->tl[k], section 4) from the duty cycles of the other movers in the same loop over
+ * its time: a mover of the other side (another core) with its busy time in the loop, a
+ * mover of the same side with its busy time inside pipelined loops only (a stages = 1 body
+ * runs its transfers one after the other).  Sets sc->tl[k].share and .changed (1 when a
+ * cap differs from the first pass's B_core / k); returns .changed. */
+int tt__model_share(tt__mscratch *sc, int k);
 
 #endif

@@ -5,13 +5,16 @@
  * Equations (docs/cost-model.md, section 4):
  *   reads T = sum over GM-read copies of bytes x executions x blocks; unique U = distinct
  *   tiles x bytes (capped by the tensor); re-reads R = T - U hit L2 with
- *   h_c = min(1, L2 / W_c), W_c = bytes a block moves x blocks between two reads of the tile;
- *   first reads hit when the data survived the previous launch: h_w = exp(-F / resident),
- *   F = footprint of all tensors; the first read of data the kernel wrote itself (a
- *   workspace hand-off) hits.  h = (sum R_c h_c + U h_w) / T.
+ *   h_c = min(1, L2 / W_c), W_c = bytes a block moves x blocks between two reads of the tile
+ *   + the live workspace; first reads hit when the data survived the previous launch:
+ *   h_w = exp(-F / resident), F = footprint of the tensors, a workspace counting one slot
+ *   per block in flight; every read of data the kernel wrote itself (a workspace hand-off)
+ *   hits.  h = (sum R_c h_c + U h_w) / T.
  *   effective bandwidth = h l2_gbps + (1 - h) min(l2_gbps / l2_miss_factor, hbm_gbps)
  *   (msKPP's L2 model, the miss path capped by the cached HBM stream).
  *   HBM writes: the distinct bytes written (a write-back L2 merges rewrites), x (1 - h_w).
+ *   Share of a GM transfer of mover u (bandwidth shared by demand): B_core / (k_u + sum of
+ *   the other movers' duty cycles f_v), B_core = bandwidth / cores in use.
  */
 #include <math.h>
 #include <string.h>
@@ -24,19 +27,27 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
     const tt_target *tg = m->tgt;
     double blocks = (double)sc->blocks;
     double uniq_t[TT_TMPL_MAX_TENSORS], wuniq_t[TT_TMPL_MAX_TENSORS];
-    memset(uniq_t, 0, sizeof uniq_t);
-    memset(wuniq_t, 0, sizeof wuniq_t);
+    size_t nt = t->ntensors < TT_TMPL_MAX_TENSORS ? t->ntensors : TT_TMPL_MAX_TENSORS;
+    memset(uniq_t, 0, nt * sizeof *uniq_t);
+    memset(wuniq_t, 0, nt * sizeof *wuniq_t);
+    memset(sc->moves, 0, sizeof sc->moves);
     double per_block = 0, reads = 0, writes = 0;
-    int cube_moves = 0, vec_moves = 0;
+    double ws_slot[TT_TMPL_MAX_TENSORS];
+    memset(ws_slot, 0, nt * sizeof *ws_slot);
     for (int i = 0; i < m->nops; i++) {
         const tt__mop *o = &m->ops[i];
         if (o->kind != TT_OP_COPY || (!o->gm_read && !o->gm_write)) continue;
         /* vector-side programs run on both vector cores of a block, on different rows */
         double side = o->side == TT_SIDE_VECTOR ? 2 : 1;
         double b = sc->bytes[i] * sc->execs[i] * side;
-        per_block += b;
-        if (o->side == TT_SIDE_VECTOR) vec_moves = 1;
-        else cube_moves = 1;
+        /* a workspace is per-block scratch re-read right after it was written: what it
+         * keeps in L2 is one slot per block in flight, not what a block moves through it */
+        if (t->tensors[o->tensor].workspace) {
+            if (o->gm_write) ws_slot[o->tensor] += sc->bytes[i] * side;
+        } else {
+            per_block += b;
+        }
+        sc->moves[o->side == TT_SIDE_VECTOR][o->unit] = 1;
         if (o->gm_read) {
             reads += b * blocks;
             double u = sc->distinct[i] * sc->bytes[i] * side;
@@ -49,14 +60,23 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
             wuniq_t[o->tensor] += u;
         }
     }
-    double footprint = 0, uniq = 0, own = 0, wuniq = 0;
+    double footprint = 0, uniq = 0, own = 0, wuniq = 0, ws_live = 0;
     for (size_t k = 0; k < t->ntensors; k++) {
-        footprint += sc->tbytes[k];
+        if (t->tensors[k].workspace && ws_slot[k] > 0) {
+            /* live workspace: one slot per block in flight */
+            double live = ws_slot[k] * (double)cores_used;
+            if (live > sc->tbytes[k]) live = sc->tbytes[k];
+            ws_live += live;
+            footprint += live;
+        } else {
+            footprint += sc->tbytes[k];
+        }
         /* a write-back L2 merges repeated writes of one address: HBM sees each byte once */
         wuniq += wuniq_t[k] < sc->tbytes[k] ? wuniq_t[k] : sc->tbytes[k];
         double u = uniq_t[k] < sc->tbytes[k] ? uniq_t[k] : sc->tbytes[k];
-        /* data the kernel wrote itself (a workspace hand-off) is read back from L2 */
-        if (m->written[k]) own += u;
+        /* data the kernel wrote itself (a workspace hand-off) is read back from L2: every
+         * read of a rewritten ring slot is new data, so it is not capped by the tensor */
+        if (m->written[k]) own += uniq_t[k];
         else uniq += u;
     }
     if (uniq + own > reads) {
@@ -87,7 +107,7 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
             if (dist == 0 || d < dist) dist = d;
         }
         if (dist < (double)cores_used) dist = (double)cores_used;
-        double w = per_block * dist;
+        double w = per_block * dist + ws_live;
         double h = w > 0 ? tg->l2_bytes / w : 1;
         if (h > 1) h = 1;
         rr += r;
@@ -114,12 +134,44 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
     double miss = tg->l2_gbps / tg->l2_miss_factor;
     if (tg->hbm_gbps < miss) miss = tg->hbm_gbps;
     sc->eff_gbps = (tg->l2_gbps * h + miss * (1 - h)) * bws;
-    /* GM-moving cores per block: the cube core, the two vector cores; the two sides of a
-     * MIX kernel hand data to each other through GM and mostly alternate, so they count as
-     * the busier side, not the sum */
-    int per = cube_moves > 2 * vec_moves ? cube_moves : 2 * vec_moves;
-    int readers = (int)cores_used * per;
-    if (readers < 1) readers = 1;
-    sc->readers = readers;
-    sc->share_bpc = sc->eff_gbps * 1000.0 / tg->clock_mhz / readers;
+    /* per-core share of the chip bandwidth; first pass: a transfer competes only with
+     * the same mover of the other cores (blocks of a wave run the same program in
+     * lockstep) and, on the vector side, with the twin vector core */
+    sc->core_bpc = sc->eff_gbps * 1000.0 / tg->clock_mhz / (double)(cores_used > 0 ? cores_used : 1);
+    sc->agents[TT_SIDE_CUBE] = 1;
+    sc->agents[TT_SIDE_VECTOR] = 2;
+    for (int sd = 0; sd < 2; sd++)
+        for (int u = 0; u < TT_UNIT__COUNT; u++) sc->share[sd][u] = sc->core_bpc / sc->agents[sd];
+}
+
+int tt__model_share(tt__mscratch *sc, int k)
+{
+    /* expected GM transfers in flight on one core during the loop: each other mover
+     * counts with its duty cycle in the loop (busy / loop time) times the cores that run
+     * it; a transfer of mover u shares the core's bandwidth with its own copies (k_u) and
+     * those transfers */
+    double block = sc->tl[k].T;
+    double fin[2][TT_UNIT__COUNT], fpipe[2][TT_UNIT__COUNT], tin[2] = {0, 0}, tpipe[2] = {0, 0};
+    int changed = 0;
+    for (int sd = 0; sd < 2; sd++)
+        for (int u = 0; u < TT_UNIT__COUNT; u++) {
+            int mv = sc->moves[sd][u] && block > 0;
+            double a = mv ? sc->tl[k].busy_in[sd][u] / block : 0;
+            double b = mv ? sc->tl[k].busy_pipe[sd][u] / block : 0;
+            fin[sd][u] = (a > 1 ? 1 : a) * sc->agents[sd];
+            fpipe[sd][u] = (b > 1 ? 1 : b) * sc->agents[sd];
+            tin[sd] += fin[sd][u];
+            tpipe[sd] += fpipe[sd][u];
+        }
+    for (int sd = 0; sd < 2; sd++)
+        for (int u = 0; u < TT_UNIT__COUNT; u++) {
+            sc->tl[k].share[sd][u] = sc->core_bpc / sc->agents[sd];
+            if (!(fin[sd][u] > 0)) continue;   /* no transfer of this mover in the loop */
+            double others = tin[!sd] + (tpipe[sd] - fpipe[sd][u]);
+            if (!(others > 1e-12)) continue;
+            sc->tl[k].share[sd][u] = sc->core_bpc / (sc->agents[sd] + others);
+            changed = 1;
+        }
+    sc->tl[k].changed = changed;
+    return changed;
 }

@@ -113,11 +113,22 @@ typedef struct memo {
     tt__swave w;
 } memo;
 
+#define SHAPE_MAX_ANCHORS 8     /* trip counts a wave shape may be simulated at */
+#define SHAPE_LONG 4            /* a wave this many times the first anchor makes anchors */
+#define SHAPE_MIN_WAVES 16      /* ... and so does a new shape in a run with this many waves */
+#define SHAPE_RTOL 1e-5         /* linearity check of three anchors, relative to the cycles */
+
 typedef struct shape {        /* truncated simulations of a wave shape (shortcut) */
     uint64_t hash;
     int64_t *key;
     size_t nkey;
-    tt__swave w1, w2;
+    int ok;                   /* 1: w[k..k+2] are collinear, interpolate; 0: simulate in full */
+    int seen;                 /* waves of this shape so far */
+    int capped;               /* anchors stopped at a trip cap: more may be added */
+    int k;                    /* first of the three collinear anchors */
+    int n;                    /* anchors simulated */
+    int64_t t[SHAPE_MAX_ANCHORS];   /* the shortest group's trip in each anchor simulation */
+    tt__swave w[SHAPE_MAX_ANCHORS];
 } shape;
 
 typedef struct run {
@@ -131,6 +142,8 @@ typedef struct run {
     size_t nmemo, capmemo;
     shape *shapes;
     size_t nshapes, capshapes;
+    tt__sgroup *pool;         /* groups' programs, reused from wave to wave */
+    size_t npool;
     int64_t events, max_events;
     int extrapolated;
     size_t trace_n;
@@ -170,13 +183,35 @@ static tt_rc compute_sigs(run *R)
     int64_t *v = malloc((width + 1) * sizeof *v);
     int64_t *gsig = malloc((size_t)s->nblocks * sizeof *gsig);
     R->lsig = malloc((size_t)R->nlog * sizeof *R->lsig);
+    int64_t *proj = NULL;
     sigtab gt = {0}, lt = {0};
     gt.width = width;
     tt_rc rc = TT_OK;
     if (!v || !gsig || !R->lsig) { rc = TT_ENOMEM; goto out; }
+    /* A signature depends only on the grid dims the expressions read: evaluate it once per
+     * distinct value of those dims (the projection of the grid point onto them). */
+    const tt_kernel *kn = s->t->kernel;
+    int64_t nproj = 1;
+    for (size_t d = 0; d < kn->ngrid; d++)
+        if (s->grid_mask >> (d < 63 ? d : 63) & 1) nproj *= s->grid_ext[d];
+    proj = malloc((size_t)nproj * sizeof *proj);
+    if (!proj) { rc = TT_ENOMEM; goto out; }
+    for (int64_t i = 0; i < nproj; i++) proj[i] = -1;
     for (int64_t g = 0; g < s->nblocks; g++) {
-        tt__sim_block_sig(s, g, v, width);
-        if ((gsig[g] = sigtab_intern(&gt, v)) < 0) { rc = TT_ENOMEM; goto out; }
+        int64_t rest = g, pi = 0, stride = 1;
+        for (size_t d = kn->ngrid; d-- > 0;) {
+            int64_t e = s->grid_ext[d], c = rest % e;
+            rest /= e;
+            if (s->grid_mask >> (d < 63 ? d : 63) & 1) {
+                pi += c * stride;
+                stride *= e;
+            }
+        }
+        if (proj[pi] < 0) {
+            tt__sim_block_sig(s, g, v, width);
+            if ((proj[pi] = sigtab_intern(&gt, v)) < 0) { rc = TT_ENOMEM; goto out; }
+        }
+        gsig[g] = proj[pi];
     }
     if (!R->persistent) {
         memcpy(R->lsig, gsig, (size_t)R->nlog * sizeof *gsig);
@@ -197,6 +232,7 @@ out:
     if (rc == TT_ENOMEM) snprintf(R->reason, R->rcap, "out of memory");
     sigtab_free(&gt);
     sigtab_free(&lt);
+    free(proj);
     free(v);
     free(gsig);
     return rc;
@@ -220,10 +256,21 @@ static void groups_free(tt__sgroup *g, size_t n)
 static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int traced,
                         tt__swave *out)
 {
-    tt__sgroup *g = calloc(ng + 1, sizeof *g);
-    if (!g) return TT_ENOMEM;
+    /* the programs' arrays are kept between waves (R->pool) and refilled */
+    if (ng > R->npool) {
+        tt__sgroup *np = realloc(R->pool, ng * sizeof *np);
+        if (!np) {
+            snprintf(R->reason, R->rcap, "out of memory");
+            return TT_ENOMEM;
+        }
+        memset(np + R->npool, 0, (ng - R->npool) * sizeof *np);
+        R->pool = np;
+        R->npool = ng;
+    }
+    tt__sgroup *g = R->pool;
     tt_rc rc = TT_OK;
     for (size_t i = 0; i < ng; i++) {
+        for (int r = 0; r < TT__AG__COUNT; r++) g[i].prog[r].n = g[i].prog[r].ndeps = 0;
         int64_t *gp = NULL;
         int64_t n = lblock_points(R, wg[i].first, &gp);
         if (n < 0) { rc = TT_ENOMEM; break; }
@@ -241,7 +288,6 @@ static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int tra
                      (long long)R->max_events);
         if (!rc) R->events += out->events;
     }
-    groups_free(g, ng);
     if (rc == TT_ENOMEM) snprintf(R->reason, R->rcap, "out of memory");
     return rc;
 }
@@ -252,103 +298,168 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
-/* Simulate a wave, with the steady-state shortcut when it is long. */
+/* Spacing of the anchors: t0 / 2 rounded up to the ring-slot period. */
+static int64_t shape_step(int64_t t0, int64_t period)
+{
+    return period * ((t0 / 2 + period - 1) / period);
+}
+
+/* Simulate the anchors of a wave shape: the groups of wg with the top-level loop `loop`
+ * shortened (or lengthened) by a common shift so that the shortest group (trip tmin) runs
+ * t0, t0 + d, t0 + 2d, ... iterations (d = t0 / 2 rounded up to the period), until three
+ * consecutive results are collinear (the steady state has set in by the first of them):
+ * sets sh->ok and sh->k then.  Continues from the anchors already simulated; stops at trip
+ * tcap (sh->capped: may continue later) and gives up (sh->ok = 0: simulate in full) after
+ * SHAPE_MAX_ANCHORS. */
+static tt_rc shape_anchors(run *R, const wgroup *wg, size_t ng, size_t rep, int loop,
+                           int64_t tmin, int64_t t0, int64_t period, int64_t tcap, shape *sh)
+{
+    tt__sim *s = &R->s;
+    int64_t d = shape_step(t0, period);
+    for (int a = sh->n; a < SHAPE_MAX_ANCHORS && !sh->ok; a++) {
+        if (t0 + d * a > tcap) {   /* more would cost more than the waves they serve */
+            sh->capped = 1;
+            return TT_OK;
+        }
+        sh->capped = 0;
+        sh->t[a] = t0 + d * a;
+        s->trunc_loop = loop;
+        s->trunc_delta = tmin - sh->t[a];   /* may be negative: the loop is lengthened */
+        tt_rc rc = sim_groups(R, wg, ng, rep, 0, &sh->w[a]);
+        s->trunc_loop = -1;
+        if (rc) return rc;   /* the run fails; its shapes are freed with it */
+        sh->n = a + 1;
+        if (a < 2) continue;
+        const tt__swave *w = &sh->w[a - 2];
+        double d1 = w[1].cycles - w[0].cycles, d2 = w[2].cycles - w[1].cycles;
+        if (fabs(d2 - d1) <= SHAPE_RTOL * w[2].cycles && d1 >= 0) {
+            sh->ok = 1;
+            sh->k = a - 2;
+            return TT_OK;
+        }
+    }
+    return TT_OK;
+}
+
+/* Simulate a wave, with the steady-state shortcut when it is long: every figure of a wave
+ * is affine in the trip count of its longest top-level loop once that loop's pipeline is in
+ * its steady state, so a wave shape (the groups' trips relative to the shortest one, and
+ * their core counts) is simulated at three trip counts (anchors) and every wave of that
+ * shape whose shortest trip is at least the first anchor is interpolated from them. */
 static tt_rc sim_wave(run *R, const wgroup *wg, size_t ng, size_t rep, int traced,
                       tt__swave *out)
 {
     tt__sim *s = &R->s;
     int64_t limit = R->o->shortcut_ops ? R->o->shortcut_ops : TT_SIM_SHORTCUT_OPS;
     s->trunc_loop = -1;
-    if (limit > 0 && !traced) {
-        /* The longest top-level loop, if every group has it: shorten it in every group by
-         * the same number of iterations so that the shortest group keeps t1, then t2, and
-         * extrapolate linearly to the full trip counts.  In a steady state whose period
-         * divides t1 - t2, every figure is affine in the number of iterations removed. */
-        double total = 0;
-        int loop = -1, same = 1;
-        int64_t tmin = 0;
-        for (size_t i = 0; i < ng; i++) {
-            int lid;
-            int64_t tr, npts = 1;
-            if (R->persistent) npts = (s->nblocks - wg[i].first + R->persistent - 1) / R->persistent;
-            total += tt__sim_count(s, wg[i].first, &lid, &tr) * (double)npts;
-            if (i == 0) { loop = lid; tmin = tr; }
-            else if (lid != loop) same = 0;
-            if (tr < tmin) tmin = tr;
-        }
-        /* period of the ring-slot pattern: lcm of the ring sizes */
-        int64_t period = 1;
-        for (size_t b = 0; b < s->t->nbuffers && period <= 64; b++)
-            period = period / gcd64(period, s->copies[b]) * s->copies[b];
-        int64_t warm = loop >= 0 ? tt__sim_warmup(s, loop) : 4;
-        int64_t t2 = period * ((warm + period - 1) / period), t1 = 2 * t2;
-        if (total > (double)limit && same && loop >= 0 && period <= 64 && tmin > t1 + t2) {
-            /* Waves that differ only by a common shift of that loop's trip count share the
-             * two truncated simulations (e.g. the waves of a causal attention). */
-            s->trunc_loop = loop;
-            s->trunc_delta = tmin - t1;
-            size_t width = tt__sim_block_sig(s, wg[0].first, NULL, 0);
-            size_t nk = ng * (width + 2) + 1;
-            int64_t *key = malloc(nk * sizeof *key);
-            if (!key) { s->trunc_loop = -1; return TT_ENOMEM; }
-            size_t kk = 0;
-            for (size_t i = 0; i < ng; i++) {
-                tt__sim_block_sig(s, wg[i].first, &key[kk], width);
-                kk += width;
-                key[kk++] = wg[i].count;
-                /* a persistent block walks several grid points: the first one's values do
-                 * not describe it, so only identical blocks share */
-                if (R->persistent) key[kk++] = wg[i].id;
-            }
-            key[kk++] = (int64_t)rep;
-            uint64_t h = fnv(key, kk);
-            shape *sh = NULL;
-            for (size_t i = 0; i < R->nshapes && !sh; i++)
-                if (R->shapes[i].hash == h && R->shapes[i].nkey == kk &&
-                    memcmp(R->shapes[i].key, key, kk * sizeof *key) == 0)
-                    sh = &R->shapes[i];
-            if (!sh) {
-                if (R->nshapes == R->capshapes) {
-                    size_t nc = R->capshapes ? R->capshapes * 2 : 8;
-                    shape *ns = realloc(R->shapes, nc * sizeof *ns);
-                    if (!ns) { free(key); s->trunc_loop = -1; return TT_ENOMEM; }
-                    R->shapes = ns;
-                    R->capshapes = nc;
-                }
-                sh = &R->shapes[R->nshapes];
-                memset(sh, 0, sizeof *sh);
-                tt_rc rc = sim_groups(R, wg, ng, rep, 0, &sh->w1);
-                if (!rc) {
-                    s->trunc_delta = tmin - t2;
-                    rc = sim_groups(R, wg, ng, rep, 0, &sh->w2);
-                    if (rc) tt__swave_free(&sh->w1);
-                }
-                if (rc) { free(key); s->trunc_loop = -1; return rc; }
-                sh->key = key;
-                sh->nkey = kk;
-                sh->hash = h;
-                key = NULL;
-                R->nshapes++;
-            }
-            free(key);
-            s->trunc_loop = -1;
-            const tt__swave w1 = sh->w1, w2 = sh->w2;
-            double f = (double)(tmin - t1) / (double)(t1 - t2);
-            memset(out, 0, sizeof *out);
-            out->cycles = w1.cycles + f * (w1.cycles - w2.cycles);
-            for (int a = 0; a < TT__AG__COUNT; a++)
-                for (int u = 0; u < TT_UNIT__COUNT; u++)
-                    out->busy[a][u] = w1.busy[a][u] + f * (w1.busy[a][u] - w2.busy[a][u]);
-            for (int k = 0; k < TT_STALL__COUNT; k++) {
-                out->stall[k] = w1.stall[k] + f * (w1.stall[k] - w2.stall[k]);
-                if (out->stall[k] < 0) out->stall[k] = 0;
-            }
-            out->events = 0;
-            R->extrapolated = 1;
-            return TT_OK;
-        }
+    if (limit <= 0 || traced) return sim_groups(R, wg, ng, rep, traced, out);
+    /* the longest top-level loop, if every group has it */
+    double total = 0;
+    int loop = -1, same = 1;
+    int64_t tmin = 0;
+    for (size_t i = 0; i < ng; i++) {
+        int lid;
+        int64_t tr, npts = 1;
+        if (R->persistent) npts = (s->nblocks - wg[i].first + R->persistent - 1) / R->persistent;
+        total += tt__sim_count(s, wg[i].first, &lid, &tr) * (double)npts;
+        if (i == 0) { loop = lid; tmin = tr; }
+        else if (lid != loop) same = 0;
+        if (tr < tmin) tmin = tr;
     }
-    return sim_groups(R, wg, ng, rep, traced, out);
+    /* period of the ring-slot pattern: lcm of the ring sizes */
+    int64_t period = 1;
+    for (size_t b = 0; b < s->t->nbuffers && period <= 64; b++)
+        period = period / gcd64(period, s->copies[b]) * s->copies[b];
+    int64_t warm = loop >= 0 ? tt__sim_warmup(s, loop) : 4;
+    int64_t t0 = period * ((warm + period - 1) / period);
+    if (!(same && loop >= 0 && period <= 64 && tmin >= t0))
+        return sim_groups(R, wg, ng, rep, traced, out);
+    /* The shape's key: the groups' block signatures with the loop shortened so that the
+     * shortest group runs t0 iterations (waves that differ only by a common shift of that
+     * trip share it, e.g. the waves of a causal attention), their counts, the reported
+     * group. */
+    s->trunc_loop = loop;
+    s->trunc_delta = tmin - t0;
+    size_t width = tt__sim_block_sig(s, wg[0].first, NULL, 0);
+    size_t nk = ng * (width + 2) + 1;
+    int64_t *key = malloc(nk * sizeof *key);
+    if (!key) { s->trunc_loop = -1; return TT_ENOMEM; }
+    size_t kk = 0;
+    for (size_t i = 0; i < ng; i++) {
+        tt__sim_block_sig(s, wg[i].first, &key[kk], width);
+        kk += width;
+        key[kk++] = wg[i].count;
+        /* a persistent block walks several grid points: the first one's values do
+         * not describe it, so only identical blocks share */
+        if (R->persistent) key[kk++] = wg[i].id;
+    }
+    key[kk++] = (int64_t)rep;
+    s->trunc_loop = -1;
+    uint64_t h = fnv(key, kk);
+    shape *sh = NULL;
+    for (size_t i = 0; i < R->nshapes && !sh; i++)
+        if (R->shapes[i].hash == h && R->shapes[i].nkey == kk &&
+            memcmp(R->shapes[i].key, key, kk * sizeof *key) == 0)
+            sh = &R->shapes[i];
+    if (!sh) {   /* first wave of this shape: remember it */
+        if (R->nshapes == R->capshapes) {
+            size_t nc = R->capshapes ? R->capshapes * 2 : 8;
+            shape *ns = realloc(R->shapes, nc * sizeof *ns);
+            if (!ns) { free(key); return TT_ENOMEM; }
+            R->shapes = ns;
+            R->capshapes = nc;
+        }
+        sh = &R->shapes[R->nshapes++];
+        memset(sh, 0, sizeof *sh);
+        sh->key = key;
+        sh->nkey = kk;
+        sh->hash = h;
+        key = NULL;
+    }
+    free(key);
+    /* Anchors pay off when the shape recurs (a causal kernel's waves: when the blocks'
+     * trip counts differ and there are many waves, a shape is likely to recur, so its
+     * first three anchors are made at once), or when this wave alone is long: then only
+     * anchors up to half its trip count are worth simulating. */
+    sh->seen++;
+    int64_t nwaves = (R->nlog + R->cores - 1) / R->cores;
+    int64_t tcap = 0;
+    if (sh->seen > 1) tcap = INT64_MAX;
+    else if (R->lsig && nwaves >= SHAPE_MIN_WAVES) tcap = t0 + 2 * shape_step(t0, period);
+    if (total > (double)limit && tmin >= SHAPE_LONG * t0 && tmin / 2 > tcap) tcap = tmin / 2;
+    if (!sh->ok && (sh->n == 0 || sh->capped) && tcap > 0) {
+        tt_rc rc = shape_anchors(R, wg, ng, rep, loop, tmin, t0, period, tcap, sh);
+        if (rc) return rc;
+    }
+    if (!sh->ok || tmin < sh->t[sh->k]) {
+        for (int a = 0; a < sh->n; a++)   /* an anchor is this very wave */
+            if (sh->t[a] == tmin) {
+                memset(out, 0, sizeof *out);
+                out->cycles = sh->w[a].cycles;
+                memcpy(out->busy, sh->w[a].busy, sizeof out->busy);
+                memcpy(out->stall, sh->w[a].stall, sizeof out->stall);
+                return TT_OK;
+            }
+        return sim_groups(R, wg, ng, rep, traced, out);
+    }
+    /* interpolate between the two nearest of the collinear anchors (extrapolate beyond) */
+    int i0 = tmin >= sh->t[sh->k + 1] ? sh->k + 1 : sh->k;
+    const tt__swave *wa = &sh->w[i0], *wb = &sh->w[i0 + 1];
+    double f = (double)(tmin - sh->t[i0 + 1]) / (double)(sh->t[i0 + 1] - sh->t[i0]);
+    memset(out, 0, sizeof *out);
+    out->cycles = wb->cycles + f * (wb->cycles - wa->cycles);
+    for (int a = 0; a < TT__AG__COUNT; a++)
+        for (int u = 0; u < TT_UNIT__COUNT; u++) {
+            out->busy[a][u] = wb->busy[a][u] + f * (wb->busy[a][u] - wa->busy[a][u]);
+            if (out->busy[a][u] < 0) out->busy[a][u] = 0;
+        }
+    for (int k = 0; k < TT_STALL__COUNT; k++) {
+        out->stall[k] = wb->stall[k] + f * (wb->stall[k] - wa->stall[k]);
+        if (out->stall[k] < 0) out->stall[k] = 0;
+    }
+    out->events = 0;
+    R->extrapolated = 1;
+    return TT_OK;
 }
 
 static void add_trace(run *R, const tt__swave *w, double t0)
@@ -545,10 +656,10 @@ done:
     free(R.memo);
     for (size_t i = 0; i < R.nshapes; i++) {
         free(R.shapes[i].key);
-        tt__swave_free(&R.shapes[i].w1);
-        tt__swave_free(&R.shapes[i].w2);
+        for (int a = 0; a < R.shapes[i].n; a++) tt__swave_free(&R.shapes[i].w[a]);
     }
     free(R.shapes);
+    groups_free(R.pool, R.npool);
     free(R.lsig);
     free(R.tb.p);
     tt__sim_close(&R.s);

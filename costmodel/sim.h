@@ -33,10 +33,11 @@ const char *tt_stall_name(tt_stall s);
 typedef struct tt_sim_opts {
     int trace_core;           /* -1: no trace; else the core whose timelines are traced */
     int64_t max_events;       /* 0: TT_SIM_DEFAULT_MAX_EVENTS; exceeded -> TT_ELIMIT */
-    /* Steady-state shortcut (docs/simulator.md): when a wave has more than this many
-     * instructions, its longest top-level loop is simulated at two short trip counts and
-     * the result extrapolated linearly.  0: default (TT_SIM_SHORTCUT_OPS); < 0: never.
-     * Never used while tracing. */
+    /* Steady-state shortcut (docs/simulator.md): a wave's longest top-level loop is
+     * simulated at a few short trip counts (anchors, shared by every wave of the same
+     * shape) and the figures interpolated linearly once three anchors are collinear.  A
+     * single wave of at most this many instructions is simulated in full unless its shape
+     * recurs.  0: default (TT_SIM_SHORTCUT_OPS); < 0: never.  Never used while tracing. */
     int64_t shortcut_ops;
 } tt_sim_opts;
 

@@ -48,6 +48,11 @@ typedef struct agent {
     int fhead[TT_UNIT__COUNT], fn[TT_UNIT__COUNT];
     uint8_t *latdone;               /* per instruction: its latency phase is over */
     int32_t wait_on[TT_UNIT__COUNT];    /* the unfinished dependency that blocked the head */
+    /* dependencies of the head already found done (they stay done): where the scan resumes,
+     * the latest ready time among them and its reason */
+    uint16_t dcur[TT_UNIT__COUNT];
+    int8_t dwhy[TT_UNIT__COUNT];
+    double dready[TT_UNIT__COUNT];
     double unit_free[TT_UNIT__COUNT];   /* when the unit last became able to accept an op */
     double busy_end[TT_UNIT__COUNT];    /* end of the union of its busy intervals */
     double last_end;
@@ -208,26 +213,33 @@ static void record(eng *e, agent *a, int32_t i, double end)
     r->kind = in->kind;
 }
 
-/* Try to start the head instruction of every free unit of agent ai. */
-static int try_issue(eng *e, int32_t ai)
+#define ALL_UNITS ((1u << TT_UNIT__COUNT) - 1)
+
+/* Try to start the head instruction of the units in `mask` of agent ai (the units whose
+ * head may have become ready: see on_done). */
+static int try_issue(eng *e, int32_t ai, unsigned mask)
 {
     agent *a = &e->ag[ai];
     const tt_target *tgt = e->s->tgt;
     for (int u = 0; u < TT_UNIT__COUNT; u++) {
+        if (!(mask >> u & 1)) continue;
         if (a->busy[u] || a->head[u] >= a->qoff[u + 1] - a->qoff[u]) continue;
         int32_t i = a->q[a->qoff[u] + a->head[u]];
         const tt__sinst *in = &a->p->ins[i];
         if (in->kind == TT__SI_GM ? a->fn[u] >= e->s->dma_depth : (a->fn[u] || a->dat[u]))
             continue;                       /* no free transfer slot / the unit is moving data */
         if (a->wait_on[u] >= 0 && a->done[a->wait_on[u]] < 0) continue;
-        double ready = 0;
-        int why = -1, blocked = 0;
-        for (uint16_t d = 0; d < in->ndeps; d++) {
+        double ready = a->dready[u];
+        int why = a->dwhy[u], blocked = 0;
+        for (uint16_t d = a->dcur[u]; d < in->ndeps; d++) {
             uint32_t w = a->p->deps[in->dep_off + d];
             int32_t j = (int32_t)(w >> 2);
             double dt = a->done[j];
             if (dt < 0) {
                 a->wait_on[u] = j;
+                a->dcur[u] = d;
+                a->dready[u] = ready;
+                a->dwhy[u] = (int8_t)why;
                 blocked = 1;
                 break;
             }
@@ -241,7 +253,12 @@ static int try_issue(eng *e, int32_t ai)
         if (in->kind == TT__SI_WAIT) {
             flagq *f = flag_of(e, a->group, in->dir, in->flag);
             int64_t k = a->waits[in->dir][in->flag];
-            if ((size_t)k >= f->n) continue;   /* the matching set has not happened yet */
+            if ((size_t)k >= f->n) {   /* the matching set has not happened yet */
+                a->dcur[u] = in->ndeps;
+                a->dready[u] = ready;
+                a->dwhy[u] = (int8_t)why;
+                continue;
+            }
             double ft = f->t[k];
             if (ft > ready) { ready = ft; why = TT__DEP_FLAG; }
             a->waits[in->dir][in->flag]++;
@@ -265,6 +282,9 @@ static int try_issue(eng *e, int32_t ai)
             a->busy[u] = 1;
         }
         a->head[u]++;
+        a->dcur[u] = 0;
+        a->dready[u] = 0;
+        a->dwhy[u] = -1;
         a->start[i] = st;
         double t_ev = st + in->dur;
         if (heap_push(e, t_ev, ai, i, in->kind == TT__SI_GM ? EV_DATA : EV_DONE)) return -1;
@@ -296,9 +316,17 @@ static int on_done(eng *e, int32_t ai, int32_t i, double t)
         }
         f->t[f->n++] = t + e->s->tgt->cross_sync_cycles;
         for (size_t k = 0; k < e->nag; k++)
-            if (e->ag[k].group == a->group && (int32_t)k != ai && try_issue(e, (int32_t)k)) return -1;
+            if (e->ag[k].group == a->group && (int32_t)k != ai &&
+                try_issue(e, (int32_t)k, ALL_UNITS))
+                return -1;
     }
-    return try_issue(e, ai);
+    /* A head can become ready only when its unit frees up or the dependency it was blocked
+     * on finishes (a WAIT's flag is handled above, a free transfer slot in start_data). */
+    unsigned mask = 1u << in->unit;
+    for (int u = 0; u < TT_UNIT__COUNT; u++)
+        if (a->wait_on[u] == i) mask |= 1u << u;
+    if (in->kind == TT__SI_SET) mask = ALL_UNITS;
+    return try_issue(e, ai, mask);
 }
 
 /* Latency of GM transfer i is over: it takes the unit's data channel, or waits for it. */
@@ -333,7 +361,7 @@ static int start_data(eng *e, int32_t ai, int32_t i)
     x->t0 = e->now;
     x->rate = in->cap;
     recompute_rates(e);
-    return try_issue(e, ai);
+    return try_issue(e, ai, 1u << in->unit);   /* a transfer slot of the unit is free */
 }
 
 /* Give the data channel of unit u to the oldest issued transfer if its latency is over. */
@@ -423,7 +451,10 @@ static int agent_init(eng *e, agent *a, const tt__sprog *p)
     a->latdone = calloc(p->n + 1, 1);
     if (!a->done || !a->start || !a->q || !a->latdone) return -1;
     for (size_t i = 0; i < p->n; i++) a->done[i] = -1;
-    for (int u = 0; u < TT_UNIT__COUNT; u++) a->wait_on[u] = -1;
+    for (int u = 0; u < TT_UNIT__COUNT; u++) {
+        a->wait_on[u] = -1;
+        a->dwhy[u] = -1;
+    }
     size_t cnt[TT_UNIT__COUNT] = {0};
     for (size_t i = 0; i < p->n; i++) cnt[p->ins[i].unit]++;
     a->qoff[0] = 0;
@@ -460,7 +491,7 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
             if (agent_init(&e, a, &g[gi].prog[r])) { rc = TT_ENOMEM; goto out; }
         }
     for (size_t k = 0; k < e.nag; k++)
-        if (try_issue(&e, (int32_t)k)) { rc = TT_ENOMEM; goto out; }
+        if (try_issue(&e, (int32_t)k, ALL_UNITS)) { rc = TT_ENOMEM; goto out; }
     int64_t events = 0;
     for (;;) {
         double th = e.nheap ? e.heap[0].t : INFINITY;

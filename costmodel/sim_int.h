@@ -86,6 +86,12 @@ typedef struct tt__sim {
                                  at once (1..TT__DMA_MAX); data phases stay serial */
     int pipeline_mix;         /* 1: software-pipeline stages >= 2 loops across cores */
     int grid_dep;             /* 1: some trip count or elems reads a grid-dim slot */
+    uint64_t grid_mask;       /* which grid dims they read (bit d; dims >= 63 share bit 63) */
+    /* per loop id: trip count and stages evaluated at the current grid point (valid while
+     * loop_gen[id] == gen; tt__sim_set_grid() bumps gen) */
+    int64_t *loop_trip, *loop_stages;
+    uint64_t *loop_gen;
+    uint64_t gen;
     int vec_split;            /* divisor of vector-side work (1: buffers are per vector core) */
     int vec_cores;            /* vector cores per AI core running the vector program (2) */
     double block_cycles;      /* per-block dispatch + scalar prologue (target overheads) */
@@ -110,7 +116,7 @@ size_t tt__sim_block_sig(tt__sim *s, int64_t gp, int64_t *vals, size_t cap);
  * force; *loop_id / *trip: the top-level loop that holds the most of them (-1 if none). */
 double tt__sim_count(tt__sim *s, int64_t gp, int *loop_id, int64_t *trip);
 /* Iterations of top-level loop `loop_id` after which its pipeline is in a steady state (an
- * estimate from its stages, cross syncs and ring sizes; at least 4). */
+ * estimate from its stages and ring sizes; at least 16). */
 int64_t tt__sim_warmup(tt__sim *s, int loop_id);
 /* Set the grid-dim slots for linear grid point gp (first dim slowest). */
 void tt__sim_set_grid(tt__sim *s, int64_t gp);

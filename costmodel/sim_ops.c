@@ -34,17 +34,24 @@ static void collect(tt__sim *s, const tt_op *body, size_t n, size_t *k)
     }
 }
 
-static int reads_grid(const tt__sim *s, const tt_expr *e)
+/* Grid dims (bit d for dim d; dims past 63 share bit 63) that expression e reads. */
+static uint64_t grid_mask(const tt__sim *s, const tt_expr *e)
 {
     if (!e) return 0;
     int sl[TT_MAX_SLOTS];
     size_t n = tt_expr_slots(e, sl, TT_MAX_SLOTS);
     if (n > TT_MAX_SLOTS) n = TT_MAX_SLOTS;
     const tt_kernel *k = s->t->kernel;
+    uint64_t m = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t d = 0; d < k->ngrid; d++)
-            if (sl[i] == k->grid[d].slot) return 1;
-    return 0;
+            if (sl[i] == k->grid[d].slot) m |= 1ULL << (d < 63 ? d : 63);
+    return m;
+}
+
+static int reads_grid(const tt__sim *s, const tt_expr *e)
+{
+    return grid_mask(s, e) != 0;
 }
 
 /* Bytes per cycle of the chip's shared memory for a figure in GB/s. */
@@ -111,14 +118,18 @@ static double gm_cost(const tt__sim *s, double h)
     return h / l2 + (1 - h) / miss;
 }
 
-static int loops_read_grid(const tt__sim *s, const tt_op *body, size_t n)
+/* Grid dims read by the trip counts of the loops in body and by vector `elems`. */
+static uint64_t body_grid_mask(const tt__sim *s, const tt_op *body, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (body[i].kind == TT_OP_FOR &&
-            (reads_grid(s, body[i].u.loop.trip) ||
-             loops_read_grid(s, body[i].u.loop.body, body[i].u.loop.nbody)))
-            return 1;
-    return 0;
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (body[i].kind == TT_OP_FOR)
+            m |= grid_mask(s, body[i].u.loop.trip) |
+                 body_grid_mask(s, body[i].u.loop.body, body[i].u.loop.nbody);
+        else if (body[i].kind == TT_OP_VEC)
+            m |= grid_mask(s, body[i].u.vec.elems);
+    }
+    return m;
 }
 
 void tt__sim_close(tt__sim *s)
@@ -128,6 +139,11 @@ void tt__sim_close(tt__sim *s)
     free(s->copies);
     free(s->grid_ext);
     free(s->loop_leaves);
+    free(s->loop_trip);
+    free(s->loop_stages);
+    free(s->loop_gen);
+    s->loop_trip = s->loop_stages = NULL;
+    s->loop_gen = NULL;
     free(s->bufbytes);
     s->ops = NULL;
     s->copies = s->grid_ext = s->bufbytes = NULL;
@@ -149,19 +165,19 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
     s->vec_split = 1;         /* UB buffers are per vector core: no halving (docs) */
     s->vec_cores = 2;
     s->pipeline_mix = 1;
-    s->dma_depth = TT_SIM_DMA_DEPTH;
-    s->block_cycles = 0;
-    if (tgt->doc) {   /* optional target fields the struct does not carry */
-        const json_t *bc = json_object_get(json_object_get(tgt->doc, "overheads"), "block_cycles");
-        if (json_is_number(bc) && json_number_value(bc) > 0) s->block_cycles = json_number_value(bc);
-        const json_t *dd = json_object_get(json_object_get(tgt->doc, "overheads"), "dma_outstanding");
-        if (json_is_integer(dd)) s->dma_depth = (int)json_integer_value(dd);
-    }
+    /* optional target fields: 0 means absent (a struct built by hand), use the default */
+    s->dma_depth = tgt->dma_outstanding > 0 ? tgt->dma_outstanding : TT_SIM_DMA_DEPTH;
+    s->block_cycles = tgt->block_cycles > 0 ? tgt->block_cycles : 0;
     s->copies = calloc(t->nbuffers + 1, sizeof *s->copies);
     s->bufbytes = calloc(t->nbuffers + 1, sizeof *s->bufbytes);
     s->grid_ext = calloc(k->ngrid + 1, sizeof *s->grid_ext);
     s->loop_leaves = calloc(k->nloops + 1, sizeof *s->loop_leaves);
-    if (!s->copies || !s->bufbytes || !s->grid_ext || !s->loop_leaves)
+    s->loop_trip = calloc(k->nloops + 1, sizeof *s->loop_trip);
+    s->loop_stages = calloc(k->nloops + 1, sizeof *s->loop_stages);
+    s->loop_gen = calloc(k->nloops + 1, sizeof *s->loop_gen);
+    s->gen = 1;
+    if (!s->copies || !s->bufbytes || !s->grid_ext || !s->loop_leaves || !s->loop_trip ||
+        !s->loop_stages || !s->loop_gen)
         return fail(reason, cap, TT_ENOMEM, "sim", "out of memory");
     int64_t *elems = calloc(t->nbuffers + 1, sizeof *elems);
     int *esz = calloc(t->nbuffers + 1, sizeof *esz);
@@ -347,11 +363,7 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
         free(execs);
         double cores = tgt->cube_cores > 0 ? tgt->cube_cores : tgt->vector_cores / 2;
         double used = (double)s->nblocks < cores ? (double)s->nblocks : cores;
-        double resident = tgt->l2_bytes;
-        if (tgt->doc) {
-            const json_t *r = json_object_get(json_object_get(tgt->doc, "memory"), "l2_resident_bytes");
-            if (json_is_number(r)) resident = json_number_value(r);
-        }
+        double resident = tgt->l2_resident_bytes > 0 ? tgt->l2_resident_bytes : tgt->l2_bytes;
         double hw = footprint > 0 ? resident / footprint : 1;
         if (hw > 1) hw = 1;
         for (size_t i = 0; i < n; i++) {
@@ -373,9 +385,8 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
             }
         }
     }
-    s->grid_dep = loops_read_grid(s, k->body, k->nbody);
-    for (size_t i = 0; i < n; i++)
-        if (s->ops[i].dyn_elems) s->grid_dep = 1;
+    s->grid_mask = body_grid_mask(s, k->body, k->nbody);
+    s->grid_dep = s->grid_mask != 0;
 out:
     free(elems);
     free(esz);

@@ -82,6 +82,7 @@ static tt__sinst *begin_inst(tt__sprog *p)
 void tt__sim_set_grid(tt__sim *s, int64_t gp)
 {
     const tt_kernel *k = s->t->kernel;
+    s->gen++;   /* cached trip counts are stale */
     for (size_t d = k->ngrid; d-- > 0;) {
         int64_t e = s->grid_ext[d] > 0 ? s->grid_ext[d] : 1;
         s->slots[k->grid[d].slot] = gp % e;
@@ -89,11 +90,28 @@ void tt__sim_set_grid(tt__sim *s, int64_t gp)
     }
 }
 
+/* Evaluate (or take from the cache) the trip count and stages of loop o at the current grid
+ * point.  Returns -1 when the trip count can not be evaluated. */
+static int64_t loop_eval(tt__sim *s, const tt_op *o, int64_t *stages)
+{
+    int id = o->u.loop.id;
+    if (s->loop_gen[id] != s->gen) {
+        int64_t v = 0, st = 1;
+        if (tt_expr_eval(o->u.loop.trip, s->slots, &v) != TT_OK) v = -1;
+        else if (v < 0) v = 0;
+        if (o->u.loop.stages && tt_expr_eval(o->u.loop.stages, s->slots, &st) != TT_OK) st = 1;
+        s->loop_trip[id] = v;
+        s->loop_stages[id] = st;
+        s->loop_gen[id] = s->gen;
+    }
+    if (stages) *stages = s->loop_stages[id];
+    return s->loop_trip[id];
+}
+
 static int64_t eval_trip(tt__sim *s, const tt_op *o)
 {
-    int64_t v = 0;
-    if (tt_expr_eval(o->u.loop.trip, s->slots, &v) != TT_OK) return -1;
-    if (v < 0) v = 0;
+    int64_t v = loop_eval(s, o, NULL);
+    if (v < 0) return -1;
     if (o->u.loop.id == s->trunc_loop) v = v > s->trunc_delta ? v - s->trunc_delta : 0;
     return v;
 }
@@ -114,15 +132,15 @@ int64_t tt__sim_warmup(tt__sim *s, int loop_id)
 {
     const tt_kernel *k = s->t->kernel;
     const tt_op *o = find_loop(k->body, k->nbody, loop_id);
-    int64_t w = 4, st = 1, nsync = 0, maxc = 1;
+    /* Measured on FlashAttention / GEMM waves (docs/simulator.md): the bandwidth shares and
+     * DMA queues settle within ~16 iterations, a stages-deep pipeline within ~stages + 2;
+     * the shortcut checks linearity on top of this estimate. */
+    int64_t w = 16, st = 1, maxc = 1;
     if (!o) return w;
     if (o->u.loop.stages && tt_expr_eval(o->u.loop.stages, s->slots, &st) != TT_OK) st = 1;
-    for (size_t j = 0; j < o->u.loop.nbody; j++)
-        if (o->u.loop.body[j].kind == TT_OP_SYNC && o->u.loop.body[j].u.sync.kind == TT_SYNC_CROSS)
-            nsync++;
     for (size_t b = 0; b < s->t->nbuffers; b++)
         if (s->copies[b] > maxc) maxc = s->copies[b];
-    if (s->pipeline_mix && st > 1 && nsync * (st - 1) + 2 > w) w = nsync * (st - 1) + 2;
+    if (st > 1 && st + 2 > w) w = st + 2;
     if (maxc + 2 > w) w = maxc + 2;
     return w;
 }
@@ -311,8 +329,7 @@ static int walk(tt__sim *s, agst *a, const tt_op *body, size_t n, size_t li0)
             int64_t trip = eval_trip(s, o);
             if (trip < 0) return -2;
             int64_t stages = 1;
-            if (o->u.loop.stages && tt_expr_eval(o->u.loop.stages, s->slots, &stages) != TT_OK)
-                stages = 1;
+            loop_eval(s, o, &stages);
             if (stages >= 2 && s->pipeline_mix && waits_in(o, side)) {
                 int rc = walk_pipelined(s, a, o, trip, stages, li, side);
                 if (rc) return rc;

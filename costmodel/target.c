@@ -243,12 +243,31 @@ static tt_rc tgt_cube_vector(const json_t *doc, tt_target *t, tt_errinfo *err)
     return TT_OK;
 }
 
-/* Optional model parameters (see docs/cost-model.md): validated when present. */
-static tt_rc tgt_optional(const json_t *o, const char *path, const char *key, tt_errinfo *err)
+/* An optional positive number: *out keeps def when the key is absent. */
+static tt_rc tgt_opt_num(const json_t *o, const char *key, const char *path, double def,
+                         double *out, tt_errinfo *err)
 {
-    double d;
+    *out = def;
     if (!json_object_get(o, key)) return TT_OK;
-    return tgt_num(o, key, path, &d, err);
+    return tgt_num(o, key, path, out, err);
+}
+
+/* An optional integer in [lo, hi]: *out keeps def when the key is absent. */
+static tt_rc tgt_opt_int(const json_t *o, const char *key, const char *path, int lo, int hi,
+                         int def, int *out, tt_errinfo *err)
+{
+    *out = def;
+    if (!json_object_get(o, key)) return TT_OK;
+    int64_t v;
+    tt_rc rc = tgt_int(o, key, path, &v, err);
+    if (rc) return rc;
+    if (v < lo || v > hi) {
+        char full[352];
+        snprintf(full, sizeof full, "%.160s.%.160s", path, key);
+        return tt_errf(err, TT_ETARGET, full, "must be %d..%d", lo, hi);
+    }
+    *out = (int)v;
+    return TT_OK;
 }
 
 static tt_rc tgt_memory(const json_t *doc, tt_target *t, tt_errinfo *err)
@@ -258,7 +277,7 @@ static tt_rc tgt_memory(const json_t *doc, tt_target *t, tt_errinfo *err)
                                         "l2_resident_bytes", NULL};
     static const char *const okeys[] = {"launch_us", "issue_cycles", "flag_cycles",
                                         "cross_sync_cycles", "mix_launch_extra_us",
-                                        "block_cycles", NULL};
+                                        "block_cycles", "dma_outstanding", NULL};
     char path[160];
     const json_t *o;
     tt_rc rc = tgt_obj(doc, "memory", "", path, sizeof path, &o, err);
@@ -269,7 +288,7 @@ static tt_rc tgt_memory(const json_t *doc, tt_target *t, tt_errinfo *err)
     if (!rc) rc = tgt_num(o, "l2_bytes", path, &t->l2_bytes, err);
     if (!rc) rc = tgt_num(o, "l2_gbps", path, &t->l2_gbps, err);
     if (!rc) rc = tgt_num(o, "l2_miss_factor", path, &t->l2_miss_factor, err);
-    if (!rc) rc = tgt_optional(o, path, "l2_resident_bytes", err);
+    if (!rc) rc = tgt_opt_num(o, "l2_resident_bytes", path, t->l2_bytes, &t->l2_resident_bytes, err);
     if (!rc && t->l2_miss_factor < 1)
         rc = tt_errf(err, TT_ETARGET, "memory.l2_miss_factor", "must be >= 1");
     if (rc) return rc;
@@ -280,7 +299,10 @@ static tt_rc tgt_memory(const json_t *doc, tt_target *t, tt_errinfo *err)
     if (!rc) rc = tgt_num(o, "flag_cycles", path, &t->flag_cycles, err);
     if (!rc) rc = tgt_num(o, "cross_sync_cycles", path, &t->cross_sync_cycles, err);
     if (!rc) rc = tgt_num(o, "mix_launch_extra_us", path, &t->mix_launch_extra_us, err);
-    if (!rc) rc = tgt_optional(o, path, "block_cycles", err);
+    if (!rc) rc = tgt_opt_num(o, "block_cycles", path, 0, &t->block_cycles, err);
+    if (!rc)
+        rc = tgt_opt_int(o, "dma_outstanding", path, 1, TT_TARGET_DMA_OUTSTANDING_MAX,
+                         TT_TARGET_DMA_OUTSTANDING, &t->dma_outstanding, err);
     return rc;
 }
 

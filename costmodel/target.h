@@ -57,7 +57,20 @@ typedef struct tt_target {
     double cross_sync_cycles; /* cross-core flag through GM */
     double mix_launch_extra_us;
     json_t *doc;              /* the file as loaded (owned) */
+    /* Optional fields (costmodel/targets/README.md): tt_target_from_json() validates them
+     * and fills the default when the file leaves them out.  A struct built by hand (tests)
+     * may leave them 0: readers treat 0 as "absent" and use the same default. */
+    double l2_resident_bytes; /* memory.l2_resident_bytes, bytes: effective L2 capacity for
+                                 data surviving from the previous launch; default l2_bytes */
+    double block_cycles;      /* overheads.block_cycles, cycles per block (task dispatch,
+                                 scalar prologue); default 0 */
+    int dma_outstanding;      /* overheads.dma_outstanding, transfers of one DMA unit that may
+                                 be in their latency phase at once, 1..8; default
+                                 TT_TARGET_DMA_OUTSTANDING (4) */
 } tt_target;
+
+#define TT_TARGET_DMA_OUTSTANDING 4     /* default of tt_target.dma_outstanding */
+#define TT_TARGET_DMA_OUTSTANDING_MAX 8
 
 typedef struct tt_targets tt_targets;
 

@@ -126,8 +126,7 @@ static double stream_bw(const tt_target *tg, double bytes, tt_model_result *best
     tt_model *m = NULL;
     tt_errinfo e;
     CU_ASSERT_EQUAL_FATAL(tt_model_new(stream, tg, slots, NULL, &m, &e), TT_OK);
-    const json_t *ov = json_object_get(tg->doc, "overheads");
-    double block_us = tt_target_us(tg, json_number_value(json_object_get(ov, "block_cycles")));
+    double block_us = tt_target_us(tg, tg->block_cycles);
     double bw = 0;
     int feasible = 0;
     for (size_t a = 0; a < stream->params[0].nvalues; a++)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * test_model.c - the analytic cost model on hand-computed cases (a "hand" target with round
  * numbers derived from the shipped 910B2 file), overlap by stages, wave quantisation, L2
- * re-use, refusals identical to tt_space_check(), calibration and monotonic sanity.
+ * re-use, refusals identical to tt_space_check(), calibration and monotonic sanity, and
+ * the MIX-kernel rules: the cross-core round trip, a workspace's L2 footprint that does not
+ * grow with its ring depth, and chip bandwidth shared by demand.
  * Every time checked here is a prediction of the model, compared with its own equations.
  */
 #include <math.h>
@@ -591,12 +593,174 @@ static void test_threads(void)
     tt_tmpl_free(t);
 }
 
+/* ---- 11. MIX loops: the round trip through the cross-core hand-offs (section 2) -------- */
+
+/* One iteration: cube copy (L1->L0A, 2 + 25600/256 = 102 cycles), hand-off (900), vector
+ * exp (20 + 10000/50 = 220), hand-off, cube copy (102), hand-off, vector exp (220). */
+static const char *xchain_tmpl =
+    "{\"tiletune\":1,\"name\":\"xchain\",\"inputs\":{\"T\":\"int\"},\"params\":{\"S\":[1,2,4,8]},"
+    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[12800],\"dtype\":\"float16\"},"
+    "\"A_L0\":{\"scope\":\"L0A\",\"shape\":[12800],\"dtype\":\"float16\"},"
+    "\"B_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"mix\",\"body\":["
+    "{\"for\":\"i\",\"trip\":\"T\",\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0},"
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]},"
+    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1},"
+    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":2},"
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]}]}]}}";
+
+static void test_mix_round_trip(void)
+{
+    tt_template *t = parse(xchain_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_DOUBLE_EQUAL(hand.cross_sync_cycles, 900, 1e-12);
+    double C = 102 + 900 + 220 + 900 + 102 + 900 + 220;   /* one iteration's full chain */
+    /* round trips: the cube's, from its first op to its last (102 + 900 + 220 + 900 + 102),
+     * and the vector's, from its first op to its last (220 + 900 + 102 + 900 + 220) */
+    const double R = 220 + 900 + 102 + 900 + 220;
+    double own = 440;   /* the vector side's own work per iteration (the cube's is 204) */
+    const struct {
+        int s;
+        double period;
+    } cases[] = {
+        {1, R},              /* stages 1: the round trip, not the full chain (3344) */
+        {2, R / 2},          /* the round trip over 2 slots */
+        {4, R / 4},
+        {8, 440},            /* a side's own work bounds it */
+    };
+    double fixed = hand.launch_us + hand.mix_launch_extra_us;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cfg[16];
+        snprintf(cfg, sizeof cfg, "S=%d", cases[i].s);
+        tt_model_result r;
+        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=10", cfg, NULL, &r), TT_OK);
+        CU_ASSERT_DOUBLE_EQUAL(r.time_us, fixed + (9 * cases[i].period + C) / 1000.0, 1e-9);
+        if (cases[i].s == 2) CU_ASSERT_EQUAL(r.bound, TT_BOUND_SYNC);
+        CU_ASSERT_DOUBLE_EQUAL(r.busy_us[TT_UNIT_V], 10 * own / 1000.0, 1e-9);
+    }
+    /* a single iteration is one chain whatever the stages */
+    tt_model_result a, b;
+    CU_ASSERT_EQUAL(predict(t, &hand, "T=1", "S=1", NULL, &a), TT_OK);
+    CU_ASSERT_EQUAL(predict(t, &hand, "T=1", "S=4", NULL, &b), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(a.time_us, fixed + C / 1000.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(b.time_us, a.time_us, 1e-12);
+    tt_tmpl_free(t);
+}
+
+/* ---- 12. a workspace keeps one slot per block in flight in L2, whatever its ring depth -- */
+
+static const char *ws_tmpl =
+    "{\"tiletune\":1,\"name\":\"ws_ring\",\"inputs\":{\"NB\":\"int\",\"D\":\"int\"},\"params\":{\"S\":[1,2]},"
+    "\"tensors\":{\"X\":{\"shape\":[\"NB\",16,16384],\"dtype\":\"float16\"},"
+    "\"W\":{\"shape\":[\"NB\",\"D\",16384],\"dtype\":\"float32\",\"workspace\":true}},"
+    "\"buffers\":{\"X_L1\":{\"scope\":\"L1\",\"shape\":[16384],\"dtype\":\"float16\",\"copies\":\"S\"},"
+    "\"C_L0\":{\"scope\":\"L0C\",\"shape\":[16384],\"dtype\":\"float32\"},"
+    "\"W_UB\":{\"scope\":\"UB\",\"shape\":[16384],\"dtype\":\"float32\"}},"
+    "\"kernel\":{\"grid\":{\"b\":\"NB\"},\"cores\":\"mix\",\"body\":["
+    "{\"for\":\"i\",\"trip\":16,\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"X_L1\"],\"along\":[\"b\",\"i\"]},"
+    "{\"copy\":[\"C_L0\",\"gm:W\"],\"along\":[\"b\",\"i\"]},"
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0},"
+    "{\"copy\":[\"gm:W\",\"W_UB\"],\"along\":[\"b\",\"i\"]}]}]}}";
+
+static void test_workspace_footprint(void)
+{
+    tt_template *t = parse(ws_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a2 = tt_targets_find(shipped, "a2");
+    for (int s = 1; s <= 2; s++) {
+        char cfg[16];
+        snprintf(cfg, sizeof cfg, "S=%d", s);
+        tt_model_result d2, d64;
+        /* a ring of 2 or of 64 slots per block: 3 MB or 100 MB of workspace tensor; the
+         * live part is 24 blocks x 64 KiB either way */
+        CU_ASSERT_EQUAL_FATAL(predict(t, a2, "NB=24,D=2", cfg, NULL, &d2), TT_OK);
+        CU_ASSERT_EQUAL_FATAL(predict(t, a2, "NB=24,D=64", cfg, NULL, &d64), TT_OK);
+        CU_ASSERT_DOUBLE_EQUAL(d64.l2_hit, d2.l2_hit, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(d64.time_us, d2.time_us, 1e-9 * d2.time_us);
+        CU_ASSERT(d2.l2_hit > 0.8);
+    }
+    tt_tmpl_free(t);
+}
+
+/* ---- 13. chip bandwidth is shared by demand, not equally among the movers -------------- */
+
+/* 24 blocks stream 64 KiB tiles GM->L1 (beyond the per-core share of the chip bandwidth);
+ * the vector side reads E elements per iteration. */
+static const char *share_tmpl =
+    "{\"tiletune\":1,\"name\":\"share\",\"inputs\":{\"E\":\"int\"},\"params\":{\"S\":[2]},"
+    "\"tensors\":{\"X\":{\"shape\":[24,64,32768],\"dtype\":\"float16\"},"
+    "\"Y\":{\"shape\":[24,64,\"E\"],\"dtype\":\"float16\"}},"
+    "\"buffers\":{\"X_L1\":{\"scope\":\"L1\",\"shape\":[32768],\"dtype\":\"float16\",\"copies\":2},"
+    "\"Y_UB\":{\"scope\":\"UB\",\"shape\":[\"E\"],\"dtype\":\"float16\",\"copies\":2}},"
+    "\"kernel\":{\"grid\":{\"b\":24},\"cores\":\"mix\",\"body\":["
+    "{\"for\":\"i\",\"trip\":64,\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"X_L1\"],\"along\":[\"b\",\"i\"]},"
+    "{\"copy\":[\"gm:Y\",\"Y_UB\"],\"along\":[\"b\",\"i\"]}]}]}}";
+
+static const char *stream_tmpl =
+    "{\"tiletune\":1,\"name\":\"stream\",\"inputs\":{\"NB\":\"int\"},\"params\":{\"S\":[1,2]},"
+    "\"tensors\":{\"X\":{\"shape\":[\"NB\",64,65536],\"dtype\":\"float16\"},"
+    "\"Y\":{\"shape\":[\"NB\",64,65536],\"dtype\":\"float16\",\"output\":true}},"
+    "\"buffers\":{\"X_UB\":{\"scope\":\"UB\",\"shape\":[32768],\"dtype\":\"float16\",\"copies\":\"S\"}},"
+    "\"kernel\":{\"grid\":{\"b\":\"NB\"},\"cores\":\"vector\",\"body\":["
+    "{\"for\":\"i\",\"trip\":64,\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"X_UB\"],\"along\":[\"b\",\"i\"]},"
+    "{\"copy\":[\"X_UB\",\"gm:Y\"],\"along\":[\"b\",\"i\"]}]}]}}";
+
+static void test_demand_share(void)
+{
+    tt_template *t = parse(share_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a2 = tt_targets_find(shipped, "a2");
+    tt_model_result small, big;
+    CU_ASSERT_EQUAL_FATAL(predict(t, a2, "E=16", "S=2", NULL, &small), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, a2, "E=32768", "S=2", NULL, &big), TT_OK);
+    /* the per-core share of the chip bandwidth, at the kernel's hit rate */
+    double miss = a2->l2_gbps / a2->l2_miss_factor < a2->hbm_gbps ? a2->l2_gbps / a2->l2_miss_factor
+                                                                 : a2->hbm_gbps;
+    double core_bpc = (small.l2_hit * a2->l2_gbps + (1 - small.l2_hit) * miss) * 1000.0 /
+                      a2->clock_mhz / 24;
+    CU_ASSERT(core_bpc < a2->path[TT_PATH_GM_L1].bytes_per_cycle);
+    /* a vector side that moves 32 B per iteration hardly competes: the cube's GM->L1
+     * transfers run at nearly the whole per-core share (an equal split gave half) */
+    double rate = 64.0 * 65536 / (small.busy_us[TT_UNIT_MTE2] * a2->clock_mhz);
+    CU_ASSERT(rate > 0.9 * core_bpc);
+    CU_ASSERT(rate <= core_bpc * (1 + 1e-9));
+    /* two vector cores streaming as much as the cube do compete: each gets less */
+    double mte2_big = 64.0 * 65536 * 2 / (big.busy_us[TT_UNIT_MTE2] * a2->clock_mhz);
+    CU_ASSERT(mte2_big < 0.6 * core_bpc);
+    CU_ASSERT(big.time_us > 1.5 * small.time_us);
+    tt_tmpl_free(t);
+
+    /* one side, load then store: with stages = 1 the two transfers of a vector core never
+     * run at the same time (only the twin vector core competes: cap B_core / 2); with
+     * stages = 2 the store of one iteration overlaps the load of the next */
+    t = parse(stream_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    tt_model_result s1, s2;
+    CU_ASSERT_EQUAL_FATAL(predict(t, a2, "NB=24", "S=1", NULL, &s1), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, a2, "NB=24", "S=2", NULL, &s2), TT_OK);
+    double bpc1 = (s1.l2_hit * a2->l2_gbps + (1 - s1.l2_hit) * miss) * 1000.0 / a2->clock_mhz / 24;
+    double bpc2 = (s2.l2_hit * a2->l2_gbps + (1 - s2.l2_hit) * miss) * 1000.0 / a2->clock_mhz / 24;
+    double r1 = 64.0 * 65536 / (s1.busy_us[TT_UNIT_MTE2] * a2->clock_mhz);
+    double r2 = 64.0 * 65536 / (s2.busy_us[TT_UNIT_MTE2] * a2->clock_mhz);
+    CU_ASSERT_DOUBLE_EQUAL(r1, bpc1 / 2, 1e-6 * bpc1);
+    CU_ASSERT(r2 < 0.9 * bpc2 / 2);
+    tt_tmpl_free(t);
+}
+
 static const tt_test_case model_cases[] = {
     {"single_copy", test_single_copy}, {"overlap", test_overlap},   {"waves", test_waves},
     {"infeasible", test_infeasible},   {"l2_reuse", test_l2_reuse}, {"gemm_sanity", test_gemm_sanity},
     {"api", test_api},                 {"representative_block", test_representative_block},
     {"mix_causal", test_mix_causal},   {"builtin_templates", test_builtin_templates},
-    {"threads", test_threads},         {NULL, NULL}};
+    {"threads", test_threads},         {"mix_round_trip", test_mix_round_trip},
+    {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share},
+    {NULL, NULL}};
 static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
                                        {NULL, NULL, NULL, NULL}};
 

@@ -227,10 +227,57 @@ static void test_from_json(void)
     tt_target_close(NULL);
 }
 
+/* The optional fields: defaults when absent, the file's value when present, and
+ * validation (positive; dma_outstanding an integer in 1..8) naming the JSON path. */
+static void test_optional_fields(void)
+{
+    const tt_target *b2 = tt_targets_find(shipped, "a2");
+    CU_ASSERT_DOUBLE_EQUAL(b2->l2_resident_bytes, 78e6, 1);
+    CU_ASSERT_DOUBLE_EQUAL(b2->block_cycles, 2000, 1e-9);
+    CU_ASSERT_EQUAL(b2->dma_outstanding, TT_TARGET_DMA_OUTSTANDING);
+    tt_target t;
+    tt_errinfo e;
+    json_t *doc = json_deep_copy(b2->doc);
+    json_t *mem = json_object_get(doc, "memory"), *ov = json_object_get(doc, "overheads");
+    json_object_del(mem, "l2_resident_bytes");
+    json_object_del(ov, "block_cycles");
+    CU_ASSERT_EQUAL_FATAL(tt_target_from_json(doc, NULL, &t, &e), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(t.l2_resident_bytes, t.l2_bytes, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t.block_cycles, 0, 1e-12);
+    CU_ASSERT_EQUAL(t.dma_outstanding, TT_TARGET_DMA_OUTSTANDING);
+    tt_target_close(&t);
+    json_object_set_new(ov, "dma_outstanding", json_integer(2));
+    json_object_set_new(ov, "block_cycles", json_real(123.5));
+    json_object_set_new(mem, "l2_resident_bytes", json_integer(1000000));
+    CU_ASSERT_EQUAL_FATAL(tt_target_from_json(doc, NULL, &t, &e), TT_OK);
+    CU_ASSERT_EQUAL(t.dma_outstanding, 2);
+    CU_ASSERT_DOUBLE_EQUAL(t.block_cycles, 123.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(t.l2_resident_bytes, 1e6, 1e-9);
+    tt_target_close(&t);
+    json_object_set_new(ov, "dma_outstanding", json_integer(9));
+    CU_ASSERT_EQUAL(tt_target_from_json(doc, NULL, &t, &e), TT_ETARGET);
+    CU_ASSERT_STRING_EQUAL(e.path, "overheads.dma_outstanding");
+    json_object_set_new(ov, "dma_outstanding", json_integer(0));
+    CU_ASSERT_EQUAL(tt_target_from_json(doc, NULL, &t, &e), TT_ETARGET);
+    CU_ASSERT_STRING_EQUAL(e.path, "overheads.dma_outstanding");
+    json_object_set_new(ov, "dma_outstanding", json_real(2.5));
+    CU_ASSERT_EQUAL(tt_target_from_json(doc, NULL, &t, &e), TT_ETARGET);
+    CU_ASSERT_STRING_EQUAL(e.path, "overheads.dma_outstanding");
+    json_object_set_new(ov, "dma_outstanding", json_integer(1));
+    json_object_set_new(ov, "block_cycles", json_integer(-5));
+    CU_ASSERT_EQUAL(tt_target_from_json(doc, NULL, &t, &e), TT_ETARGET);
+    CU_ASSERT_STRING_EQUAL(e.path, "overheads.block_cycles");
+    json_object_set_new(ov, "block_cycles", json_integer(5));
+    json_object_set_new(mem, "l2_resident_bytes", json_string("big"));
+    CU_ASSERT_EQUAL(tt_target_from_json(doc, NULL, &t, &e), TT_ETARGET);
+    CU_ASSERT_STRING_EQUAL(e.path, "memory.l2_resident_bytes");
+    json_decref(doc);
+}
+
 static const tt_test_case target_cases[] = {
     {"all_socs", test_all_socs}, {"find", test_find},           {"cycles_us", test_cycles_us},
     {"user_dir", test_user_dir}, {"bad_files", test_bad_files}, {"from_json", test_from_json},
-    {NULL, NULL}};
+    {"optional_fields", test_optional_fields}, {NULL, NULL}};
 static const tt_test_suite suites[] = {{"target", load_shipped, free_shipped, target_cases},
                                        {NULL, NULL, NULL, NULL}};
 
