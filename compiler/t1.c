@@ -206,10 +206,14 @@ tt_rc tt_t1_file_to_template(const char *path, const char *name, json_t **out, t
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return tt_errf(err, TT_EIO, path, "cannot open: %s", strerror(errno));
+    if (!f)   /* fopen() allocates: ENOMEM is out of memory, not an I/O error */
+        return tt_errf(err, errno == ENOMEM ? TT_ENOMEM : TT_EIO, path, "cannot open: %s",
+                       strerror(errno));
     json_error_t je;
     json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
+    if (!doc && json_error_code(&je) == json_error_out_of_memory)
+        return tt_errf(err, TT_ENOMEM, path, "out of memory");
     if (!doc)
         return tt_errf(err, TT_EJSON, path, "line %d column %d: %s", je.line, je.column, je.text);
     tt_rc rc = tt_t1_to_template(doc, name, out, err);

@@ -53,17 +53,26 @@ void tt_tmpl_free(tt_template *t)
     free(t);
 }
 
-/* FNV-1a 64 over the canonical (compact, sorted keys) serialisation. */
+/* FNV-1a 64 over the canonical (compact, sorted keys) serialisation, hashed as jansson
+ * writes it: no buffer for the whole text.  Also sidesteps jansson 2.14's json_dumps(), which
+ * with JSON_SORT_KEYS ignores a failed append of an object key and returns a text without it,
+ * so that an out-of-memory would silently give a wrong hash. */
+static int tmpl_hash_chunk(const char *buf, size_t size, void *data)
+{
+    uint64_t *h = data;
+    for (size_t i = 0; i < size; i++) {
+        *h ^= (unsigned char)buf[i];
+        *h *= 1099511628211ULL;
+    }
+    return 0;
+}
+
 static tt_rc tmpl_hash(tt_template *t, tt_errinfo *err)
 {
-    char *s = json_dumps(t->doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    if (!s) return tt_errf(err, TT_ENOMEM, "", "out of memory");
     uint64_t h = 14695981039346656037ULL;
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        h ^= *c;
-        h *= 1099511628211ULL;
-    }
-    free(s);
+    if (json_dump_callback(t->doc, tmpl_hash_chunk, &h,
+                           JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) != 0)
+        return tt_errf(err, TT_ENOMEM, "", "out of memory");
     snprintf(t->hash, sizeof t->hash, "%016llx", (unsigned long long)h);
     return TT_OK;
 }
@@ -99,6 +108,8 @@ tt_rc tt_tmpl_parse_string(const char *text, size_t len, const char *base_dir,
         return tt_errf(err, TT_ETOOBIG, "", "template larger than %d bytes", TT_TMPL_MAX_BYTES);
     json_error_t je;
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!doc && json_error_code(&je) == json_error_out_of_memory)
+        return tt_errf(err, TT_ENOMEM, "", "out of memory");
     if (!doc)
         return tt_errf(err, TT_EJSON, "", "line %d column %d: %s", je.line, je.column, je.text);
     tt_rc rc = tt_tmpl_parse_json(doc, base_dir, out, err);
@@ -111,7 +122,9 @@ tt_rc tt_tmpl_parse_file(const char *path, tt_template **out, tt_errinfo *err)
     *out = NULL;
     if (!path) return tt_errf(err, TT_EINVAL, "", "no path");
     FILE *f = fopen(path, "rb");
-    if (!f) return tt_errf(err, TT_EIO, "", "cannot open %s: %s", path, strerror(errno));
+    if (!f)   /* fopen() allocates: ENOMEM is out of memory, not an I/O error */
+        return tt_errf(err, errno == ENOMEM ? TT_ENOMEM : TT_EIO, "", "cannot open %s: %s", path,
+                       strerror(errno));
     char *buf = malloc((size_t)TT_TMPL_MAX_BYTES + 1);
     if (!buf) {
         fclose(f);

@@ -453,9 +453,9 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
         if ((rc = tt__tp_name(p, name, ep))) return rc;
         tt_grid_dim *g = &kn->grid[kn->ngrid];
         if ((rc = tt__tp_expr(p, v, ep, &g->extent))) return rc;
-        if (!(g->name = strdup(name))) return kp_oom(p, ep);
         g->slot = (int)(t->ninputs + t->nparams + t->nlets + kn->ngrid);
-        kn->ngrid++;
+        kn->ngrid++;  /* counted first: the kernel's free then frees extent when strdup fails */
+        if (!(g->name = strdup(name))) return kp_oom(p, ep);
     }
     t->nslots = t->ninputs + t->nparams + t->nlets + kn->ngrid;
     p->nvisible = t->nslots;    /* trips, stages and elems may read the block index */

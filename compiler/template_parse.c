@@ -484,8 +484,8 @@ static tt_rc tp_lets(tt__tp *p, const json_t *obj)
         p->nvisible = t->ninputs + t->nparams + t->nlets;
         tt_let *l = &t->lets[t->nlets];
         if ((rc = tt__tp_expr(p, v, path, &l->expr))) return rc;
+        t->nlets++;   /* counted first: tt_tmpl_free() then frees expr when strdup fails */
         if (!(l->name = strdup(k))) return tp_oom(p, path);
-        t->nlets++;
     }
     p->nvisible = t->ninputs + t->nparams + t->nlets;
     return TT_OK;
@@ -652,7 +652,9 @@ static tt_rc tp_read_source(tt__tp *p, const char *base_dir, const char *file)
     if ((size_t)snprintf(full, sizeof full, "%s/%s", base_dir, file) >= sizeof full)
         return tt_errf(p->err, TT_ETEMPLATE, "source.file", "path too long");
     FILE *f = fopen(full, "rb");
-    if (!f) return tt_errf(p->err, TT_EIO, "source.file", "cannot read %s: %s", full, strerror(errno));
+    if (!f)   /* fopen() allocates: ENOMEM is out of memory, not an I/O error */
+        return tt_errf(p->err, errno == ENOMEM ? TT_ENOMEM : TT_EIO, "source.file",
+                       "cannot read %s: %s", full, strerror(errno));
     char *buf = malloc(TT_TMPL_MAX_SOURCE + 1);
     if (!buf) {
         fclose(f);

@@ -282,6 +282,10 @@ static tt_rc tt_gunzip(const unsigned char *in, size_t len, char **out, size_t *
             rc = tt_errf(err, TT_EIO, "", "truncated gzip data (after %zu bytes)", n);
             break;
         }
+        if (zr == Z_MEM_ERROR) {   /* inflate() allocates its window on first use */
+            rc = tt_oom(err);
+            break;
+        }
         if (zr != Z_OK && zr != Z_BUF_ERROR) {
             rc = tt_errf(err, TT_EIO, "", "corrupt gzip data: %s", z.msg ? z.msg : "inflate error");
             break;
@@ -631,6 +635,8 @@ tt_rc tt_dataset_load_buffer(const void *data, size_t len, tt_dataset **out, tt_
     json_error_t je;
     json_t *doc = json_loadb(text, plen, 0, &je);
     free(plain);
+    if (!doc && json_error_code(&je) == json_error_out_of_memory)
+        return tt_errf(err, TT_ENOMEM, "", "out of memory");
     if (!doc)
         return tt_errf(err, TT_EJSON, "", "not JSON: line %d column %d: %s", je.line, je.column,
                        je.text);
@@ -656,7 +662,9 @@ tt_rc tt_dataset_load_file(const char *path, tt_dataset **out, tt_errinfo *err)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return tt_errf(err, TT_EIO, path, "cannot open: %s", strerror(errno));
+    if (!f)   /* fopen() allocates: ENOMEM is out of memory, not an I/O error */
+        return tt_errf(err, errno == ENOMEM ? TT_ENOMEM : TT_EIO, path, "cannot open: %s",
+                       strerror(errno));
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap);
     tt_rc rc = TT_OK;
@@ -667,7 +675,10 @@ tt_rc tt_dataset_load_file(const char *path, tt_dataset **out, tt_errinfo *err)
                 break;
             }
             char *nb = realloc(buf, cap * 2);
-            if (!nb) break;
+            if (!nb) {   /* buf stays valid: do not parse what was read so far */
+                rc = tt_oom(err);
+                break;
+            }
             buf = nb;
             cap *= 2;
         }
@@ -746,17 +757,67 @@ json_t *tt_dataset_t4_json(const tt_dataset *ds)
     return doc;
 }
 
+/* Text being serialised by tt_json_dumps(); `failed` is sticky. */
+typedef struct tt_dumpbuf {
+    char *p;
+    size_t n, cap;
+    int failed;
+} tt_dumpbuf;
+
+static int tt_dump_chunk(const char *buf, size_t size, void *data)
+{
+    tt_dumpbuf *b = data;
+    if (b->failed) return -1;
+    if (size >= b->cap - b->n) {   /* room for the bytes and the NUL */
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->n <= size) {
+            if (cap > SIZE_MAX / 2) {
+                b->failed = 1;
+                return -1;
+            }
+            cap *= 2;
+        }
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->failed = 1;
+            return -1;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, buf, size);
+    b->n += size;
+    b->p[b->n] = '\0';
+    return 0;
+}
+
+/* json_dumps() that never returns damaged text: jansson 2.14's dumper ignores the result of
+ * writing an object key (dump.c), so json_dumps() under memory pressure can return JSON with
+ * a key cut out.  Here the failure is sticky.  New NUL-terminated text (*len its length), or
+ * NULL when out of memory. */
+static char *tt_json_dumps(const json_t *doc, size_t flags, size_t *len)
+{
+    tt_dumpbuf b = {0};
+    if (json_dump_callback(doc, tt_dump_chunk, &b, flags) != 0 || b.failed || !b.p) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.n;
+    return b.p;
+}
+
 tt_rc tt_dataset_write_t4_buffer(const tt_dataset *ds, int pretty, char **out, size_t *len,
                                  tt_errinfo *err)
 {
     *out = NULL;
     json_t *doc = tt_dataset_t4_json(ds);
     if (!doc) return tt_oom(err);
-    char *s = json_dumps(doc, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(17));
+    size_t n = 0;
+    char *s = tt_json_dumps(doc, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(17), &n);
     json_decref(doc);
     if (!s) return tt_oom(err);
     *out = s;
-    if (len) *len = strlen(s);
+    if (len) *len = n;
     return TT_OK;
 }
 
