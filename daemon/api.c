@@ -120,11 +120,14 @@ int tt__route_match(const char *method, const char *path, tt_req *req, char *scr
 /* ---- runtime hooks ------------------------------------------------------------------ */
 static _Atomic(tt_metrics *) tt_g_metrics = NULL;
 static _Atomic int tt_g_runner = 0;
+static _Atomic(const tt_runner *) tt_g_runner_ptr = NULL;
 
 void tt__api_set_metrics(tt_metrics *m) { atomic_store(&tt_g_metrics, m); }
 tt_metrics *tt__api_get_metrics(void) { return atomic_load(&tt_g_metrics); }
 void tt__api_set_runner_state(int alive) { atomic_store(&tt_g_runner, alive); }
 int tt__api_runner_state(void) { return atomic_load(&tt_g_runner); }
+void tt__api_set_runner(const tt_runner *r) { atomic_store(&tt_g_runner_ptr, r); }
+const tt_runner *tt__api_get_runner(void) { return atomic_load(&tt_g_runner_ptr); }
 
 /* ---- responses ---------------------------------------------------------------------- */
 static void tt_resp_reset(tt_resp *r)

@@ -11,8 +11,8 @@
  * recordings of other devices are data, not Ascend targets), problem=M=..,N=.. (required when
  * the template has inputs), file=NAME (recorded in the job's options).
  *
- * The job row is inserted already `running` and leased to this request (one statement), so
- * no worker ever claims it; it is finished `done` once every record is stored.
+ * The job row is inserted already `running` and leased to this request
+ * (tt_store_job_create_running: one statement), so no worker ever claims it; it is finished `done` once every record is stored.
  */
 #include <ctype.h>
 #include <math.h>
@@ -23,34 +23,9 @@
 #include "api_int.h"
 #include "backend.h"
 #include "dataset.h"
-#include "store_internal.h"
 #include "t1.h"
 
 #define TT_IMPORT_LEASE_S 3600.0
-
-/* Insert the import job as running, leased to owner.  Sets j->id. */
-static tt_rc tt_import_job_insert(tt_store *s, tt_job *j, const char *owner)
-{
-    static const char *sql =
-        "INSERT INTO jobs (template_name, template_hash, target, backend, backend_fp, "
-        "strategy, problem_key, problem_json, options_json, budget_trials, budget_seconds, "
-        "seed, owner, state, lease_owner, lease_expires, created_at, started_at) VALUES ($1, "
-        "$2, $3, $4, $5, $6, $7, $8, $9, $10, 0, 0, $11, 'running', $12, tt_now() + $13, "
-        "tt_now(), tt_now()) RETURNING id";
-    tt__param p[] = {TT__PT(j->template_name), TT__PT(j->template_hash), TT__PT(j->target),
-                     TT__PT(j->backend),       TT__PT(j->backend_fp),    TT__PT(j->strategy),
-                     TT__PT(j->problem_key),   TT__PT(j->problem_json),  TT__PT(j->options_json),
-                     TT__PI(j->budget_trials), TT__PT(j->owner),         TT__PT(owner),
-                     TT__PF(TT_IMPORT_LEASE_S)};
-    tt__res r;
-    tt__store_lock(s);
-    tt_rc rc = tt__q_first(s, -1, sql, NULL, p, TT__NP(p), &r);
-    if (rc == TT_OK) {
-        j->id = TT__CI(&r, 0);
-        rc = tt__q_end(&r);
-    }
-    return tt__store_unlock(s, rc);
-}
 
 static tt_rc tt_status_of(tt_ds_status s)
 {
@@ -287,7 +262,7 @@ void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
                 tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
                 goto out;
             }
-            if ((rc = tt_import_job_insert(srv->store, &j, owner))) {
+            if ((rc = tt_store_job_create_running(srv->store, &j, owner, TT_IMPORT_LEASE_S))) {
                 tt_resp_error(resp, rc, NULL, "cannot create the import job: %s",
                               tt_store_errmsg(srv->store));
                 goto out;

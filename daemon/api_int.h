@@ -52,6 +52,9 @@ tt_metrics *tt__api_get_metrics(void);
 /* 1 when the runner is started (or the process runs without workers on purpose). */
 void tt__api_set_runner_state(int alive);
 int tt__api_runner_state(void);
+/* The daemon's runner (borrowed; NULL when none), for /readyz: tt_runner_alive(). */
+void tt__api_set_runner(const tt_runner *r);
+const tt_runner *tt__api_get_runner(void);
 
 /* A template named in a request: a name (from the catalog/store), or an inline document.
  * Inline documents are stored in the catalog when `store` is 1 (tune, PUT), else parsed

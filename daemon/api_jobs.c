@@ -70,6 +70,10 @@ json_t *tt__job_json(const tt_job *j)
     snprintf(l, sizeof l, "%s/events", base);
     json_object_set_new(json_object_get(o, "links"), "events", json_string(l));
     if (j->options_json) json_object_set_new(o, "options", tt_json_text(j->options_json));
+    if (j->state == TT_JOB_RUNNING) {   /* which worker holds it, until when (unix s) */
+        json_object_set_new(o, "lease_owner", json_string(j->lease_owner));
+        json_object_set_new(o, "lease_expires", tt_num_or_null(j->lease_expires));
+    }
     if (j->started_at > 0) {
         double stop = end > 0 ? end : 0;
         if (stop > 0)
@@ -374,6 +378,9 @@ static json_t *tt_trial_json(const tt_trial *t)
     json_object_set_new(o, "compile_s", json_real(t->compile_s));
     json_object_set_new(o, "measure_s", json_real(t->measure_s));
     json_object_set_new(o, "created_at", tt_num_or_null(t->created_at));
+    /* the worker (lease owner) that measured it: trials.measured_by; null when unknown */
+    json_object_set_new(o, "worker", t->measured_by[0] ? json_string(t->measured_by)
+                                                       : json_null());
     return o;
 }
 

@@ -186,10 +186,11 @@ void tt__api_readyz(tt_server *srv, const tt_req *req, tt_resp *resp)
     (void)req;
     tt_rc st = tt_store_ping(srv->store);
     int runner = tt__api_runner_state();
-    if (st != TT_OK || !runner) {
+    int alive = runner <= 0 || tt_runner_alive(tt__api_get_runner());
+    if (st != TT_OK || !runner || !alive) {
         tt_resp_error(resp, TT_EUNAVAILABLE, NULL, "not ready: store %s, runner %s",
                       st == TT_OK ? "ok" : tt_store_errmsg(srv->store),
-                      runner ? "ok" : "not running");
+                      !runner ? "not running" : alive ? "ok" : "workers stopped");
         return;
     }
     tt_resp_json(resp, 200, json_pack("{s:b, s:{s:s, s:s}}", "ready", 1, "checks", "store",

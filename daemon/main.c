@@ -128,6 +128,13 @@ static int tt_open_log(const tt_config *cfg)
     return TT_EXIT_OK;
 }
 
+/* The runner's job events go to the daemon's log. */
+static void tt_runner_log(void *ud, tt_log_level level, const char *msg)
+{
+    (void)ud;
+    TT_LOG(level, "%s", msg);
+}
+
 static void tt_runner_cfg(const tt_config *cfg, tt_catalog *cat, tt_runner_config *rc)
 {
     memset(rc, 0, sizeof *rc);
@@ -141,6 +148,7 @@ static void tt_runner_cfg(const tt_config *cfg, tt_catalog *cat, tt_runner_confi
     rc->datasets_dir = tt_config_str(cfg, TT_CFG_DATASETS_DIR);
     rc->toolchains = tt_config_json(cfg, TT_CFG_TOOLCHAINS);
     rc->work_dir = tt_config_str(cfg, TT_CFG_WORK_DIR);
+    rc->log = tt_runner_log;
 }
 
 static tt_catalog *tt_open_catalog(const tt_config *cfg, int *code)
@@ -241,6 +249,7 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
             goto out;
         }
         tt__api_set_runner_state(1);
+        tt__api_set_runner(runner);
     } else {
         tt__api_set_runner_state(-1);   /* API only, on purpose */
     }
@@ -279,6 +288,7 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
     code = TT_EXIT_OK;
 out:
     tt_http_stop(http);             /* stop accepting, finish requests, end SSE streams */
+    tt__api_set_runner(NULL);
     tt_runner_stop(runner);         /* workers finish their current trial */
     tt__api_set_runner_state(0);
     tt__api_set_metrics(NULL);

@@ -4,6 +4,9 @@
  * backend and commit each trial as it finishes.
  *
  * Each worker thread owns its own store connection, backend, space, model and strategy.
+ * Each worker also has a heartbeat thread with a second store connection (its own) that
+ * renews the lease of the worker's job every lease/3 while the worker holds it; the two
+ * share only the hb_* fields below, under hb_mu (hb_lost is atomic).
  */
 #include "runner.h"
 
@@ -30,6 +33,18 @@ typedef struct tt_worker {
     int64_t trials;           /* trials handled by this worker (all jobs) */
     pthread_t th;
     int started;
+    atomic_int running;       /* the worker thread is in tt_worker_main */
+    /* heartbeat */
+    pthread_t hb_th;
+    int hb_started;
+    atomic_int hb_running;
+    pthread_mutex_t hb_mu;
+    pthread_cond_t hb_cv;
+    int64_t hb_job;           /* job to keep leased, 0: none */
+    uint64_t hb_gen;          /* bumped at every hb_job change: restarts the renewal timer */
+    int hb_busy;              /* a renewal is in flight */
+    int hb_quit;
+    atomic_int hb_lost;       /* a renewal said hb_job is no longer ours */
 } tt_worker;
 
 struct tt_runner {
@@ -49,14 +64,103 @@ static double tt_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static void tt_rlog(const tt_runner *r, tt_log_level l, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void tt_rlog(const tt_runner *r, tt_log_level l, const char *fmt, ...)
+{
+    if (!r->cfg.log) return;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->cfg.log(r->cfg.log_ud, l, msg);
+}
+
+static double tt_lease_of(const tt_runner *r)
+{
+    return r->cfg.lease_seconds > 0 ? r->cfg.lease_seconds : 30;
+}
+
+static void tt_abstime(double secs, struct timespec *ts)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    double end = (double)ts->tv_sec + (double)ts->tv_nsec * 1e-9 + secs;
+    ts->tv_sec = (time_t)end;
+    ts->tv_nsec = (long)((end - (double)ts->tv_sec) * 1e9);
+    if (ts->tv_nsec >= 1000000000L) ts->tv_nsec = 999999999L;
+    if (ts->tv_nsec < 0) ts->tv_nsec = 0;
+}
+
+/* ---- heartbeat: keeps the worker's job leased, also in the middle of a trial ----------- */
+static void *tt_heartbeat_main(void *arg)
+{
+    tt_worker *w = arg;
+    tt_runner *r = w->r;
+    double lease = tt_lease_of(r);
+    tt_store *s = NULL;
+    pthread_mutex_lock(&w->hb_mu);
+    while (!w->hb_quit) {
+        if (w->hb_job == 0) {
+            pthread_cond_wait(&w->hb_cv, &w->hb_mu);
+            continue;
+        }
+        uint64_t gen = w->hb_gen;
+        struct timespec ts;
+        tt_abstime(lease / 3, &ts);
+        int timed_out = 0;
+        while (!w->hb_quit && w->hb_gen == gen && !timed_out)
+            timed_out = pthread_cond_timedwait(&w->hb_cv, &w->hb_mu, &ts) != 0;
+        if (w->hb_quit || w->hb_gen != gen) continue;
+        int64_t id = w->hb_job;
+        w->hb_busy = 1;
+        pthread_mutex_unlock(&w->hb_mu);
+        tt_rc rc = TT_EDB;
+        if (!s && tt_store_open(r->db_url, &s, NULL) != TT_OK) s = NULL;
+        if (s) rc = tt_store_job_renew(s, id, w->owner, lease);
+        const char *why = s ? tt_store_errmsg(s) : "cannot open the database";
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", why);
+        if (s && rc != TT_OK && rc != TT_EEXISTS && rc != TT_ENOTFOUND) {
+            tt_store_close(s);   /* reconnect at the next beat */
+            s = NULL;
+        }
+        pthread_mutex_lock(&w->hb_mu);
+        w->hb_busy = 0;
+        if (w->hb_gen == gen && (rc == TT_EEXISTS || rc == TT_ENOTFOUND))
+            atomic_store(&w->hb_lost, 1);
+        pthread_cond_broadcast(&w->hb_cv);
+        if (w->hb_gen == gen && rc != TT_OK && rc != TT_EEXISTS && rc != TT_ENOTFOUND) {
+            pthread_mutex_unlock(&w->hb_mu);
+            tt_rlog(r, TT_LOG_WARNING, "job %lld: %s cannot renew its lease: %s",
+                    (long long)id, w->owner, msg);
+            pthread_mutex_lock(&w->hb_mu);
+        }
+    }
+    pthread_mutex_unlock(&w->hb_mu);
+    tt_store_close(s);
+    atomic_store(&w->hb_running, 0);
+    return NULL;
+}
+
+/* The worker holds job id from now on (0: none).  Waits for a renewal in flight, so that
+ * after tt_hb_hold(w, 0) the heartbeat touches the old job no more. */
+static void tt_hb_hold(tt_worker *w, int64_t id)
+{
+    pthread_mutex_lock(&w->hb_mu);
+    while (w->hb_busy) pthread_cond_wait(&w->hb_cv, &w->hb_mu);
+    w->hb_job = id;
+    w->hb_gen++;
+    atomic_store(&w->hb_lost, 0);
+    pthread_cond_broadcast(&w->hb_cv);
+    pthread_mutex_unlock(&w->hb_mu);
+}
+
 /* Sleep up to secs, waking early when the runner stops. */
 static void tt_runner_nap(tt_runner *r, double secs)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + secs;
-    ts.tv_sec = (time_t)end;
-    ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
+    tt_abstime(secs, &ts);
     pthread_mutex_lock(&r->mu);
     while (!atomic_load(&r->stop))
         if (pthread_cond_timedwait(&r->cv, &r->mu, &ts) != 0) break;
@@ -80,7 +184,7 @@ typedef struct tt_jobrun {
     tt_model *model_cal;      /* with the stored calibration, for predicted_us (or NULL) */
     json_t *options;
     tt_strategy *st;
-    double last_renew;
+    int cancelled;            /* seen cancelled by tt_job_still_ours */
     /* successful trials of this run, for the calibration fitted at the end */
     tt_model_result *fit_pred;
     double *fit_meas;
@@ -89,6 +193,8 @@ typedef struct tt_jobrun {
 
 typedef enum { TT_JR_FINISHED, TT_JR_ABANDONED } tt_jr_outcome;
 
+static tt_jr_outcome tt_job_abandon(tt_jobrun *jr);
+static int tt_job_still_ours(tt_jobrun *jr);
 static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
@@ -98,27 +204,42 @@ static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    (void)tt_store_job_finish(jr->s, jr->job->id, jr->w->owner, TT_JOB_FAILED, msg);
+    tt_rc rc = tt_store_job_finish(jr->s, jr->job->id, jr->w->owner, TT_JOB_FAILED, msg);
+    if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) {
+        (void)tt_job_still_ours(jr);   /* tells a cancel from a takeover, for the log */
+        return tt_job_abandon(jr);
+    }
+    tt_rlog(jr->w->r, TT_LOG_WARNING, "job %lld failed: %s", (long long)jr->job->id, msg);
+    if (rc != TT_OK)
+        tt_rlog(jr->w->r, TT_LOG_WARNING, "job %lld: cannot record the failure: %s",
+                (long long)jr->job->id, tt_store_errmsg(jr->s));
     return TT_JR_FINISHED;
 }
 
-/* Between trials: 1 while the job is still ours (not cancelled, lease renewed when due). */
+/* Between trials: 1 while the job is still ours (the heartbeat has not lost its lease, and
+ * it is still running under our name: a cancel is seen here at once). */
 static int tt_job_still_ours(tt_jobrun *jr)
 {
-    tt_runner *r = jr->w->r;
-    double lease = r->cfg.lease_seconds > 0 ? r->cfg.lease_seconds : 30;
-    double now = tt_now();
-    if (now - jr->last_renew >= lease / 4) {
-        tt_rc rc = tt_store_job_renew(jr->s, jr->job->id, jr->w->owner, lease);
-        if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) return 0;
-        if (rc == TT_OK) jr->last_renew = now;
-    }
+    int lost = atomic_load(&jr->w->hb_lost);
     tt_job cur;
     memset(&cur, 0, sizeof cur);
-    if (tt_store_job_get(jr->s, jr->job->id, &cur) != TT_OK) return 1;   /* transient */
-    int ours = cur.state == TT_JOB_RUNNING && strcmp(cur.lease_owner, jr->w->owner) == 0;
+    if (tt_store_job_get(jr->s, jr->job->id, &cur) != TT_OK) return !lost;   /* transient */
+    int ours = !lost && cur.state == TT_JOB_RUNNING &&
+               strcmp(cur.lease_owner, jr->w->owner) == 0;
+    jr->cancelled = cur.state == TT_JOB_CANCELLED;
     tt_job_clear(&cur);
     return ours;
+}
+
+/* Leave a job that is no longer ours. */
+static tt_jr_outcome tt_job_abandon(tt_jobrun *jr)
+{
+    if (jr->cancelled)
+        tt_rlog(jr->w->r, TT_LOG_INFO, "job %lld: cancelled, stopping", (long long)jr->job->id);
+    else
+        tt_rlog(jr->w->r, TT_LOG_INFO, "job %lld: lease lost, abandoning",
+                (long long)jr->job->id);
+    return TT_JR_ABANDONED;
 }
 
 static char *tt_samples_json(const tt_measurement *m)
@@ -245,14 +366,25 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
     json_t *cj = tt_tmpl_config_json(t, jr->slots);
     tt_measurement m;
     rc = tt_backend_measure(jr->be, jr->slots, &m);
+    if (rc != TT_OK && atomic_load(&jr->w->hb_lost)) {
+        json_decref(cj);
+        snprintf(why, whycap, "lease lost");
+        return TT_EEXISTS;
+    }
     if (rc != TT_OK) {
         snprintf(why, whycap, "backend %s: %s%s%s", jr->job->backend, tt_strerror(rc),
                  m.error[0] ? ": " : "", m.error);
         json_decref(cj);
         return rc;
     }
+    if (atomic_load(&jr->w->hb_lost)) {   /* taken over or cancelled while measuring */
+        json_decref(cj);
+        snprintf(why, whycap, "lease lost");
+        return TT_EEXISTS;
+    }
     /* heap fields: the store may clear and replace them (tt_trial_clear at the end) */
     tr.config_key = strdup(ckey);
+    snprintf(tr.measured_by, sizeof tr.measured_by, "%s", jr->w->owner);
     tr.config_hash = hash;
     tr.config_json = cj ? json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(cj);
@@ -334,12 +466,11 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
 
     tt_trial_key key = {jr->t->hash, jr->problem_key, jr->tgt->name, tt_backend_fingerprint(jr->be)};
     double start = tt_now();
-    jr->last_renew = start;
     int64_t seq = 0, ok = 0;
     int64_t params[TT_MAX_SLOTS];
     for (;;) {
         if (atomic_load(&r->stop)) return TT_JR_ABANDONED;
-        if (!tt_job_still_ours(jr)) return TT_JR_ABANDONED;   /* cancelled or taken over */
+        if (!tt_job_still_ours(jr)) return tt_job_abandon(jr);   /* cancelled or taken over */
         if (job->budget_seconds > 0 && tt_now() - start >= job->budget_seconds) break;
         size_t n = 0;
         rc = tt_strategy_next(jr->st, 1, params, &n);
@@ -352,6 +483,10 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
         double us = 0;
         char why[512] = "";
         rc = tt_job_trial(jr, &key, seq + 1, params, &status, &us, why, sizeof why);
+        if (rc != TT_OK && atomic_load(&jr->w->hb_lost)) {
+            (void)tt_job_still_ours(jr);   /* tells a cancel from a takeover, for the log */
+            return tt_job_abandon(jr);
+        }
         if (rc != TT_OK) return tt_job_fail(jr, "%s", why[0] ? why : tt_strerror(rc));
         seq++;
         if (status == TT_OK) ok++;
@@ -367,7 +502,29 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
         return tt_job_fail(jr, "no config was measured successfully (%lld trials)", (long long)seq);
     (void)tt_store_job_progress(jr->s, job->id, seq, seq);   /* ended: planned = done */
     tt_calib_store(jr, key.backend_fp);
-    (void)tt_store_job_finish(jr->s, job->id, jr->w->owner, TT_JOB_DONE, NULL);
+    rc = tt_store_job_finish(jr->s, job->id, jr->w->owner, TT_JOB_DONE, NULL);
+    if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) {
+        (void)tt_job_still_ours(jr);
+        return tt_job_abandon(jr);
+    }
+    if (rc != TT_OK) {
+        tt_rlog(r, TT_LOG_WARNING, "job %lld: cannot record its end: %s", (long long)job->id,
+                tt_store_errmsg(jr->s));
+        return TT_JR_FINISHED;
+    }
+    /* "trials a/b": trials run / the trial budget (or a when there was none) */
+    long long budget = job->budget_trials > 0 ? (long long)job->budget_trials : (long long)seq;
+    tt_job cur;
+    memset(&cur, 0, sizeof cur);
+    if (tt_store_job_get(jr->s, job->id, &cur) == TT_OK && cur.best_trial)
+        tt_rlog(r, TT_LOG_INFO, "job %lld done: best %.3f us %s (trials %lld/%lld, %lld ok)",
+                (long long)job->id, cur.best_us,
+                cur.best_config_json ? cur.best_config_json : "", (long long)seq, budget,
+                (long long)ok);
+    else
+        tt_rlog(r, TT_LOG_INFO, "job %lld done (trials %lld/%lld, %lld ok)", (long long)job->id,
+                (long long)seq, budget, (long long)ok);
+    tt_job_clear(&cur);
     return TT_JR_FINISHED;
 }
 
@@ -395,28 +552,54 @@ static void *tt_worker_main(void *arg)
     tt_worker *w = arg;
     tt_runner *r = w->r;
     double poll = r->cfg.poll_seconds > 0 ? r->cfg.poll_seconds : 0.5;
-    double lease = r->cfg.lease_seconds > 0 ? r->cfg.lease_seconds : 30;
+    double lease = tt_lease_of(r);
     tt_store *s = NULL;
+    int open_failed = 0;
     while (!atomic_load(&r->stop)) {
         if (!s) {
-            if (tt_store_open(r->db_url, &s, NULL) != TT_OK) {
+            tt_errinfo e;
+            tt_errinfo_clear(&e);
+            if (tt_store_open(r->db_url, &s, &e) != TT_OK) {
+                if (!open_failed++)
+                    tt_rlog(r, TT_LOG_WARNING, "%s: cannot open the database: %s", w->owner,
+                            e.msg);
                 s = NULL;
                 tt_runner_nap(r, poll);
                 continue;
             }
+            open_failed = 0;
         }
         tt_job job;
         memset(&job, 0, sizeof job);
         tt_rc rc = tt_store_job_claim(s, w->owner, lease, &job);
         if (rc == TT_OK) {
+            tt_hb_hold(w, job.id);
+            if (!job.claimed_running)
+                tt_rlog(r, TT_LOG_INFO, "job %lld claimed by %s (new)", (long long)job.id,
+                        w->owner);
+            else if (!job.claimed_from[0])
+                tt_rlog(r, TT_LOG_INFO, "job %lld claimed by %s (resumed, %lld trials done)",
+                        (long long)job.id, w->owner, (long long)job.done);
+            else
+                tt_rlog(r, TT_LOG_INFO, "job %lld claimed by %s (lease of %s expired, %lld "
+                        "trials done)", (long long)job.id, w->owner, job.claimed_from,
+                        (long long)job.done);
             tt_job_run(w, s, &job);
+            tt_hb_hold(w, 0);
             tt_job_clear(&job);
             continue;
+        }
+        if (rc != TT_ENOTFOUND) {
+            tt_rlog(r, TT_LOG_WARNING, "%s: cannot claim a job: %s", w->owner,
+                    tt_store_errmsg(s));
+            tt_store_close(s);   /* reconnect */
+            s = NULL;
         }
         tt_job_clear(&job);
         tt_runner_nap(r, poll);
     }
     tt_store_close(s);
+    atomic_store(&w->running, 0);
     return NULL;
 }
 
@@ -460,7 +643,21 @@ tt_rc tt_runner_start(const tt_runner_config *cfg, tt_runner **out, tt_errinfo *
         w->r = r;
         w->index = i;
         snprintf(w->owner, sizeof w->owner, "%.50s/w%d", r->worker_name, i);
+        pthread_mutex_init(&w->hb_mu, NULL);
+        pthread_cond_init(&w->hb_cv, NULL);
+    }
+    for (int i = 0; i < r->nw; i++) {
+        tt_worker *w = &r->w[i];
+        atomic_store(&w->hb_running, 1);
+        if (pthread_create(&w->hb_th, NULL, tt_heartbeat_main, w) != 0) {
+            atomic_store(&w->hb_running, 0);
+            tt_runner_stop(r);
+            return tt_errf(err, TT_ENOMEM, "runner", "cannot start heartbeat thread %d", i);
+        }
+        w->hb_started = 1;
+        atomic_store(&w->running, 1);
         if (pthread_create(&w->th, NULL, tt_worker_main, w) != 0) {
+            atomic_store(&w->running, 0);
             tt_runner_stop(r);
             return tt_errf(err, TT_ENOMEM, "runner", "cannot start worker thread %d", i);
         }
@@ -480,6 +677,16 @@ void tt_runner_stop(tt_runner *r)
         pthread_mutex_unlock(&r->mu);
         for (int i = 0; i < r->nw; i++)
             if (r->w[i].started) pthread_join(r->w[i].th, NULL);
+        for (int i = 0; i < r->nw; i++) {
+            tt_worker *w = &r->w[i];
+            pthread_mutex_lock(&w->hb_mu);
+            w->hb_quit = 1;
+            pthread_cond_broadcast(&w->hb_cv);
+            pthread_mutex_unlock(&w->hb_mu);
+            if (w->hb_started) pthread_join(w->hb_th, NULL);
+            pthread_cond_destroy(&w->hb_cv);
+            pthread_mutex_destroy(&w->hb_mu);
+        }
         pthread_cond_destroy(&r->cv);
         pthread_mutex_destroy(&r->mu);
     }
@@ -489,6 +696,16 @@ void tt_runner_stop(tt_runner *r)
     free(r->datasets_dir);
     free(r->work_dir);
     free(r);
+}
+
+int tt_runner_alive(const tt_runner *r)
+{
+    if (!r) return 1;
+    for (int i = 0; i < r->nw; i++) {
+        tt_worker *w = &r->w[i];
+        if (!atomic_load(&w->running) || !atomic_load(&w->hb_running)) return 0;
+    }
+    return 1;
 }
 
 /* ---- submission checks -------------------------------------------------------------- */

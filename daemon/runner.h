@@ -9,9 +9,22 @@
  * for the same configs, so a job resumed after a crash (kill -9) reuses what was committed
  * and ends with the same result as an uninterrupted run.
  *
- * Ownership: the config is copied except the pointers it borrows (catalog, toolchains),
- * which must outlive the runner.  tt_runner_stop() joins the threads; jobs they held stay
- * `running` with a lease that the next claimer (or restart) takes over.
+ * Leases: a worker holds its job with a lease of lease_seconds.  A heartbeat thread per
+ * worker, with its own store connection, renews it every lease/3 for as long as the worker
+ * holds the job -- also while one trial (a cmd: build + run) runs longer than the lease -- so
+ * a live worker's job is never taken over.  When a renewal reports that the job is no longer
+ * ours (cancelled, or taken over after the lease expired because this host stalled), the
+ * worker drops the trial in flight without recording it and leaves the job.  A dead worker's
+ * job is claimed by another worker about lease_seconds + poll_seconds after its last renewal.
+ *
+ * Logging: the library never prints; it reports job events through cfg->log (NULL: silent):
+ * info "job N claimed by W (new|resumed|lease of X expired)", "job N done: ...", "job N:
+ * lease lost, abandoning", "job N: cancelled, stopping"; warning for failed jobs and store
+ * errors.  The callback is called from the worker threads (it must be thread-safe).
+ *
+ * Ownership: the config is copied except the pointers it borrows (catalog, toolchains,
+ * log_ud), which must outlive the runner.  tt_runner_stop() joins the threads; jobs they held
+ * stay `running` with a lease that the next claimer (or restart) takes over.
  */
 #ifndef TT_RUNNER_H
 #define TT_RUNNER_H
@@ -19,14 +32,18 @@
 #include <jansson.h>
 
 #include "catalog.h"
+#include "log.h"
 #include "store.h"
+
+/* A log line from the runner: level (TT_LOG_INFO ...) and the formatted message (borrowed,
+ * valid during the call). */
+typedef void (*tt_runner_log_fn)(void *ud, tt_log_level level, const char *msg);
 
 typedef struct tt_runner_config {
     const char *db_url;           /* each worker opens its own connection */
     int workers;                  /* threads (>= 1) */
-    double lease_seconds;         /* job lease; renewed while working */
-                                  /* (renewed between trials, every lease/4 s: it must be
-                                     longer than the longest trial, e.g. a cmd: build+run) */
+    double lease_seconds;         /* job lease (30 s when <= 0); renewed every lease/3 s by
+                                     the worker's heartbeat thread, also during a trial */
     double poll_seconds;          /* idle poll interval */
     const char *worker_name;      /* prefix of lease owner names (host:pid by default) */
     tt_catalog *catalog;          /* borrowed */
@@ -37,6 +54,8 @@ typedef struct tt_runner_config {
     int repeats;                  /* samples per measurement for backends that repeat (1) */
     int64_t max_trials;           /* testing: each worker stops, as if killed, after this many
                                      trials (its job stays running with its lease); 0: never */
+    tt_runner_log_fn log;         /* job events (see above); NULL: silent */
+    void *log_ud;                 /* borrowed, passed to log */
 } tt_runner_config;
 
 typedef struct tt_runner tt_runner;
@@ -44,6 +63,10 @@ typedef struct tt_runner tt_runner;
 tt_rc tt_runner_start(const tt_runner_config *cfg, tt_runner **out, tt_errinfo *err);
 /* Ask the workers to stop after their current trial and join them.  NULL accepted. */
 void tt_runner_stop(tt_runner *r);
+/* 1 while every worker thread (and its heartbeat thread) is still running -- 1 too for a NULL
+ * runner or one with 0 workers (nothing that could have died); 0 once any of them has ended
+ * (stopped, or the testing max_trials exit).  Thread-safe. */
+int tt_runner_alive(const tt_runner *r);
 
 /* Check a backend spec for a job submission ("model", "sim", "replay:NAME", "cmd:NAME")
  * against this configuration, and fill its fingerprint (backend + dataset/toolchain hash).

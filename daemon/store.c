@@ -16,19 +16,20 @@
     "id, template_name, template_hash, target, backend, backend_fp, strategy, problem_key, " \
     "problem_json, options_json, budget_trials, budget_seconds, seed, state, planned, "     \
     "done, best_trial, best_us, best_pred_us, best_config_json, error, owner, lease_owner, " \
-    "lease_expires, created_at, started_at, finished_at"
+    "lease_expires, created_at, started_at, finished_at, claimed_from"
 #define CLAIM_PICK                                                                        \
     "SELECT id FROM jobs WHERE state = 'queued' OR (state = 'running' AND "                 \
     "lease_expires < tt_now()) ORDER BY id LIMIT 1"
 #define CLAIM_SET                                                                         \
     "UPDATE jobs SET state = 'running', lease_owner = $1, lease_expires = tt_now() + $2, "  \
+    "claimed_from = CASE WHEN state = 'running' THEN lease_owner ELSE NULL END, "          \
     "started_at = CASE WHEN started_at = 0 THEN tt_now() ELSE started_at END WHERE id = ("
 
 /* ---- the queries: common SQL, and a PostgreSQL variant where the dialects differ ----- */
 enum {
     Q_PING, Q_TPL_PUT, Q_TPL_LATEST, Q_TPL_GET, Q_TPL_LIST, Q_JOB_CREATE, Q_JOB_GET,
     Q_JOB_LIST, Q_JOB_COUNTS, Q_JOB_CLAIM, Q_JOB_RENEW, Q_JOB_STATE, Q_JOB_PROGRESS,
-    Q_JOB_FINISH, Q_JOB_CANCEL, Q_JOB_RELEASE,
+    Q_JOB_FINISH, Q_JOB_CANCEL, Q_JOB_RELEASE, Q_JOB_CREATE_RUNNING,
     Q__COUNT
 };
 _Static_assert(Q__COUNT <= TT__Q_STORE_TRIALS, "store_trials.c query ids start there");
@@ -52,6 +53,13 @@ static const struct {
                       "budget_trials, budget_seconds, seed, owner, created_at) VALUES ($1, $2, "
                       "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, tt_now()) "
                       "RETURNING id, created_at", NULL},
+    [Q_JOB_CREATE_RUNNING] = {"INSERT INTO jobs (template_name, template_hash, target, "
+                              "backend, backend_fp, strategy, problem_key, problem_json, "
+                              "options_json, budget_trials, budget_seconds, seed, owner, "
+                              "state, lease_owner, lease_expires, created_at, started_at) "
+                              "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, "
+                              "'running', $14, tt_now() + $15, tt_now(), tt_now()) "
+                              "RETURNING id, created_at, lease_expires", NULL},
     [Q_JOB_GET] = {"SELECT " JOB_COLS " FROM jobs WHERE id = $1", NULL},
     [Q_JOB_LIST] = {"SELECT " JOB_COLS " FROM jobs WHERE ($1 IS NULL OR state = $1) AND "
                     "($2 IS NULL OR template_name = $2) AND ($3 IS NULL OR target = $3) AND "
@@ -457,6 +465,9 @@ static tt_rc tt_job_from_row(tt__res *r, tt_job *j)
     j->created_at = C_F(r, 24);
     j->started_at = C_F(r, 25);
     j->finished_at = C_F(r, 26);
+    const char *from = C_T(r, 27);
+    j->claimed_running = from != NULL;
+    tt_cpy(j->claimed_from, sizeof j->claimed_from, from);
     if (oom) {
         tt_job_clear(j);
         return TT_ENOMEM;
@@ -485,6 +496,36 @@ tt_rc tt_store_job_create(tt_store *s, tt_job *j)
     j->best_us = j->best_pred_us = 0;
     j->lease_owner[0] = '\0';
     j->lease_expires = j->started_at = j->finished_at = 0;
+    return tt_store_unlock(s, q_end(&r));
+}
+
+tt_rc tt_store_job_create_running(tt_store *s, tt_job *j, const char *owner,
+                                  double lease_seconds)
+{
+    if (!j->template_name[0] || !j->target[0] || !j->backend[0] || !j->problem_key ||
+        !owner || !*owner || !(lease_seconds > 0))
+        return TT_EINVAL;
+    tt__param p[] = {PT(j->template_name), PT(j->template_hash), PT(j->target),
+                     PT(j->backend), PT(j->backend_fp[0] ? j->backend_fp : j->backend),
+                     PT(j->strategy), PT(j->problem_key),
+                     PT(j->problem_json ? j->problem_json : "{}"), PT(j->options_json),
+                     PI(j->budget_trials), PF(j->budget_seconds), PI(j->seed), PT(j->owner),
+                     PT(owner), PF(lease_seconds)};
+    tt__res r;
+    tt_store_lock(s);
+    tt_rc rc = q_first(s, Q_JOB_CREATE_RUNNING, p, NP(p), &r);
+    if (rc == TT_ENOTFOUND) rc = tt__store_fail(s, TT_EDB, "job insert returned no id");
+    if (rc) return tt_store_unlock(s, rc);
+    j->id = C_I(&r, 0);
+    j->created_at = j->started_at = C_F(&r, 1);
+    j->lease_expires = C_F(&r, 2);
+    j->state = TT_JOB_RUNNING;
+    j->planned = j->done = j->best_trial = 0;
+    j->best_us = j->best_pred_us = 0;
+    tt_cpy(j->lease_owner, sizeof j->lease_owner, owner);
+    j->finished_at = 0;
+    j->claimed_running = 0;
+    j->claimed_from[0] = '\0';
     return tt_store_unlock(s, q_end(&r));
 }
 

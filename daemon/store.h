@@ -95,12 +95,24 @@ typedef struct tt_job {
     char lease_owner[64];     /* worker holding it while running ("" when none) */
     double lease_expires;     /* unix seconds */
     double created_at, started_at, finished_at;   /* unix seconds, 0 when not yet */
+    /* How the job was last claimed (schema 002): 0 when it was queued; 1 when it was already
+     * running: claimed_from is then "" (a lease released at a restart: a resume) or the
+     * worker whose lease had expired (a takeover).  Ignored by tt_store_job_create*(). */
+    int claimed_running;
+    char claimed_from[64];
 } tt_job;
 void tt_job_clear(tt_job *j);
 
 /* Insert a new queued job (id, state, timestamps and counters are set by the store).
  * Sets j->id. */
 tt_rc tt_store_job_create(tt_store *s, tt_job *j);
+/* Insert a new job already `running` and leased to `owner` for lease_seconds (one statement),
+ * so that no worker ever claims it: for work the caller does itself (POST /v1/import), which
+ * then ends it with tt_store_job_finish(owner) (or keeps it with tt_store_job_renew()).
+ * Sets j->id, state, lease_owner, lease_expires and the timestamps.  TT_EINVAL when owner is
+ * empty or lease_seconds <= 0. */
+tt_rc tt_store_job_create_running(tt_store *s, tt_job *j, const char *owner,
+                                  double lease_seconds);
 tt_rc tt_store_job_get(tt_store *s, int64_t id, tt_job *out);
 
 typedef struct tt_job_filter {
@@ -160,6 +172,8 @@ typedef struct tt_trial {
     double compile_s, measure_s;
     int reused;               /* 1 when taken from an earlier measurement */
     double created_at;
+    char measured_by[64];     /* worker (lease owner name) that measured it; "" when unknown
+                                 (imported, or recorded before schema 002) */
 } tt_trial;
 void tt_trial_clear(tt_trial *t);
 

@@ -11,8 +11,8 @@
 #define TRIAL_COLS                                                                        \
     "t.id, t.job_id, t.config_key, t.config_hash, t.config_json, t.status, t.error, "       \
     "t.median_us, t.spread_us, t.min_us, t.samples_json, t.predicted_us, t.compile_s, "     \
-    "t.measure_s, t.created_at"
-#define TRIAL_NCOLS 15
+    "t.measure_s, t.created_at, t.measured_by"
+#define TRIAL_NCOLS 16
 #define BEST_COLS                                                                         \
     "template_name, template_hash, target, backend_fp, problem_key, problem_json, "         \
     "config_json, trial_id, job_id, median_us, spread_us, predicted_us, updated_at"
@@ -45,8 +45,9 @@ static const struct {
     [Q_TRIAL_INSERT] = {"INSERT INTO trials (template_hash, problem_key, target, backend_fp, "
                         "config_hash, config_key, config_json, status, error, median_us, "
                         "spread_us, min_us, samples_json, predicted_us, compile_s, measure_s, "
-                        "job_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-                        "$11, $12, $13, $14, $15, $16, $17, tt_now()) ON CONFLICT "
+                        "job_id, measured_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+                        "$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, tt_now()) "
+                        "ON CONFLICT "
                         "(template_hash, problem_key, target, backend_fp, config_hash) "
                         "DO NOTHING RETURNING id, created_at", NULL},
     [Q_JT_INSERT] = {"INSERT INTO job_trials (job_id, seq, trial_id, reused) VALUES "
@@ -165,6 +166,7 @@ static tt_rc tt_trial_from_row(tt__res *r, tt_trial *t)
     t->compile_s = C_F(r, 12);
     t->measure_s = C_F(r, 13);
     t->created_at = C_F(r, 14);
+    tt__cpy(t->measured_by, sizeof t->measured_by, C_T(r, 15));
     if (oom) {
         tt_trial_clear(t);
         return TT_ENOMEM;
@@ -231,7 +233,7 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
                      PT(t->config_json), PT(tt_rc_code(t->status)), PT(t->error),
                      PF(ok ? t->median_us : 0), PF(t->spread_us), PF(t->min_us),
                      PT(t->samples_json), PF(t->predicted_us), PF(t->compile_s),
-                     PF(t->measure_s), PI(job_id)};
+                     PF(t->measure_s), PI(job_id), PT(t->measured_by)};
     tt__res r;
     rc = q_first(s, Q_TRIAL_INSERT, p, NP(p), &r);
     if (rc == TT_ENOTFOUND) return tt_trial_find(s, k, t->config_hash, stored);

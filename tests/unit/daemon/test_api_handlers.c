@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api_int.h"
 #include "tt_test.h"
@@ -200,9 +201,86 @@ static void test_database_fault(void)
     tt__api_set_runner_state(1);
 }
 
+/* A running job shows who holds its lease; its trials show which worker measured them. */
+static void test_lease_and_worker(void)
+{
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.template_name, sizeof j.template_name, "gemm");
+    snprintf(j.target, sizeof j.target, "Ascend910B2");
+    snprintf(j.backend, sizeof j.backend, "sim");
+    snprintf(j.strategy, sizeof j.strategy, "random");
+    j.problem_key = (char *)"K=64,M=64,N=64,dtype=float16";
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_create_running(g_store, &j, "h:1/w0", 60), TT_OK);
+    tt_trial_key k = {"0123456789abcdef", j.problem_key, j.target, "sim"};
+    tt_trial t;
+    memset(&t, 0, sizeof t);
+    t.config_key = strdup("block_M=64");
+    t.config_json = strdup("{\"block_M\":64}");
+    t.config_hash = 42;
+    t.median_us = 5;
+    snprintf(t.measured_by, sizeof t.measured_by, "h:1/w0");
+    CU_ASSERT_EQUAL(tt_store_trial_record(g_store, &k, "gemm", j.id, 1, &t), TT_OK);
+    tt_trial_clear(&t);
+    char ids[32];
+    snprintf(ids, sizeof ids, "%lld", (long long)j.id);
+    tt_resp r = call(tt__api_job_get, NULL, NULL, ids, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "lease_owner")), "h:1/w0");
+    CU_ASSERT(json_number_value(json_object_get(r.json, "lease_expires")) > j.started_at + 50);
+    json_decref(r.json);
+    r = call(tt__api_job_trials, NULL, NULL, ids, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_t *t0 = json_array_get(json_object_get(r.json, "trials"), 0);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(t0, "worker")), "h:1/w0");
+    json_decref(r.json);
+    CU_ASSERT_EQUAL(tt_store_job_finish(g_store, j.id, "h:1/w0", TT_JOB_DONE, NULL), TT_OK);
+    r = call(tt__api_job_get, NULL, NULL, ids, NULL, 0);
+    CU_ASSERT_PTR_NULL(json_object_get(r.json, "lease_owner"));   /* only while running */
+    json_decref(r.json);
+}
+
+/* /readyz follows the runner: ready while its workers run, 503 once one has ended. */
+static void test_readyz_runner(void)
+{
+    tt_runner_config c = {.db_url = g_path, .workers = 1, .lease_seconds = 5,
+                          .poll_seconds = 0.02, .worker_name = "ready", .catalog = g_cat,
+                          .max_trials = 1};
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.template_name, sizeof j.template_name, "gemm");
+    snprintf(j.target, sizeof j.target, "Ascend910B2");
+    snprintf(j.backend, sizeof j.backend, "model");
+    snprintf(j.strategy, sizeof j.strategy, "random");
+    j.problem_key = (char *)"K=512,M=512,N=512,dtype=float16";
+    j.problem_json = (char *)"{\"M\":512,\"N\":512,\"K\":512,\"dtype\":\"float16\"}";
+    j.budget_trials = 4;
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_create(g_store, &j), TT_OK);
+    tt_runner *rn = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &rn, NULL), TT_OK);
+    tt__api_set_runner(rn);
+    tt_resp r = call(tt__api_readyz, NULL, NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_decref(r.json);
+    for (int i = 0; i < 1000 && tt_runner_alive(rn); i++) usleep(10000);
+    r = call(tt__api_readyz, NULL, NULL, NULL, NULL, 0);   /* the worker stopped (max_trials) */
+    CU_ASSERT_EQUAL(r.status, 503);
+    CU_ASSERT_STRING_EQUAL(code_of(&r), "unavailable");
+    const char *msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+    CU_ASSERT(msg && strstr(msg, "workers stopped"));
+    json_decref(r.json);
+    tt__api_set_runner(NULL);
+    tt_runner_stop(rn);
+    r = call(tt__api_readyz, NULL, NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_decref(r.json);
+}
+
 static const tt_test_case cases[] = {{"job_cycle", test_job_cycle},
                                      {"job_limit", test_job_limit},
                                      {"database_fault", test_database_fault},
+                                     {"lease_and_worker", test_lease_and_worker},
+                                     {"readyz_runner", test_readyz_runner},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"api_handlers", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};

@@ -374,6 +374,7 @@ static void test_claim_lease(void)
     CU_ASSERT_EQUAL_FATAL(tt_store_job_claim(s, "w1", 60, &j), TT_OK);
     CU_ASSERT_EQUAL(j.id, a);   /* oldest first */
     CU_ASSERT_EQUAL(j.state, TT_JOB_RUNNING);
+    CU_ASSERT_EQUAL(j.claimed_running, 0);   /* it was queued */
     CU_ASSERT_STRING_EQUAL(j.lease_owner, "w1");
     CU_ASSERT(j.started_at > 1e9);
     CU_ASSERT(j.lease_expires > j.started_at + 50);
@@ -389,6 +390,8 @@ static void test_claim_lease(void)
     CU_ASSERT_EQUAL(j.id, b);
     CU_ASSERT_STRING_EQUAL(j.lease_owner, "w3");
     CU_ASSERT_EQUAL(j.started_at, started);   /* started_at kept on take-over */
+    CU_ASSERT_EQUAL(j.claimed_running, 1);
+    CU_ASSERT_STRING_EQUAL(j.claimed_from, "w2");   /* whose lease expired */
     tt_job_clear(&j);
     CU_ASSERT_EQUAL(tt_store_job_renew(s, b, "w2", 60), TT_EEXISTS);   /* lost it */
     CU_ASSERT_EQUAL(tt_store_job_finish(s, b, "w2", TT_JOB_DONE, NULL), TT_EEXISTS);
@@ -410,9 +413,68 @@ static void test_claim_lease(void)
     CU_ASSERT_EQUAL(tt_store_job_renew(s, a, "w1", 60), TT_EEXISTS);
     CU_ASSERT_EQUAL_FATAL(tt_store_job_claim(s, "w4", 60, &j), TT_OK);
     CU_ASSERT_EQUAL(j.id, a);
+    CU_ASSERT_EQUAL(j.claimed_running, 1);   /* a resume after a restart */
+    CU_ASSERT_STRING_EQUAL(j.claimed_from, "");
     tt_job_clear(&j);
     CU_ASSERT_EQUAL(tt_store_job_finish(s, a, "w4", TT_JOB_DONE, NULL), TT_OK);
     CU_ASSERT_EQUAL(tt_store_job_claim(s, "", 60, &j), TT_EINVAL);
+    tt_store_close(s);
+}
+
+/* A job created running for its creator (POST /v1/import): never claimed by a worker, ended
+ * by its owner; trials say who measured them (schema 002). */
+static void test_create_running_measured_by(void)
+{
+    tt_store *s = open_fresh();
+    CU_ASSERT(tt_store_schema_version(s) >= 2);   /* 002_measured_by */
+    tt_job j;
+    job_init(&j, "gemm", "a2", "tok", "M=64");
+    CU_ASSERT_EQUAL(tt_store_job_create_running(s, &j, "", 60), TT_EINVAL);
+    CU_ASSERT_EQUAL(tt_store_job_create_running(s, &j, "api", 0), TT_EINVAL);
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_create_running(s, &j, "api", 60), TT_OK);
+    int64_t id = j.id;
+    CU_ASSERT(id > 0);
+    CU_ASSERT_EQUAL(j.state, TT_JOB_RUNNING);
+    CU_ASSERT_STRING_EQUAL(j.lease_owner, "api");
+    CU_ASSERT(j.lease_expires > j.started_at + 50);
+    tt_job c;
+    CU_ASSERT_EQUAL(tt_store_job_claim(s, "w1", 60, &c), TT_ENOTFOUND);   /* held */
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_get(s, id, &c), TT_OK);
+    CU_ASSERT_EQUAL(c.state, TT_JOB_RUNNING);
+    CU_ASSERT_STRING_EQUAL(c.lease_owner, "api");
+    CU_ASSERT_STRING_EQUAL(c.owner, "tok");
+    CU_ASSERT(c.started_at > 1e9);
+    tt_job_clear(&c);
+    CU_ASSERT_EQUAL(tt_store_job_renew(s, id, "api", 60), TT_OK);
+    /* measured_by is stored, listed, and kept by a later job that reuses the measurement */
+    tt_trial t;
+    trial_init(&t, "A", 1, TT_OK, 10.0);
+    snprintf(t.measured_by, sizeof t.measured_by, "host:1/w0");
+    CU_ASSERT_EQUAL(tt_store_trial_record(s, &KEY, "gemm", id, 1, &t), TT_OK);
+    tt_trial_clear(&t);
+    int64_t other = new_job(s, "gemm", "a2", "", "M=64");
+    trial_init(&t, "A", 1, TT_OK, 9.0);
+    snprintf(t.measured_by, sizeof t.measured_by, "host:2/w5");
+    CU_ASSERT_EQUAL(tt_store_trial_record(s, &KEY, "gemm", other, 1, &t), TT_OK);
+    CU_ASSERT_EQUAL(t.reused, 1);
+    CU_ASSERT_STRING_EQUAL(t.measured_by, "host:1/w0");
+    tt_trial_clear(&t);
+    CU_ASSERT_EQUAL(record(s, &KEY, other, 2, "B", 2, TT_OK, 8.0, NULL), TT_OK);
+    tt_trial *rows = NULL;
+    size_t n = 0;
+    int64_t total = 0;
+    CU_ASSERT_EQUAL_FATAL(tt_store_trial_list(s, other, 0, 10, &rows, &n, &total), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(rows[0].measured_by, "host:1/w0");
+    CU_ASSERT_STRING_EQUAL(rows[1].measured_by, "");   /* not given: unknown */
+    for (size_t i = 0; i < n; i++) tt_trial_clear(&rows[i]);
+    free(rows);
+    CU_ASSERT_EQUAL(tt_store_job_finish(s, id, "w1", TT_JOB_DONE, NULL), TT_EEXISTS);
+    CU_ASSERT_EQUAL(tt_store_job_finish(s, id, "api", TT_JOB_DONE, NULL), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_get(s, id, &c), TT_OK);
+    CU_ASSERT_EQUAL(c.state, TT_JOB_DONE);
+    CU_ASSERT_EQUAL(c.done, 1);
+    tt_job_clear(&c);
     tt_store_close(s);
 }
 
@@ -1035,6 +1097,7 @@ static void test_pg_reconnect(void)
     {"templates", test_templates}, \
     {"jobs_create_list_counts", test_jobs}, \
     {"claim_lease_renew_finish", test_claim_lease}, \
+    {"create_running_measured_by", test_create_running_measured_by}, \
     {"cancel", test_cancel}, \
     {"trials_reuse_seq_best", test_trials}, \
     {"trial_record_atomic", test_record_atomic}, \
