@@ -4,11 +4,14 @@
  * space, (2) on the recorded replay datasets (real GPU measurements) as best-found-vs-trials
  * curves and the autotuning-methodology score against random search.
  *
- *   bench_tuning                 short run: GEMM sub-space, 10 shapes; replay, 10 seeds
+ *   bench_tuning                 short run: GEMM sub-space, 10 shapes, 10 seeds; replay, 200
+ *                                seeds (the replay score is noisy: 10 seeds move it by +-0.3)
  *   bench_tuning --full          the whole GEMM space (slow: every feasible config simulated)
- *   options: --shapes N --seeds N --budget N (sim part) --replay-budget N --no-sim
- *            --no-replay --target NAME --datasets DIR --curve (print the replay curves)
- *            --cache DIR (keep the exhaustive simulations between runs)
+ *   options: --shapes N --seeds N (both parts) --replay-seeds N --budget N (sim part)
+ *            --replay-budget N --no-sim --no-replay --target NAME --datasets DIR
+ *            --curve (print the replay curves) --cache DIR (keep the exhaustive simulations
+ *            between runs) --strategies a,b (replay part: only these) --seed-base N (replay
+ *            seeds are N..N+seeds-1, default 1: check a change on seeds it was not tuned on)
  */
 #include <math.h>
 #include <stdio.h>
@@ -128,6 +131,7 @@ static int sim_visit(void *ud, const int64_t *slots)
 /* --cache DIR: the exhaustive simulation of a shape is saved and re-read (for iterating on
  * strategies; the simulator must not change in between). */
 static const char *cache_dir;
+static uint64_t seed_base = 1;   /* --seed-base: seeds are seed_base .. seed_base + N - 1 */
 
 static int obj_load(const char *path, objective *o)
 {
@@ -304,7 +308,22 @@ static double random_expect(const double *v, size_t N, size_t b)
     return acc;
 }
 
-static void part_replay(const char *src, const char *dsdir, int seeds, int64_t budget, int curves)
+/* 1 if name is an item of the comma-separated list */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return 1;
+        if (!c) break;
+        p = c + 1;
+    }
+    return 0;
+}
+
+static void part_replay(const char *src, const char *dsdir, int seeds, int64_t budget, int curves,
+                        const char *only)
 {
     (void)src;
     char t1path[1024];
@@ -328,8 +347,9 @@ static void part_replay(const char *src, const char *dsdir, int seeds, int64_t b
                                              "model-topk"};
     enum { NS = sizeof strategies / sizeof strategies[0] };
     printf("== replay datasets (recorded GPU measurements; answers are the recorded medians) ==\n");
-    printf("template: T1 import of convolution.t1.json (no kernel: model-* fall back to "
-           "seeded random); budget %lld, %d seeds\n", (long long)budget, seeds);
+    printf("template: T1 import of convolution.t1.json (no kernel: model-* run their "
+           "fallback, anneal); budget %lld, seeds %llu..%llu\n", (long long)budget,
+           (unsigned long long)seed_base, (unsigned long long)seed_base + (unsigned)seeds - 1);
     printf("score = mean over budgets 1..%lld of (f_random - f_strategy)/(f_random - f_opt), "
            "f_random the exact expectation of random search without replacement\n",
            (long long)budget);
@@ -389,9 +409,10 @@ static void part_replay(const char *src, const char *dsdir, int seeds, int64_t b
         printf("%-14s %8s %10s %10s %10s\n", "strategy", "score", "best@20", "best@50",
                "best@B");
         for (int k = 0; k < NS; k++) {
+            if (only && !in_list(only, strategies[k])) continue;
             double score = 0;
             for (int s = 0; s < seeds; s++) {
-                run_strategy(strategies[k], t, sp, prob, NULL, NULL, (uint64_t)s + 1, budget,
+                run_strategy(strategies[k], t, sp, prob, NULL, NULL, (uint64_t)s + seed_base, budget,
                              &o, curve);
                 for (size_t b = 0; b < B; b++) {
                     mean[k * B + b] += curve[b] / seeds;
@@ -408,12 +429,14 @@ static void part_replay(const char *src, const char *dsdir, int seeds, int64_t b
                frand[B > 50 ? 49 : B - 1], frand[B - 1]);
         if (curves) {
             printf("best-found-vs-trials (mean over seeds), us:\ntrials");
-            for (int k = 0; k < NS; k++) printf(" %12s", strategies[k]);
+            for (int k = 0; k < NS; k++)
+                if (!only || in_list(only, strategies[k])) printf(" %12s", strategies[k]);
             printf(" %12s\n", "E[random]");
             for (size_t b = 0; b < B; b++) {
                 if (!(b < 10 || (b + 1) % 10 == 0)) continue;
                 printf("%6zu", b + 1);
-                for (int k = 0; k < NS; k++) printf(" %12.2f", mean[k * B + b]);
+                for (int k = 0; k < NS; k++)
+                    if (!only || in_list(only, strategies[k])) printf(" %12.2f", mean[k * B + b]);
                 printf(" %12.2f\n", frand[b]);
             }
         }
@@ -431,9 +454,9 @@ static void part_replay(const char *src, const char *dsdir, int seeds, int64_t b
 
 int main(int argc, char **argv)
 {
-    int full = 0, nshapes = 10, seeds = 10, do_sim = 1, do_replay = 1, curves = 0;
+    int full = 0, nshapes = 10, seeds = 10, rseeds = 200, do_sim = 1, do_replay = 1, curves = 0;
     int64_t budget = 32, rbudget = 100;
-    const char *target = "a2", *dsdir = NULL;
+    const char *target = "a2", *dsdir = NULL, *only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -442,20 +465,23 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-replay")) do_replay = 0;
         else if (!strcmp(a, "--curve")) curves = 1;
         else if (!strcmp(a, "--shapes") && v) nshapes = atoi(argv[++i]);
-        else if (!strcmp(a, "--seeds") && v) seeds = atoi(argv[++i]);
+        else if (!strcmp(a, "--seeds") && v) seeds = rseeds = atoi(argv[++i]);
+        else if (!strcmp(a, "--replay-seeds") && v) rseeds = atoi(argv[++i]);
         else if (!strcmp(a, "--budget") && v) budget = atoll(argv[++i]);
         else if (!strcmp(a, "--replay-budget") && v) rbudget = atoll(argv[++i]);
         else if (!strcmp(a, "--target") && v) target = argv[++i];
         else if (!strcmp(a, "--datasets") && v) dsdir = argv[++i];
         else if (!strcmp(a, "--cache") && v) cache_dir = argv[++i];
+        else if (!strcmp(a, "--strategies") && v) only = argv[++i];
+        else if (!strcmp(a, "--seed-base") && v) seed_base = strtoull(argv[++i], NULL, 10);
         else {
-            fprintf(stderr, "usage: %s [--full] [--shapes N] [--seeds N] [--budget N] "
+            fprintf(stderr, "usage: %s [--full] [--shapes N] [--seeds N] [--replay-seeds N] [--budget N] "
                     "[--replay-budget N] [--no-sim] [--no-replay] [--curve] [--target NAME] "
-                    "[--datasets DIR] [--cache DIR]\n", argv[0]);
+                    "[--datasets DIR] [--cache DIR] [--strategies a,b,...] [--seed-base N]\n", argv[0]);
             return 2;
         }
     }
-    if (nshapes < 1 || seeds < 1 || budget < 1 || rbudget < 1) {
+    if (nshapes < 1 || seeds < 1 || rseeds < 1 || budget < 1 || rbudget < 1) {
         fprintf(stderr, "counts must be positive\n");
         return 2;
     }
@@ -470,6 +496,6 @@ int main(int argc, char **argv)
     snprintf(tgtdir, sizeof tgtdir, "%.900s/costmodel/targets", src);
     if (!dsdir) dsdir = TT_DEFAULT_DATASETS_DIR;
     if (do_sim) part_sim(src, tgtdir, target, full, nshapes, seeds, budget);
-    if (do_replay) part_replay(src, dsdir, seeds, rbudget, curves);
+    if (do_replay) part_replay(src, dsdir, rseeds, rbudget, curves, only);
     return 0;
 }

@@ -175,7 +175,7 @@ tt_rc tt_strategy_new(const tt_strategy_config *cfg, tt_strategy **out, tt_errin
     int64_t me = (int64_t)st->max_enumerate;
     st->opt_topk = 0;
     st->opt_round = 0;
-    st->opt_population = 0;   /* 0: budget / 8 in [6, 16] */
+    st->opt_population = 0;   /* 0: budget / 10 in [4, 16] */
     st->opt_neighbours = 3;
     st->opt_sample = 4096;
     st->opt_patience = 3;
@@ -193,12 +193,15 @@ tt_rc tt_strategy_new(const tt_strategy_config *cfg, tt_strategy **out, tt_errin
     }
     st->max_enumerate = (uint64_t)me;
     if (st->opt_population == 0) {
-        int64_t pop = st->budget == INT64_MAX ? 16 : st->budget / 8;
-        st->opt_population = pop < 6 ? 6 : pop > 16 ? 16 : pop;
+        int64_t pop = st->budget == INT64_MAX ? 16 : st->budget / 10;
+        st->opt_population = pop < 4 ? 4 : pop > 16 ? 16 : pop;
     }
     if (st->opt_topk && strcmp(ops->name, "model-topk") == 0 && st->opt_topk < st->budget)
         st->budget = st->opt_topk;
+    /* Without a model, a model strategy runs the best model-free one (same budget; see
+     * docs/strategies.md for the numbers that chose it). */
     st->fallback = ops->uses_model && !cfg->model;
+    if (st->fallback) st->ops = &TT_STRATEGY_NO_MODEL;
     *out = st;
     return TT_OK;
 }
@@ -267,7 +270,7 @@ tt_rc tt_strategy_next(tt_strategy *st, size_t cap, int64_t *params_out, size_t 
     *n = 0;
     if (!st->started) {
         st->started = 1;
-        tt_rc rc = st->fallback ? tt__st_random_round(st, 1) : st->ops->start(st);
+        tt_rc rc = st->ops->start(st);
         if (rc != TT_OK) {
             st->finished = 1;
             return rc;
@@ -276,7 +279,7 @@ tt_rc tt_strategy_next(tt_strategy *st, size_t cap, int64_t *params_out, size_t 
     if (st->qlen == 0 && !st->finished) {
         if (st->reported < st->proposed) return TT_EINVAL;
         if (tt__st_room(st) > 0) {
-            tt_rc rc = st->fallback ? tt__st_random_round(st, 1) : st->ops->refill(st);
+            tt_rc rc = st->ops->refill(st);
             if (rc != TT_OK) {
                 st->finished = 1;
                 return rc;
@@ -327,7 +330,7 @@ tt_rc tt_strategy_report(tt_strategy *st, const int64_t *params, tt_rc status, d
         st->best_idx = idx;
         st->best_us = us;
     }
-    if (!st->fallback && st->ops->on_report) st->ops->on_report(st, idx, status, us);
+    if (st->ops->on_report) st->ops->on_report(st, idx, status, us);
     return TT_OK;
 }
 

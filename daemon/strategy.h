@@ -13,16 +13,20 @@
  *   model-refine  rounds: measure the model's best few, fit a calibration on the measured
  *                 configs, re-rank with the calibrated model plus the neighbourhood of the
  *                 best measured configs; stop on budget or when a round brings no improvement
- *   evolution     model-seeded genetic search on space indices (for spaces too large to
- *                 enumerate); children are screened by the model and must be feasible
- *   anneal        simulated annealing over neighbours (one param moved one step)
+ *   evolution     steady-state genetic search (model-seeded when there is a model; for
+ *                 spaces too large to enumerate): one child per round from the 4 best
+ *                 measured (tournament, crossover, mutation), feasible and new; with a model
+ *                 the best of 4 children by prediction
+ *   anneal        simulated annealing over neighbours (one param moved one step or set to a
+ *                 random value)
  *   random        uniform without replacement among feasible configs (seeded xoshiro256**)
  *   exhaustive    every feasible config in enumeration order
- * Every proposal is feasible (tt_space_check) and proposed at most once.  Strategies that
- * need the model fall back to seeded random sampling when the model is NULL (a template
- * without a kernel, measured by replay:/cmd: backends); tt_strategy_fallback() says so.
- * Options (JSON object, all optional): "topk", "round", "population", "neighbours",
- * "sample" (configs sampled to seed evolution/anneal), "max_enumerate" (spaces whose
+ * Every proposal is feasible (tt_space_check) and proposed at most once.  model-topk and
+ * model-refine run `anneal` (same seed and budget; the best model-free strategy on the replay
+ * datasets) when the model is NULL (a template without a kernel, measured by replay:/cmd:
+ * backends); tt_strategy_fallback() says so.
+ * Options (JSON object, all optional): "topk", "round", "population" (evolution's first
+ * generation), "neighbours", "patience", "sample" (configs sampled to seed evolution), "max_enumerate" (spaces whose
  * cartesian product exceeds it are sampled, not enumerated).
  *
  * Protocol: every config returned by tt_strategy_next() must be reported before the next
@@ -51,7 +55,7 @@ typedef struct tt_strategy_config {
     const tt_template *t;
     const tt_target *tgt;         /* for calibrated re-ranking (model-refine); may be NULL */
     tt_space *space;              /* borrowed; enumerated from the calling thread */
-    const tt_model *model;        /* borrowed; NULL: no kernel -> seeded random fallback */
+    const tt_model *model;        /* borrowed; NULL: no kernel -> model-* run anneal */
     const int64_t *problem;       /* problem slots [0, t->ninputs) (copied) */
     uint64_t seed;
     int64_t budget;               /* maximum proposals; 0: the strategy's default */
@@ -86,7 +90,7 @@ int64_t tt_strategy_planned(const tt_strategy *st);
 int64_t tt_strategy_proposed(const tt_strategy *st);
 /* Best reported config: 1 and params_out/time filled, 0 when none succeeded yet. */
 int tt_strategy_best(const tt_strategy *st, int64_t *params_out, double *time_us);
-/* 1 when the strategy runs its seeded-random fallback because it has no model. */
+/* 1 when a model strategy runs its model-free fallback (anneal) because it has no model. */
 int tt_strategy_fallback(const tt_strategy *st);
 /* The resolved budget (the default when 0 was given). */
 int64_t tt_strategy_budget(const tt_strategy *st);

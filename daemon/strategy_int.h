@@ -34,7 +34,7 @@ int tt__ranked_cmp(const void *a, const void *b);
 typedef struct tt__strategy_ops {
     const char *name;
     int64_t default_budget;        /* 0: the whole space */
-    int uses_model;                /* 1: falls back to random without a model */
+    int uses_model;                /* 1: runs TT_STRATEGY_NO_MODEL without a model */
     tt_rc (*start)(tt_strategy *st);          /* first next(): heavy set-up, may push */
     tt_rc (*refill)(tt_strategy *st);         /* queue empty, all reported: push a round;
                                                  pushing nothing ends the search */
@@ -80,6 +80,8 @@ extern const tt__strategy_ops tt__strategy_evolution;
 extern const tt__strategy_ops tt__strategy_anneal;
 extern const tt__strategy_ops tt__strategy_random;
 extern const tt__strategy_ops tt__strategy_exhaustive;
+/* What model-topk and model-refine run without a model (tt_strategy_fallback()). */
+#define TT_STRATEGY_NO_MODEL tt__strategy_anneal
 
 /* PRNG: next 64 bits; uniform in [0, n) (n > 0, unbiased); uniform double in [0, 1). */
 uint64_t tt__st_rand(tt_strategy *st);
@@ -111,7 +113,7 @@ int tt__st_draw(tt_strategy *st, uint64_t *idx);
 size_t tt__st_neighbours(tt_strategy *st, uint64_t idx, uint64_t *out, size_t cap);
 /* Indices of the best n successful reported configs (ascending time), returns count. */
 size_t tt__st_best_n(const tt_strategy *st, uint64_t *out, double *us, size_t n);
-/* Seeded random round used by model strategies without a model: push up to `round`. */
+/* Seeded random round (random search, immigrants, random starts): push up to `round`. */
 tt_rc tt__st_random_round(tt_strategy *st, int64_t round);
 
 #endif

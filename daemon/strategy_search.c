@@ -3,6 +3,7 @@
  *
  * evolution and anneal use the model to seed (and evolution to screen children) when there
  * is one, and run model-free otherwise (a template without a kernel, e.g. replay datasets).
+ * Without a model, model-topk and model-refine run anneal (strategy.c).
  */
 #include "strategy_int.h"
 
@@ -57,13 +58,69 @@ const tt__strategy_ops tt__strategy_exhaustive = {
 };
 
 /* ---- evolution ---------------------------------------------------------------------- */
-/* Generation 0: opt_sample random feasible configs, the better half of the population by
- * the model and the rest at random from the sample.  Then each generation: tournament
- * selection among the best measured, uniform crossover, mutation (one step or a random
- * value), feasibility check, and (with a model) the best of 4x candidates by prediction. */
+/* A steady-state genetic search on the positions of the param values in their domains.
+ *
+ * Generation 0: `population` configs (default budget/10 in [4, 16]); without a model they
+ * are drawn at random, with one the better half by the model of `sample` random configs and
+ * the rest at random from the sample.  Then one child per round (so every measurement is
+ * used at once): parent A by a tournament of TT_EVO_TOUR among the TT_EVO_PARENTS best
+ * measured configs; with probability TT_EVO_CROSS a second parent B the same way and a
+ * uniform crossover; then each param with more than one value mutates with probability
+ * 1/(such params): one step in its domain (half the time) or another random value.  A child
+ * that equals a proposed config is mutated once more; children must be feasible and new
+ * (else another try, up to 64; then a random immigrant).  With a model, 4 children are made
+ * and the best by prediction is proposed.
+ *
+ * Why this shape (bench_tuning on the replay datasets, budget 100, 600 seeds): the earlier
+ * generational version (populations of 12 for a 100 budget, parents = the 12 best, every
+ * child a crossover) spent most of its budget recombining mediocre random configs and was no
+ * better than random search on MI250X; a small elite pool (the 4 best) with mostly mutation
+ * and one child per round exploits every good measurement at once. */
+#ifndef TT_EVO_PARENTS
+#define TT_EVO_PARENTS 4        /* parents: the best n measured configs */
+#endif
+#ifndef TT_EVO_TOUR
+#define TT_EVO_TOUR 3           /* tournament size among the parents */
+#endif
+#ifndef TT_EVO_CROSS
+#define TT_EVO_CROSS 0.3        /* probability of a crossover with a second parent */
+#endif
+#ifndef TT_EVO_STEP
+#define TT_EVO_STEP 0.5         /* probability that a mutation is one step (else random) */
+#endif
+
+typedef struct tt_evo {
+    uint64_t stride[TT_MAX_SLOTS];
+    size_t nvar;                 /* params with more than one value */
+} tt_evo;
+
+static void tt_evo_pos(const tt_strategy *st, const tt_evo *e, uint64_t idx, size_t *pos)
+{
+    for (size_t p = 0; p < st->np; p++)
+        pos[p] = (size_t)((idx / e->stride[p]) % st->cfg.t->params[p].nvalues);
+}
+
+static uint64_t tt_evo_idx(const tt_strategy *st, const tt_evo *e, const size_t *pos)
+{
+    uint64_t v = 0;
+    for (size_t p = 0; p < st->np; p++) v += (uint64_t)pos[p] * e->stride[p];
+    return v;
+}
+
 static tt_rc tt_evo_start(tt_strategy *st)
 {
+    tt_evo *e = calloc(1, sizeof *e);
+    if (!e) return TT_ENOMEM;
+    st->impl = e;
+    uint64_t s = 1;
+    for (size_t p = st->np; p-- > 0;) {
+        e->stride[p] = s;
+        s *= st->cfg.t->params[p].nvalues;
+        e->nvar += st->cfg.t->params[p].nvalues > 1;
+    }
     int64_t P = st->opt_population < tt__st_room(st) ? st->opt_population : tt__st_room(st);
+    if (!st->cfg.model) return tt__st_random_round(st, P);
+    /* with a model: the better half of the first generation by the model, from a sample */
     size_t S = (size_t)st->opt_sample;
     if ((int64_t)S < P) S = (size_t)P;
     tt__ranked *cand = malloc(S * sizeof *cand);
@@ -76,31 +133,29 @@ static tt_rc tt_evo_start(tt_strategy *st)
         if (!tt__st_draw(st, &idx)) break;
         if (tt__u64set_add(&tmp, idx) != 1) continue;
         cand[n].idx = idx;
-        cand[n].pred_us = st->cfg.model ? tt__st_predict(st, NULL, idx, NULL) : 0;
+        cand[n].pred_us = tt__st_predict(st, NULL, idx, NULL);
         n++;
     }
     tt__u64set_free(&tmp);
     int64_t pushed = 0;
-    if (st->cfg.model) {
-        tt__ranked *sorted = malloc((n ? n : 1) * sizeof *sorted);
-        if (!sorted) {
+    tt__ranked *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) {
+        free(cand);
+        return TT_ENOMEM;
+    }
+    memcpy(sorted, cand, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, tt__ranked_cmp);
+    for (size_t i = 0; i < n && pushed < (P + 1) / 2; i++) {
+        if (!isfinite(sorted[i].pred_us)) break;
+        int r = tt__st_push(st, sorted[i].idx);
+        if (r < 0) {
+            free(sorted);
             free(cand);
             return TT_ENOMEM;
         }
-        memcpy(sorted, cand, n * sizeof *sorted);
-        qsort(sorted, n, sizeof *sorted, tt__ranked_cmp);
-        for (size_t i = 0; i < n && pushed < (P + 1) / 2; i++) {
-            if (!isfinite(sorted[i].pred_us)) break;
-            int r = tt__st_push(st, sorted[i].idx);
-            if (r < 0) {
-                free(sorted);
-                free(cand);
-                return TT_ENOMEM;
-            }
-            pushed += r;
-        }
-        free(sorted);
+        pushed += r;
     }
+    free(sorted);
     for (size_t i = 0; i < n && pushed < P; i++) {
         int r = tt__st_push(st, cand[i].idx);
         if (r < 0) {
@@ -113,20 +168,49 @@ static tt_rc tt_evo_start(tt_strategy *st)
     return TT_OK;
 }
 
+/* Tournament among the parents (sorted best first). */
 static size_t tt_evo_pick(tt_strategy *st, size_t nparents)
 {
-    size_t a = (size_t)tt__st_uniform(st, nparents), b = (size_t)tt__st_uniform(st, nparents);
-    return a < b ? a : b;   /* parents are sorted best first: tournament of two */
+    size_t best = (size_t)tt__st_uniform(st, nparents);
+    for (int k = 1; k < TT_EVO_TOUR; k++) {
+        size_t c = (size_t)tt__st_uniform(st, nparents);
+        if (c < best) best = c;
+    }
+    return best;
+}
+
+/* Move param p of pos: one step (prob TT_EVO_STEP) or another random value. */
+static void tt_evo_mutate1(tt_strategy *st, size_t *pos, size_t p)
+{
+    size_t nv = st->cfg.t->params[p].nvalues;
+    if (nv < 2) return;
+    if (tt__st_unit(st) < TT_EVO_STEP) {
+        if (pos[p] == 0) pos[p] = 1;
+        else if (pos[p] + 1 >= nv) pos[p] = nv - 2;
+        else pos[p] = (tt__st_rand(st) & 1) ? pos[p] + 1 : pos[p] - 1;
+    } else {
+        size_t v = (size_t)tt__st_uniform(st, nv - 1);
+        pos[p] = v >= pos[p] ? v + 1 : v;
+    }
+}
+
+static size_t tt_evo_varparam(tt_strategy *st, const tt_evo *e)
+{
+    size_t k = (size_t)tt__st_uniform(st, e->nvar);
+    for (size_t p = 0; p < st->np; p++)
+        if (st->cfg.t->params[p].nvalues > 1 && k-- == 0) return p;
+    return 0;
 }
 
 static tt_rc tt_evo_refill(tt_strategy *st)
 {
-    const tt_template *t = st->cfg.t;
-    size_t ni = t->ninputs, np = st->np;
-    int64_t P = st->opt_population < tt__st_room(st) ? st->opt_population : tt__st_room(st);
-    uint64_t *par = malloc((size_t)st->opt_population * sizeof *par);
-    double *pus = malloc((size_t)st->opt_population * sizeof *pus);
-    size_t want = (size_t)(st->cfg.model ? 4 * P : P);
+    tt_evo *e = st->impl;
+    size_t np = st->np;
+    int64_t R = tt__st_room(st) > 0 ? 1 : 0;
+    size_t mu = TT_EVO_PARENTS;
+    uint64_t *par = malloc(mu * sizeof *par);
+    double *pus = malloc(mu * sizeof *pus);
+    size_t want = (size_t)(st->cfg.model ? 4 * R : R);
     tt__ranked *kids = malloc((want ? want : 1) * sizeof *kids);
     tt__u64set local = {0};
     tt_rc rc = TT_OK;
@@ -134,36 +218,32 @@ static tt_rc tt_evo_refill(tt_strategy *st)
         rc = TT_ENOMEM;
         goto out;
     }
-    size_t npar = tt__st_best_n(st, par, pus, (size_t)st->opt_population);
+    size_t npar = tt__st_best_n(st, par, pus, mu);
     size_t nk = 0;
-    if (npar >= 2) {
-        int64_t a[TT_MAX_SLOTS], b[TT_MAX_SLOTS];
+    if (npar >= 1 && e->nvar > 0) {
+        size_t a[TT_MAX_SLOTS], b[TT_MAX_SLOTS], c[TT_MAX_SLOTS];
         for (size_t tries = 0; nk < want && tries < 64 * want; tries++) {
-            memcpy(a, st->problem, ni * sizeof(int64_t));
-            memcpy(b, st->problem, ni * sizeof(int64_t));
-            tt_space_decode(st->cfg.space, par[tt_evo_pick(st, npar)], a);
-            tt_space_decode(st->cfg.space, par[tt_evo_pick(st, npar)], b);
-            for (size_t p = 0; p < np; p++)
-                if (tt__st_rand(st) & 1) a[ni + p] = b[ni + p];
-            for (size_t p = 0; p < np; p++) {
-                if (tt__st_uniform(st, np) != 0) continue;   /* rate 1/np */
-                const tt_param *pp = &t->params[p];
-                size_t pos = 0;
-                while (pos < pp->nvalues && pp->values[pos] != a[ni + p]) pos++;
-                if (tt__st_rand(st) & 1) {
-                    if (tt__st_rand(st) & 1) pos = pos + 1 < pp->nvalues ? pos + 1 : pos;
-                    else pos = pos > 0 ? pos - 1 : pos;
-                } else {
-                    pos = (size_t)tt__st_uniform(st, pp->nvalues);
-                }
-                if (pos < pp->nvalues) a[ni + p] = pp->values[pos];
+            tt_evo_pos(st, e, par[tt_evo_pick(st, npar)], a);
+            memcpy(c, a, np * sizeof *c);
+            if (npar >= 2 && tt__st_unit(st) < TT_EVO_CROSS) {
+                tt_evo_pos(st, e, par[tt_evo_pick(st, npar)], b);
+                for (size_t p = 0; p < np; p++)
+                    if (tt__st_rand(st) & 1) c[p] = b[p];
             }
-            memcpy(st->slots, a, (ni + np) * sizeof(int64_t));
-            uint64_t idx = tt_space_encode(st->cfg.space, st->slots);
-            if (idx == UINT64_MAX || tt__u64set_has(&st->seen, idx) ||
-                tt__u64set_has(&local, idx))
-                continue;
-            if (tt_space_check(st->cfg.space, st->slots, NULL) != TT_OK) continue;
+            int changed = 0;
+            for (size_t p = 0; p < np; p++) {
+                if (st->cfg.t->params[p].nvalues < 2) continue;
+                if (tt__st_uniform(st, e->nvar) != 0) continue;   /* rate 1/nvar */
+                tt_evo_mutate1(st, c, p);
+                changed = 1;
+            }
+            uint64_t idx = tt_evo_idx(st, e, c);
+            if (!changed && (tt__u64set_has(&st->seen, idx) || tt__u64set_has(&local, idx))) {
+                tt_evo_mutate1(st, c, tt_evo_varparam(st, e));
+                idx = tt_evo_idx(st, e, c);
+            }
+            if (tt__u64set_has(&st->seen, idx) || tt__u64set_has(&local, idx)) continue;
+            if (!tt__st_feasible(st, idx)) continue;
             if (tt__u64set_add(&local, idx) < 0) {
                 rc = TT_ENOMEM;
                 goto out;
@@ -175,7 +255,7 @@ static tt_rc tt_evo_refill(tt_strategy *st)
     }
     if (st->cfg.model) qsort(kids, nk, sizeof *kids, tt__ranked_cmp);
     int64_t pushed = 0;
-    for (size_t i = 0; i < nk && pushed < P; i++) {
+    for (size_t i = 0; i < nk && pushed < R; i++) {
         int r = tt__st_push(st, kids[i].idx);
         if (r < 0) {
             rc = TT_ENOMEM;
@@ -183,7 +263,7 @@ static tt_rc tt_evo_refill(tt_strategy *st)
         }
         pushed += r;
     }
-    if (pushed < P) rc = tt__st_random_round(st, P - pushed);   /* immigrants */
+    if (pushed < R) rc = tt__st_random_round(st, R - pushed);   /* immigrants */
 out:
     tt__u64set_free(&local);
     free(par);
@@ -192,20 +272,28 @@ out:
     return rc;
 }
 
+static void tt_evo_free(tt_strategy *st)
+{
+    free(st->impl);
+    st->impl = NULL;
+}
+
 const tt__strategy_ops tt__strategy_evolution = {
     .name = "evolution", .default_budget = 64, .uses_model = 0,
-    .start = tt_evo_start, .refill = tt_evo_refill,
+    .start = tt_evo_start, .refill = tt_evo_refill, .free = tt_evo_free,
 };
 
 /* ---- anneal ------------------------------------------------------------------------- */
 /* Start at the model's best config, or without a model at the best of a few random ones
- * (budget/16, 2..8).  Then propose a move from the current config: one random param moved
+ * (budget/10, 2..16).  Then propose a move from the current config: one random param moved
  * one step (70 %) or set to a random value of its domain (30 %), feasible and unmeasured.
  * A slower config is accepted with probability exp(-log(t_new / t_cur) / T), T falling
- * geometrically from 0.3 to 0.01 over the budget; after 16 proposals without improving on
- * the best the walk restarts from the best.  When no move is left, a random config. */
+ * geometrically from 0.1 to 0.01 over the budget; after 16 proposals without improving on
+ * the best the walk restarts from the best.  When no move is left, a random config.
+ * (Without a model, the earlier budget/16 <= 8 random starts and T0 = 0.3 left the walk
+ * wandering in a poor region on MI250X: below random search until ~60 of 100 trials.) */
 #ifndef TT_ANNEAL_T0
-#define TT_ANNEAL_T0 0.3        /* initial temperature (on log time) */
+#define TT_ANNEAL_T0 0.1        /* initial temperature (on log time) */
 #endif
 #ifndef TT_ANNEAL_T1
 #define TT_ANNEAL_T1 0.01       /* final temperature */
@@ -215,6 +303,9 @@ const tt__strategy_ops tt__strategy_evolution = {
 #endif
 #ifndef TT_ANNEAL_RESTART
 #define TT_ANNEAL_RESTART 16    /* proposals without a new best before restarting at it */
+#endif
+#ifndef TT_ANNEAL_INIT_MAX
+#define TT_ANNEAL_INIT_MAX 16   /* random starting configs without a model: budget/10, 2..16 */
 #endif
 
 typedef struct tt_anneal {
@@ -242,8 +333,8 @@ static tt_rc tt_anneal_start(tt_strategy *st)
         if (pushed < 0) return TT_ENOMEM;
         if (pushed) return TT_OK;
     }
-    int64_t init = st->budget == INT64_MAX ? 8 : st->budget / 16;
-    a->init_left = init < 2 ? 2 : init > 8 ? 8 : init;
+    int64_t init = st->budget == INT64_MAX ? TT_ANNEAL_INIT_MAX : st->budget / 10;
+    a->init_left = init < 2 ? 2 : init > TT_ANNEAL_INIT_MAX ? TT_ANNEAL_INIT_MAX : init;
     a->init_left--;
     return tt__st_random_round(st, 1);
 }
