@@ -12,34 +12,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_sample.h"
 #include "model.h"
 #include "sim.h"
 #include "space.h"
 #include "target.h"
 #include "template.h"
-
-typedef struct sample {
-    int64_t *slots;           /* cap * nslots */
-    size_t n, cap, nslots;
-    uint64_t seen, stride;
-} sample;
-
-static int count_visit(void *ud, const int64_t *slots)
-{
-    (void)slots;
-    (*(uint64_t *)ud)++;
-    return 0;
-}
-
-static int keep_visit(void *ud, const int64_t *slots)
-{
-    sample *c = ud;
-    if (c->seen++ % c->stride) return 0;
-    if (c->n == c->cap) return 1;
-    memcpy(&c->slots[c->n * c->nslots], slots, c->nslots * sizeof *slots);
-    c->n++;
-    return 0;
-}
 
 /* Average ranks (1-based, ties share their mean rank). */
 static void ranks(const double *v, size_t n, double *r)
@@ -110,17 +88,11 @@ static void one_shape(const tt_template *t, const tt_target *tgt, const char *pr
         tt_space_free(sp);
         return;
     }
-    uint64_t feasible = 0;
-    if (max < 1) max = 1;
-    tt_space_enumerate(sp, count_visit, &feasible, 0, NULL);
-    sample c = {NULL, 0, 0, t->nslots, 0, 1};
-    c.stride = feasible > max ? feasible / max : 1;
-    c.cap = feasible < max ? (size_t)feasible : max;
-    c.slots = malloc((c.cap + 1) * c.nslots * sizeof *c.slots);
+    bench_sample c;
+    bench_sample_space(sp, t->nslots, max, &c);
     double *mt = malloc((c.cap + 1) * sizeof *mt), *st = malloc((c.cap + 1) * sizeof *st);
     int64_t *w = malloc(t->nslots * sizeof *w);
     if (!c.slots || !mt || !st || !w) goto out;
-    tt_space_enumerate(sp, keep_visit, &c, 0, NULL);
     size_t n = 0, bm = 0, bs = 0;
     size_t *orig = malloc((c.cap + 1) * sizeof *orig);
     if (!orig) goto out;
@@ -169,7 +141,7 @@ static void one_shape(const tt_template *t, const tt_target *tgt, const char *pr
     }
     free(orig);
 out:
-    free(c.slots);
+    bench_sample_free(&c);
     free(mt);
     free(st);
     free(w);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_sample.h"
 #include "sim.h"
 #include "space.h"
 #include "target.h"
@@ -26,29 +27,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);   /* CPU time: the dev machine is shared */
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-typedef struct collect {
-    int64_t *slots;           /* cap * nslots */
-    size_t n, cap, nslots;
-    uint64_t seen, stride;    /* keep every stride-th feasible config */
-} collect;
-
-static int count_visit(void *ud, const int64_t *slots)
-{
-    (void)slots;
-    (*(uint64_t *)ud)++;
-    return 0;
-}
-
-static int keep_visit(void *ud, const int64_t *slots)
-{
-    collect *c = ud;
-    if (c->seen++ % c->stride) return 0;
-    if (c->n == c->cap) return 1;
-    memcpy(&c->slots[c->n * c->nslots], slots, c->nslots * sizeof *slots);
-    c->n++;
-    return 0;
 }
 
 static int g_list, g_check;
@@ -94,21 +72,15 @@ static int bench_space(const tt_template *t, const tt_target *tgt, const char *p
         fprintf(stderr, "%s: space: %s\n", label, err.msg);
         return 1;
     }
-    uint64_t feasible = 0;
-    if (max < 1) max = 1;
-    tt_space_enumerate(sp, count_visit, &feasible, 0, NULL);
-    collect c = {NULL, 0, 0, t->nslots, 0, 1};
-    c.stride = feasible > max ? feasible / max : 1;
-    c.cap = feasible < max ? (size_t)feasible : max;
-    c.slots = malloc((c.cap + 1) * c.nslots * sizeof *c.slots);
+    bench_sample c;
+    bench_sample_space(sp, t->nslots, max, &c);
     int64_t *slots = malloc(t->nslots * sizeof *slots);
     if (!c.slots || !slots) {
-        free(c.slots);
+        bench_sample_free(&c);
         free(slots);
         tt_space_free(sp);
         return 1;
     }
-    tt_space_enumerate(sp, keep_visit, &c, 0, NULL);
     tt_space_free(sp);
     double t0 = now_s(), worst = 0, sum_events = 0, worst_err = 0, full_s = 0;
     size_t ok = 0, fail = 0, extrap = 0;
@@ -153,12 +125,12 @@ static int bench_space(const tt_template *t, const tt_target *tgt, const char *p
     double el = now_s() - t0;
     printf("%-34s %8zu %10.1f %10.3f %10.3f %10.0f %6zu %6zu  (of %llu feasible)\n", label, c.n,
            c.n ? c.n / el : 0, c.n ? el / c.n * 1e3 : 0, worst * 1e3,
-           ok ? sum_events / ok : 0, extrap, fail, (unsigned long long)feasible);
+           ok ? sum_events / ok : 0, extrap, fail, (unsigned long long)c.feasible);
     if (g_check)
         printf("  %s: fast path vs full simulation: worst |error| %.5f%% (full: %.1f ms/config)\n",
                label, worst_err * 100, c.n ? full_s / c.n * 1e3 : 0);
     free(slots);
-    free(c.slots);
+    bench_sample_free(&c);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "tlctl.h"
 
 static int tl_required(const tl_cmd *cmd, const tl_args *a, const char *opt)
@@ -104,10 +105,10 @@ static void tl_check_table(const tl_ctx *c, FILE *f, const json_t *out)
                      json_string_value(json_object_get(e, "target")),
                      json_string_value(json_object_get(e, "problem_key")),
                      json_string_value(json_object_get(e, "verdict")),
-                     tl_fmt_us(json_number_value(json_object_get(e, "base_median_us")), b, sizeof b),
-                     tl_fmt_us(json_number_value(json_object_get(e, "new_median_us")), n, sizeof n),
+                     tl_fmt_us_at(e, "base_median_us", b, sizeof b),
+                     tl_fmt_us_at(e, "new_median_us", n, sizeof n),
                      dp ? d : "-",
-                     tl_fmt_us(json_number_value(json_object_get(e, "limit_us")), l, sizeof l));
+                     tl_fmt_us_at(e, "limit_us", l, sizeof l));
     }
     tl_table_print(c, &t, f);
     const json_t *cnt = json_object_get(out, "counts");
@@ -261,7 +262,7 @@ int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         return TL_EXIT_USAGE;
     }
     if (!strcmp(fmt, "json")) {
-        char *s = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *s = tt_json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         if (s) fprintf(f, "%s\n", s);
         free(s);
     } else if (!strcmp(fmt, "junit")) {

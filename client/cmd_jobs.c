@@ -75,8 +75,7 @@ static void tl_job_print(const tl_ctx *c, const json_t *j)
              (long long)json_integer_value(json_object_get(prog, "planned")));
     tl_table_add(&t, "trials", b2);
     if (json_is_object(best)) {
-        tl_table_add(&t, "best", tl_fmt_us(json_number_value(json_object_get(best, "measured_us")),
-                                           b3, sizeof b3));
+        tl_table_add(&t, "best", tl_fmt_us_at(best, "measured_us", b3, sizeof b3));
         tl_table_add(&t, "best config", tl_jstr(json_object_get(best, "config"), b1, sizeof b1));
     }
     if (json_is_string(json_object_get(j, "error")))
@@ -215,24 +214,32 @@ int tl_cmd_jobs(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
                      json_string_value(json_object_get(j, "target")),
                      json_string_value(json_object_get(j, "problem_key")),
                      json_string_value(json_object_get(j, "strategy")), tr,
-                     tl_fmt_us(json_number_value(json_object_get(json_object_get(j, "best"),
-                                                                 "measured_us")),
-                               best, sizeof best));
+                     tl_fmt_us_at(json_object_get(j, "best"), "measured_us", best, sizeof best));
     }
     tl_table_print(c, &t, stdout);
     json_decref(out);
     return 0;
 }
 
+/* `method` /v1/jobs/<id> for the job id of the first positional argument: 0 with *id and *out
+ * (new reference), or an exit code. */
+static int tl_job_request(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a, const char *method,
+                          long long *id, json_t **out)
+{
+    int rc = tl_job_id(cmd, a->pos[0], id);
+    if (rc) return rc;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", *id);
+    return tl_call(c, method, path, NULL, out);
+}
+
 int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     long long id;
-    int rc = tl_job_id(cmd, a->pos[0], &id);
+    json_t *j = NULL;
+    int rc = tl_job_request(c, cmd, a, "GET", &id, &j);
     if (rc) return rc;
     char path[96];
-    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
-    json_t *j = NULL;
-    if ((rc = tl_call(c, "GET", path, NULL, &j))) return rc;
     json_t *tr = NULL;
     if (tl_arg(cmd, a, "trials")) {
         snprintf(path, sizeof path, "/v1/jobs/%lld/trials?limit=1000", id);
@@ -254,9 +261,9 @@ int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
                 char s[32], m[32], sp[32], p[32];
                 tl_table_add(&t, tl_jstr(json_object_get(x, "seq"), s, sizeof s),
                              json_string_value(json_object_get(x, "status")),
-                             tl_fmt_us(json_number_value(json_object_get(x, "median_us")), m, sizeof m),
-                             tl_fmt_us(json_number_value(json_object_get(x, "spread_us")), sp, sizeof sp),
-                             tl_fmt_us(json_number_value(json_object_get(x, "predicted_us")), p, sizeof p),
+                             tl_fmt_us_at(x, "median_us", m, sizeof m),
+                             tl_fmt_us_at(x, "spread_us", sp, sizeof sp),
+                             tl_fmt_us_at(x, "predicted_us", p, sizeof p),
                              json_string_value(json_object_get(x, "config_key")));
             }
             printf("\n");
@@ -271,12 +278,9 @@ int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 int tl_cmd_cancel(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     long long id;
-    int rc = tl_job_id(cmd, a->pos[0], &id);
-    if (rc) return rc;
-    char path[96];
-    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
     json_t *out = NULL;
-    if ((rc = tl_call(c, "DELETE", path, NULL, &out))) return rc;
+    int rc = tl_job_request(c, cmd, a, "DELETE", &id, &out);
+    if (rc) return rc;
     if (c->json) tl_print_json(out);
     else printf("job %lld cancelled\n", id);
     json_decref(out);

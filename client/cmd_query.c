@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "tlctl.h"
 
 static int tl_req(const tl_cmd *cmd, const tl_args *a, const char *opt)
@@ -88,8 +89,8 @@ int tl_cmd_best(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         char lab[64];
         snprintf(lab, sizeof lab, "median (%s)", json_string_value(json_object_get(out, "time_kind")) ?
                  json_string_value(json_object_get(out, "time_kind")) : "measured");
-        tl_table_add(&t, lab, tl_fmt_us(json_number_value(json_object_get(out, "median_us")), m, sizeof m));
-        tl_table_add(&t, "spread", tl_fmt_us(json_number_value(json_object_get(out, "spread_us")), s, sizeof s));
+        tl_table_add(&t, lab, tl_fmt_us_at(out, "median_us", m, sizeof m));
+        tl_table_add(&t, "spread", tl_fmt_us_at(out, "spread_us", s, sizeof s));
         tl_table_add(&t, "measured by", json_string_value(json_object_get(out, "measured_by")));
         tl_table_print(c, &t, stdout);
     }
@@ -186,8 +187,7 @@ int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         char n[24], us[32], cfg[512];
         snprintf(n, sizeof n, "%zu", i + 1);
         int ok = json_is_true(json_object_get(x, "feasible"));
-        tl_table_add(&t, n, ok ? tl_fmt_us(json_number_value(json_object_get(x, "time_us")), us, sizeof us)
-                               : "infeasible",
+        tl_table_add(&t, n, ok ? tl_fmt_us_at(x, "time_us", us, sizeof us) : "infeasible",
                      ok ? json_string_value(json_object_get(x, "bound"))
                         : json_string_value(json_object_get(x, "reason")),
                      tl_jstr(json_object_get(x, "config"), cfg, sizeof cfg));
@@ -210,7 +210,7 @@ int tl_cmd_simulate(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     json_t *out = NULL;
     if ((rc = tl_call(c, "POST", "/v1/simulate", body, &out))) return rc;
     if (trace) {
-        char *s = json_dumps(json_object_get(out, "trace"), JSON_COMPACT);
+        char *s = tt_json_dumps(json_object_get(out, "trace"), JSON_COMPACT);
         rc = s ? tl_write_file(trace, s, strlen(s)) : TL_EXIT_SERVER;
         if (!s) fprintf(stderr, "tlctl simulate: the answer has no trace\n");
         free(s);
@@ -223,7 +223,7 @@ int tl_cmd_simulate(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
            json_string_value(json_object_get(out, "target")),
            json_string_value(json_object_get(out, "problem_key")));
     printf("simulated time: %s (%s cycles), blocks %s\n",
-           tl_fmt_us(json_number_value(json_object_get(out, "time_us")), us, sizeof us),
+           tl_fmt_us_at(out, "time_us", us, sizeof us),
            tl_jstr(json_object_get(out, "cycles"), b, sizeof b),
            tl_jstr(json_object_get(out, "blocks"), b + 32, 32));
     static const char *const hdr[] = {"UNIT", "BUSY CYCLES", "UTIL"};

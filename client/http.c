@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "tlctl.h"
 
 typedef struct tl_buf {
@@ -114,7 +115,7 @@ int tl_resp_fail(const tl_resp *r)
 int tl_call(const tl_ctx *c, const char *method, const char *path, json_t *body, json_t **out)
 {
     *out = NULL;
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    char *text = body ? tt_json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     tl_resp r;
     int rc = tl_http(c, method, path, "application/json", text, text ? strlen(text) : 0, &r);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "tlctl.h"
 
 void tl_table_init(tl_table *t, size_t ncols, const char *const *header)
@@ -65,7 +66,7 @@ void tl_table_print(const tl_ctx *c, tl_table *t, FILE *f)
 
 void tl_print_json(const json_t *j)
 {
-    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *s = tt_json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (s) printf("%s\n", s);
     free(s);
 }
@@ -79,7 +80,7 @@ const char *tl_jstr(const json_t *v, char *buf, size_t cap)
     else if (json_is_false(v)) snprintf(buf, cap, "false");
     else if (!v || json_is_null(v)) snprintf(buf, cap, "-");
     else {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *s = tt_json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
         snprintf(buf, cap, "%s", s ? s : "?");
         free(s);
     }
@@ -93,6 +94,11 @@ const char *tl_fmt_us(double us, char *buf, size_t cap)
     else if (us >= 1e3) snprintf(buf, cap, "%.3f ms", us * 1e-3);
     else snprintf(buf, cap, "%.2f us", us);
     return buf;
+}
+
+const char *tl_fmt_us_at(const json_t *o, const char *key, char *buf, size_t cap)
+{
+    return tl_fmt_us(json_number_value(json_object_get(o, key)), buf, cap);
 }
 
 int tl_write_file(const char *path, const char *data, size_t len)

@@ -120,6 +120,8 @@ void tl_print_json(const json_t *j);
 const char *tl_jstr(const json_t *v, char *buf, size_t cap);
 /* "12.3 us" / "1.23 ms". */
 const char *tl_fmt_us(double us, char *buf, size_t cap);
+/* The same for the number at o[key] ("-" when missing or not positive). */
+const char *tl_fmt_us_at(const json_t *o, const char *key, char *buf, size_t cap);
 int tl_write_file(const char *path, const char *data, size_t len);
 char *tl_read_file(const char *path, size_t *len);
 

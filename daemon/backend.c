@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const tt_backend_ops *const tt_backends[] = {
     &tt__backend_model_ops, &tt__backend_sim_ops, &tt__backend_replay_ops, &tt__backend_cmd_ops,
@@ -70,6 +71,24 @@ tt_rc tt_backend_open(const char *spec, const tt_backend_env *env, const tt_temp
     }
     *out = b;
     return TT_OK;
+}
+
+tt_rc tt__backend_need_kernel(const tt_backend *b, const char *arg, const char *why,
+                              tt_errinfo *err)
+{
+    if (arg && *arg)
+        return tt_errf(err, TT_EINVAL, "backend", "backend '%s' takes no argument", b->ops->kind);
+    if (!b->t->kernel)
+        return tt_errf(err, TT_EUNSUPPORTED, "backend", "template '%s' has no kernel: %s",
+                       b->t->name, why);
+    return TT_OK;
+}
+
+double tt__backend_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void tt_backend_close(tt_backend *b)

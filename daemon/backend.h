@@ -83,6 +83,14 @@ struct tt_backend {
     void *impl;               /* owned by the implementation */
 };
 
+/* For the backends that run a model of the chip on the template (model, sim): TT_EINVAL when
+ * `arg` is not empty ("backend '<kind>' takes no argument"), TT_EUNSUPPORTED when the
+ * template has no kernel ("template '<name>' has no kernel: <why>"), else TT_OK. */
+tt_rc tt__backend_need_kernel(const tt_backend *b, const char *arg, const char *why,
+                              tt_errinfo *err);
+/* CLOCK_MONOTONIC in seconds (for tt_measurement.measure_s). */
+double tt__backend_now(void);
+
 extern const tt_backend_ops tt__backend_model_ops;
 extern const tt_backend_ops tt__backend_sim_ops;
 extern const tt_backend_ops tt__backend_replay_ops;

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "jsonutil.h"
 #include "render.h"
 #include "toolchain.h"
 
@@ -192,7 +193,7 @@ static tt_rc cmd_open(tt_backend *b, const char *arg, tt_errinfo *err)
     snprintf(c->name, sizeof c->name, "%s", arg);
     tt_rc rc = tt_cmd_parse(c, def, err);
     if (rc == TT_ENOMEM) tt_errf(err, TT_ENOMEM, "backend", "out of memory");
-    char *canon = rc == TT_OK ? json_dumps(def, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    char *canon = rc == TT_OK ? tt_json_dumps(def, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     if (rc == TT_OK && !canon) rc = tt_errf(err, TT_ENOMEM, "backend", "out of memory");
     if (rc != TT_OK) {
         tt_cmd_free(c);

@@ -4,38 +4,28 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend.h"
 #include "model.h"
 
 static tt_rc tt_model_open(tt_backend *b, const char *arg, tt_errinfo *err)
 {
-    if (arg && *arg) return tt_errf(err, TT_EINVAL, "backend", "backend 'model' takes no argument");
-    if (!b->t->kernel)
-        return tt_errf(err, TT_EUNSUPPORTED, "backend",
-                       "template '%s' has no kernel: the model cannot predict it", b->t->name);
+    tt_rc rc = tt__backend_need_kernel(b, arg, "the model cannot predict it", err);
+    if (rc != TT_OK) return rc;
     tt_model *m = NULL;
-    tt_rc rc = tt_model_new(b->t, b->tgt, b->problem, NULL, &m, err);
+    rc = tt_model_new(b->t, b->tgt, b->problem, NULL, &m, err);
     if (rc != TT_OK) return rc;
     b->impl = m;
     snprintf(b->fingerprint, sizeof b->fingerprint, "model");
     return TT_OK;
 }
 
-static double tt_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static tt_rc tt_model_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
 {
-    double t0 = tt_now();
+    double t0 = tt__backend_now();
     tt_model_result res;
     tt_rc rc = tt_model_eval(b->impl, slots, &res);
-    out->measure_s = tt_now() - t0;
+    out->measure_s = tt__backend_now() - t0;
     switch (rc) {
     case TT_OK:
         out->status = TT_OK;

@@ -4,26 +4,16 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend.h"
 #include "sim.h"
 
 static tt_rc tt_sim_open(tt_backend *b, const char *arg, tt_errinfo *err)
 {
-    if (arg && *arg) return tt_errf(err, TT_EINVAL, "backend", "backend 'sim' takes no argument");
-    if (!b->t->kernel)
-        return tt_errf(err, TT_EUNSUPPORTED, "backend",
-                       "template '%s' has no kernel: it cannot be simulated", b->t->name);
+    tt_rc rc = tt__backend_need_kernel(b, arg, "it cannot be simulated", err);
+    if (rc != TT_OK) return rc;
     snprintf(b->fingerprint, sizeof b->fingerprint, "sim");
     return TT_OK;
-}
-
-static double tt_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static tt_rc tt_sim_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
@@ -31,9 +21,9 @@ static tt_rc tt_sim_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
     tt_sim_opts opts = {.trace_core = -1, .max_events = 0};
     tt_sim_result res;
     memset(&res, 0, sizeof res);
-    double t0 = tt_now();
+    double t0 = tt__backend_now();
     tt_rc rc = tt_sim_run(b->t, b->tgt, slots, &opts, &res);
-    out->measure_s = tt_now() - t0;
+    out->measure_s = tt__backend_now() - t0;
     tt_sim_result_close(&res);
     switch (rc) {
     case TT_OK:

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
+
 typedef struct tt_cat_entry {
     tt_template *t;
     int builtin;
@@ -156,7 +158,7 @@ const tt_target *tt_catalog_target(const tt_catalog *c, const char *name_or_alia
 /* Canonical text of a template document: sorted keys, compact.  malloc'd or NULL. */
 static char *tt_cat_canonical(const json_t *doc)
 {
-    return json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+    return tt_json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
 static tt_rc tt_cat_store_put(tt_store *s, const tt_template *t)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "jsonutil.h"
 #include "log.h"
 
 typedef tt_rc (*tt_cfg_validate_fn)(const tt_cfg_value *v, tt_errinfo *err);
@@ -409,7 +410,7 @@ char *tt_config_sample_text(void)
     json_t *tok = json_pack("{s:s, s:s, s:s}", "name", "ci", "secret_sha256", hex, "scopes",
                             "read,tune");
     json_array_append_new(json_object_get(o, "tokens"), tok);
-    char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *text = tt_json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
     if (!text) return NULL;
     size_t n = strlen(text);

@@ -4,8 +4,8 @@
  *
  * Not built by CMake.  Build and run from the repository root:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
- *         -D_GNU_SOURCE -Icompiler tests/fuzz/fuzz_expr.c compiler/expr.c compiler/dtype.c \
- *         compiler/err.c -o /tmp/fuzz_expr
+ *         -D_GNU_SOURCE -Icompiler tests/fuzz/fuzz_expr.c compiler/expr_parse.c \
+ *         compiler/expr_vm.c compiler/dtype.c compiler/err.c -o /tmp/fuzz_expr
  *   mkdir -p /tmp/expr-corpus && grep -v '^[#@]' tests/data/expr/cases.txt | cut -f1 |
  *         split -l 1 - /tmp/expr-corpus/case-
  *   /tmp/fuzz_expr -max_len=4200 -max_total_time=60 /tmp/expr-corpus

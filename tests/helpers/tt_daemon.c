@@ -281,3 +281,44 @@ const char *tt_daemon_wait_job(const tt_daemon *d, long long id, double timeout_
     }
     return NULL;
 }
+
+long long tt_daemon_submit(const tt_daemon *d, const char *body)
+{
+    tt_hres r;
+    long long id = -1;
+    if (tt_daemon_req(d, "POST", "/v1/tune", TT_TOKEN_TUNE, body, strlen(body), &r) == 0 &&
+        r.status == 202)
+        id = (long long)json_integer_value(json_object_get(r.json, "job"));
+    else
+        fprintf(stderr, "tune: %ld %s\n", r.status, r.body ? r.body : "");
+    tt_hres_free(&r);
+    return id;
+}
+
+json_t *tt_daemon_trials(const tt_daemon *d, long long job, const char *const *fields)
+{
+    json_t *all = json_array();
+    for (long long off = 0; all; off += 1000) {
+        char path[128];
+        snprintf(path, sizeof path, "/v1/jobs/%lld/trials?offset=%lld&limit=1000", job, off);
+        tt_hres r;
+        if (tt_daemon_req(d, "GET", path, NULL, NULL, 0, &r) || r.status != 200) {
+            tt_hres_free(&r);
+            json_decref(all);
+            return NULL;
+        }
+        json_t *arr = json_object_get(r.json, "trials");
+        size_t i;
+        json_t *t;
+        json_array_foreach(arr, i, t) {
+            json_t *o = json_object();
+            for (size_t f = 0; o && fields[f]; f++)
+                json_object_set(o, fields[f], json_object_get(t, fields[f]));
+            json_array_append_new(all, o);
+        }
+        size_t n = json_array_size(arr);
+        tt_hres_free(&r);
+        if (n < 1000) break;
+    }
+    return all;
+}

@@ -65,6 +65,13 @@ const char *tt_hres_code(const tt_hres *r);
 /* Poll GET /v1/jobs/{id} until its state is final or timeout_s passes; returns the final
  * state name (static) or NULL on timeout. */
 const char *tt_daemon_wait_job(const tt_daemon *d, long long id, double timeout_s);
+/* POST /v1/tune with `body` (tune token): the new job id, or -1 after printing the status and
+ * the answer to stderr. */
+long long tt_daemon_submit(const tt_daemon *d, const char *body);
+/* Every trial of a job through GET /v1/jobs/{id}/trials (pages of 1000): a new array with,
+ * per trial, an object of the listed members (`fields` NULL-terminated, copied by
+ * reference), or NULL when a request fails. */
+json_t *tt_daemon_trials(const tt_daemon *d, long long job, const char *const *fields);
 /* Seconds to allow for slow builds (sanitizers): multiplies by 4 when TT_SANITIZED is set. */
 double tt_daemon_slow(double seconds);
 

@@ -91,3 +91,14 @@ char *tt_test_read_file(const char *path, size_t *len)
     if (len) *len = n;
     return buf;
 }
+
+json_t *tt_test_load_json(const char *rel)
+{
+    char *path = tt_test_src(rel);
+    if (!path) return NULL;
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j) fprintf(stderr, "%s:%d: %s\n", path, je.line, je.text);
+    free(path);
+    return j;
+}

@@ -10,6 +10,7 @@
 
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
+#include <jansson.h>
 #include <stddef.h>
 
 typedef struct tt_test_case {
@@ -38,5 +39,8 @@ char *tt_test_tmpdir(const char *prefix);
 void tt_test_rmrf(const char *path);
 /* Read a whole file (malloc'd, NUL-terminated; *len may be NULL). NULL on error. */
 char *tt_test_read_file(const char *path, size_t *len);
+/* Parse a JSON file under the source tree (e.g. a case table): a new reference, or NULL
+ * after printing the path and jansson's error to stderr. */
+json_t *tt_test_load_json(const char *rel);
 
 #endif

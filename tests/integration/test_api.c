@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "tt_daemon.h"
 #include "tt_test.h"
 
@@ -116,7 +117,7 @@ static void test_templates(void)
     r = req("GET", "/v1/templates/nope", NULL, NULL, 404, "not_found");
     tt_hres_free(&r);
     /* validate: the document itself is valid; a broken one names the path */
-    char *text = json_dumps(doc, JSON_COMPACT);
+    char *text = tt_json_dumps(doc, JSON_COMPACT);
     r = req("POST", "/v1/templates/gemm/validate?target=a2&problem=M=512,N=512,K=512", NULL,
             text, 200, NULL);
     CU_ASSERT(json_is_true(json_object_get(r.json, "valid")));
@@ -126,7 +127,7 @@ static void test_templates(void)
     json_t *bad = json_deep_copy(doc);
     json_array_set_new(json_object_get(json_object_get(json_object_get(bad, "params"), "block_M"),
                                        "values"), 2, json_string("x"));
-    char *btext = json_dumps(bad, JSON_COMPACT);
+    char *btext = tt_json_dumps(bad, JSON_COMPACT);
     r = req("POST", "/v1/templates/gemm/validate", NULL, btext, 422, NULL);
     const char *path = json_string_value(json_object_get(json_object_get(r.json, "error"), "path"));
     CU_ASSERT(path && strstr(path, "params.block_M") != NULL);
@@ -134,7 +135,7 @@ static void test_templates(void)
     /* PUT: needs tune; the URL name must match */
     json_t *mine = json_deep_copy(doc);
     json_object_set_new(mine, "name", json_string("gemm_mine"));
-    char *mtext = json_dumps(mine, JSON_COMPACT);
+    char *mtext = tt_json_dumps(mine, JSON_COMPACT);
     r = req("PUT", "/v1/templates/gemm_mine", NULL, mtext, 401, "unauthorized");
     tt_hres_free(&r);
     r = req("PUT", "/v1/templates/gemm_mine", TT_TOKEN_READ, mtext, 403, "forbidden");

@@ -17,6 +17,7 @@
 #include "api_int.h"
 #pragma GCC diagnostic pop
 #include "dataset.h"
+#include "jsonutil.h"
 #include "pg_cluster.h"
 #include "tt_test.h"
 
@@ -108,7 +109,7 @@ static double record_best(const char *kv, const char *fp, double median, double 
     t.config_key = strdup(ckey);
     t.config_hash = tt_tmpl_config_hash(g_gemm, slots);
     json_t *cj = tt_tmpl_config_json(g_gemm, slots);
-    t.config_json = json_dumps(cj, JSON_COMPACT);
+    t.config_json = tt_json_dumps(cj, JSON_COMPACT);
     json_decref(cj);
     t.status = TT_OK;
     t.median_us = t.min_us = median;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "tt_daemon.h"
 #include "tt_test.h"
 
@@ -81,7 +82,7 @@ static char *gemm_variant(const char *member, json_t *value, const char *extra_p
     json_object_set_new(d, "name", json_string("hostile"));
     if (member) json_object_set_new(d, member, value);
     if (extra_param) json_object_set_new(json_object_get(d, "params"), extra_param, pvalue);
-    char *s = json_dumps(d, JSON_COMPACT);
+    char *s = tt_json_dumps(d, JSON_COMPACT);
     json_decref(d);
     return s;
 }
@@ -151,7 +152,7 @@ static void test_battery(void)
     json_object_set_new(ps, "p1", json_pack("{s:[i,i,i]}", "range", 1, 1000, 1));
     json_object_set_new(ps, "p2", json_pack("{s:[i,i,i]}", "range", 1, 4000, 1));
     json_object_set_new(ps, "p3", json_pack("[i,i,i]", 1, 2, 3));
-    char *huge = json_dumps(d, JSON_COMPACT);
+    char *huge = tt_json_dumps(d, JSON_COMPACT);
     json_decref(d);
     char *overflow = gemm_variant("let", json_pack("{s:s, s:s, s:s, s:s, s:s}", "m_num",
                                   "ceildiv(M, block_M) * 9223372036854775807", "n_num",
@@ -309,7 +310,7 @@ static void test_overflow_is_infeasible(void)
     json_t *d = json_deep_copy(g_gemm);
     json_object_set_new(d, "name", json_string("hostile"));
     json_object_set_new(json_object_get(d, "let"), "zero", json_string("M // (M - M)"));
-    char *tj = json_dumps(d, JSON_COMPACT);
+    char *tj = tt_json_dumps(d, JSON_COMPACT);
     json_decref(d);
     size_t n = strlen(tj) + 256;
     char *body = malloc(n);
@@ -321,7 +322,7 @@ static void test_overflow_is_infeasible(void)
     json_t *sp = json_object_get(r.json, "space");
     CU_ASSERT_EQUAL(json_integer_value(json_object_get(sp, "feasible")), 0);
     CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "results")), 0);
-    char *rej = json_dumps(json_object_get(sp, "rejected"), 0);
+    char *rej = tt_json_dumps(json_object_get(sp, "rejected"), 0);
     CU_ASSERT(rej && strstr(rej, "zero") != NULL);
     free(rej);
     tt_hres_free(&r);

@@ -18,45 +18,7 @@ static const char *JOB =
     "\"target\":\"a2\",\"backend\":\"sim\",\"strategy\":\"model-refine\","
     "\"budget\":{\"trials\":600},\"seed\":42}";
 
-static long long submit(tt_daemon *d)
-{
-    tt_hres r;
-    long long id = -1;
-    if (tt_daemon_req(d, "POST", "/v1/tune", TT_TOKEN_TUNE, JOB, strlen(JOB), &r) == 0 &&
-        r.status == 202)
-        id = (long long)json_integer_value(json_object_get(r.json, "job"));
-    else
-        fprintf(stderr, "tune: %ld %s\n", r.status, r.body);
-    tt_hres_free(&r);
-    return id;
-}
-
-/* All trials of a job: a new array of {id, seq, config_key}. */
-static json_t *trials_of(tt_daemon *d, long long id)
-{
-    json_t *all = json_array();
-    for (long long off = 0;; off += 1000) {
-        char path[128];
-        snprintf(path, sizeof path, "/v1/jobs/%lld/trials?offset=%lld&limit=1000", id, off);
-        tt_hres r;
-        if (tt_daemon_req(d, "GET", path, NULL, NULL, 0, &r) || r.status != 200) {
-            tt_hres_free(&r);
-            json_decref(all);
-            return NULL;
-        }
-        json_t *arr = json_object_get(r.json, "trials");
-        size_t i;
-        json_t *t;
-        json_array_foreach(arr, i, t)
-            json_array_append_new(all, json_pack("{s:O, s:O, s:O}", "id", json_object_get(t, "id"),
-                                                 "seq", json_object_get(t, "seq"), "config_key",
-                                                 json_object_get(t, "config_key")));
-        size_t n = json_array_size(arr);
-        tt_hres_free(&r);
-        if (n < 1000) break;
-    }
-    return all;
-}
+static const char *const trial_fields[] = {"id", "seq", "config_key", NULL};
 
 static json_t *job_of(tt_daemon *d, long long id)
 {
@@ -82,7 +44,7 @@ static int suite_clean(void)
 static void test_kill_and_resume(void)
 {
     CU_ASSERT_EQUAL_FATAL(tt_daemon_start(&a, "{\"workers\": 1, \"lease_seconds\": 5}"), 0);
-    long long id = submit(&a);
+    long long id = tt_daemon_submit(&a, JOB);
     CU_ASSERT_FATAL(id > 0);
     /* wait until some trials are committed, then kill -9 in the middle of the job */
     json_t *seen = NULL;
@@ -96,7 +58,7 @@ static void test_kill_and_resume(void)
         if (done >= 40) break;
         usleep(10 * 1000);
     }
-    seen = trials_of(&a, id);
+    seen = tt_daemon_trials(&a, id, trial_fields);
     CU_ASSERT_FATAL(seen != NULL);
     CU_ASSERT(json_array_size(seen) >= 40);
     CU_ASSERT_EQUAL(tt_daemon_signal(&a, SIGKILL), 128 + SIGKILL);
@@ -106,7 +68,7 @@ static void test_kill_and_resume(void)
     const char *st = tt_daemon_wait_job(&a, id, 60);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
     CU_ASSERT_STRING_EQUAL(st, "done");
-    json_t *after = trials_of(&a, id);
+    json_t *after = tt_daemon_trials(&a, id, trial_fields);
     json_t *ja = job_of(&a, id);
     CU_ASSERT_FATAL(after != NULL && ja != NULL);
 
@@ -122,12 +84,12 @@ static void test_kill_and_resume(void)
 
     /* an uninterrupted run of the same job on a fresh database */
     CU_ASSERT_EQUAL_FATAL(tt_daemon_start(&b, "{\"workers\": 1}"), 0);
-    long long id2 = submit(&b);
+    long long id2 = tt_daemon_submit(&b, JOB);
     CU_ASSERT_FATAL(id2 > 0);
     st = tt_daemon_wait_job(&b, id2, 60);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
     CU_ASSERT_STRING_EQUAL(st, "done");
-    json_t *ref = trials_of(&b, id2);
+    json_t *ref = tt_daemon_trials(&b, id2, trial_fields);
     json_t *jb = job_of(&b, id2);
     CU_ASSERT_FATAL(ref != NULL && jb != NULL);
     CU_ASSERT_EQUAL(json_array_size(after), json_array_size(ref));

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * test_alloc_fail.c - allocation-failure torture test: every allocation of eight library
+ * test_alloc_fail.c - allocation-failure torture test: every allocation of nine library
  * workloads is made to fail once, and each must then return a clean error with nothing leaked.
  *
  * How (curl's torture mode, sqlite's do_faultsim_test, libuv's test-loop-oom.c): this program
@@ -29,11 +29,12 @@
  * interposed: each workload runs (twice) unarmed and must succeed; ASan/LSan then check the
  * success paths for leaks and overflows.  The injection runs in the plain (-Werror) build.
  *
- * Workloads: expressions (compiler/expr.c), the built-in templates (compiler/template*.c),
+ * Workloads: expressions (compiler/expr_*.c), the built-in templates (compiler/template*.c),
  * gemm space enumeration (compiler/space.c), the targets directory (costmodel/target.c),
  * the analytic model and the simulator (with and without a trace) on gemm and every
  * template of tests/data/sim/smoke.txt (costmodel/model*.c, costmodel/sim*.c), T1 import + render (compiler/t1.c, compiler/render.c), and datasets in
- * KT-cache, T4 and gzip form (daemon/dataset.c).
+ * KT-cache, T4 and gzip form (daemon/dataset*.c), and JSON text (compiler/jsonutil.c: never a
+ * document with a member silently missing, which jansson 2.14's json_dumps() can return).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -49,6 +50,7 @@
 
 #include "dataset.h"
 #include "expr.h"
+#include "jsonutil.h"
 #include "model.h"
 #include "render.h"
 #include "sim.h"
@@ -676,6 +678,38 @@ static tt_rc wl_dataset(uint64_t *digest)
     return TT_OK;
 }
 
+/* 9. JSON text through tt_json_dumps(): a document of 300 members (several KB, so the buffer
+ * grows), sorted and indented, then compact in insertion order.  An allocation failure must
+ * give NULL, never text with a member missing (the digest would differ). */
+static tt_rc wl_jsonutil(uint64_t *digest)
+{
+    json_t *doc = json_object();
+    if (!doc) return TT_ENOMEM;
+    for (int i = 0; i < 300; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "member_%03d", (i * 7) % 300);
+        if (json_object_set_new(doc, key, json_pack("{s:i, s:[s, f]}", "n", i, "v", key, i * 0.5))) {
+            json_decref(doc);
+            return TT_ENOMEM;
+        }
+    }
+    static const size_t flags[] = {JSON_SORT_KEYS | JSON_INDENT(2),
+                                   JSON_COMPACT | JSON_PRESERVE_ORDER};
+    uint64_t h = 11;
+    for (int k = 0; k < 2; k++) {
+        char *text = tt_json_dumps(doc, flags[k]);
+        if (!text) {
+            json_decref(doc);
+            return TT_ENOMEM;
+        }
+        h = mix(mix_str(h, text), strlen(text));
+        free(text);
+    }
+    json_decref(doc);
+    *digest = h;
+    return TT_OK;
+}
+
 /* ---------------------------------------------------------------- the torture loop */
 
 static int rc_allowed(const workload *w, tt_rc rc)
@@ -887,6 +921,7 @@ static const workload W_MODEL = {"model", wl_model, {TT_OK}};
 static const workload W_SIM = {"sim", wl_sim, {TT_OK}};
 static const workload W_T1 = {"t1_render", wl_t1_render, {TT_EJSON, TT_OK}};
 static const workload W_DS = {"dataset", wl_dataset, {TT_EJSON, TT_OK}};
+static const workload W_JSON = {"jsonutil", wl_jsonutil, {TT_OK}};
 
 static void test_expr(void) { torture(&W_EXPR); }
 static void test_templates(void) { torture(&W_TMPL); }
@@ -896,6 +931,7 @@ static void test_model(void) { torture(&W_MODEL); }
 static void test_sim(void) { torture(&W_SIM); }
 static void test_t1_render(void) { torture(&W_T1); }
 static void test_dataset(void) { torture(&W_DS); }
+static void test_jsonutil(void) { torture(&W_JSON); }
 
 /* The hooks themselves: the countdown fails exactly the Nth call, once, and counts blocks. */
 static void test_hooks(void)
@@ -928,7 +964,7 @@ static void test_hooks(void)
 static const tt_test_case hook_cases[] = {{"hooks", test_hooks}, {NULL, NULL}};
 static const tt_test_case compile_cases[] = {
     {"expr", test_expr}, {"templates", test_templates}, {"space", test_space},
-    {"t1_render", test_t1_render}, {NULL, NULL}};
+    {"t1_render", test_t1_render}, {"jsonutil", test_jsonutil}, {NULL, NULL}};
 static const tt_test_case cost_cases[] = {
     {"targets", test_targets}, {"model", test_model}, {"sim", test_sim}, {NULL, NULL}};
 static const tt_test_case daemon_cases[] = {{"dataset", test_dataset}, {NULL, NULL}};

@@ -103,10 +103,7 @@ static void test_convolution_space(void)
 
 static void test_bad_table(void)
 {
-    char *path = tt_test_src("tests/data/t1/bad.json");
-    json_error_t je;
-    json_t *cases = json_load_file(path, 0, &je);
-    free(path);
+    json_t *cases = tt_test_load_json("tests/data/t1/bad.json");
     CU_ASSERT_PTR_NOT_NULL_FATAL(cases);
     CU_ASSERT(json_array_size(cases) >= 15);
     size_t i;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "render.h"
 #include "template.h"
 #include "tt_test.h"
@@ -320,16 +321,13 @@ static void test_flash_attn_causal_trip(void)
 
 static void test_hash(void)
 {
-    char *p = tt_test_src("templates/gemm.json");
-    json_error_t je;
-    json_t *doc = json_load_file(p, 0, &je);
-    free(p);
+    json_t *doc = tt_test_load_json("templates/gemm.json");
     CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
     tt_template *a = NULL, *b = NULL;
     tt_errinfo e;
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_json(doc, NULL, &a, &e), TT_OK);
     /* independent FNV-1a 64 of the canonical text */
-    char *s = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    char *s = tt_json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
     unsigned long long h = 0xcbf29ce484222325ULL;
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) h = (h ^ *c) * 0x100000001b3ULL;
     free(s);
@@ -338,7 +336,7 @@ static void test_hash(void)
     CU_ASSERT_STRING_EQUAL(a->hash, want);
     CU_ASSERT_PTR_NULL(a->source_text);          /* no base_dir: the file is not read */
     /* the same document with its keys in another order: same hash */
-    char *pretty = json_dumps(doc, JSON_INDENT(3) | JSON_SORT_KEYS);
+    char *pretty = tt_json_dumps(doc, JSON_INDENT(3) | JSON_SORT_KEYS);
     CU_ASSERT_EQUAL(tt_tmpl_parse_string(pretty, strlen(pretty), NULL, &b, &e), TT_OK);
     free(pretty);
     CU_ASSERT(b && strcmp(a->hash, b->hash) == 0);

@@ -12,6 +12,7 @@
 
 #include "model.h"
 #include "target.h"
+#include "tt_fidelity.h"
 #include "tt_test.h"
 
 #define TOLERANCE 15.0
@@ -19,21 +20,6 @@
 static tt_targets *targets;
 static tt_template *gemm, *stream;
 static json_t *cal;
-
-/* A GM -> UB streaming read on the vector cores (the kernel behind the bandwidth points);
- * the tile and the stages are tuned as a benchmark author would. */
-static const char *const stream_read_json =
-    "{\"tiletune\":1,\"name\":\"stream_read\",\"version\":\"1\","
-    "\"inputs\":{\"N\":{\"type\":\"int\",\"min\":1,\"max\":1099511627776},"
-    "\"dtype\":{\"type\":\"dtype\",\"values\":[\"float16\"],\"default\":\"float16\"}},"
-    "\"params\":{\"tile\":{\"pow2\":[1024,65536]},\"S\":[2,3,4]},"
-    "\"let\":{\"ntiles\":\"ceildiv(N, tile)\",\"nblk\":\"min(ceildiv(ntiles, 2), 24)\","
-    "\"per\":\"ceildiv(ntiles, 2 * nblk)\"},"
-    "\"tensors\":{\"X\":{\"shape\":[\"N\"],\"dtype\":\"dtype\"}},"
-    "\"buffers\":{\"X_UB\":{\"scope\":\"UB\",\"shape\":[\"tile\"],\"dtype\":\"dtype\",\"copies\":\"S\"}},"
-    "\"kernel\":{\"grid\":{\"b\":\"nblk\"},\"cores\":\"vector\",\"body\":["
-    "{\"for\":\"i\",\"trip\":\"per\",\"stages\":\"S\",\"body\":["
-    "{\"copy\":[\"gm:X\",\"X_UB\"],\"along\":[\"b\",\"i\"]}]}]}}";
 
 static int setup(void)
 {
@@ -45,7 +31,8 @@ static int setup(void)
     int bad = 0;
     if (tt_targets_load_dir(dir, &targets, &e)) { fprintf(stderr, "targets: %s\n", e.msg); bad = 1; }
     if (!bad && tt_tmpl_parse_file(gp, &gemm, &e)) { fprintf(stderr, "gemm: %s: %s\n", e.path, e.msg); bad = 1; }
-    if (!bad && tt_tmpl_parse_string(stream_read_json, strlen(stream_read_json), NULL, &stream, &e)) {
+    if (!bad && tt_tmpl_parse_string(tt_fidelity_stream_read_json,
+                                      strlen(tt_fidelity_stream_read_json), NULL, &stream, &e)) {
         fprintf(stderr, "stream_read: %s: %s\n", e.path, e.msg);
         bad = 1;
     }
@@ -65,13 +52,6 @@ static int teardown(void)
     return 0;
 }
 
-static void set(const tt_template *t, int64_t *slots, const char *name, int64_t v)
-{
-    int s = tt_tmpl_slot_of(t, name);
-    CU_ASSERT_FATAL(s >= 0);
-    slots[s] = v;
-}
-
 static void test_gemm_points(void)
 {
     const tt_target *a3 = tt_targets_find(targets, "a3");
@@ -83,20 +63,8 @@ static void test_gemm_points(void)
     json_array_foreach(json_object_get(cal, "points"), i, p) {
         if (strcmp(json_string_value(json_object_get(p, "kernel")), "gemm") != 0) continue;
         CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(p, "soc")), "a3-die-24core");
-        const json_t *pr = json_object_get(p, "problem"), *cf = json_object_get(p, "config");
         int64_t slots[TT_MAX_SLOTS] = {0};
-        set(gemm, slots, "M", json_integer_value(json_object_get(pr, "M")));
-        set(gemm, slots, "N", json_integer_value(json_object_get(pr, "N")));
-        set(gemm, slots, "K", json_integer_value(json_object_get(pr, "K")));
-        const char *dt = json_string_value(json_object_get(pr, "dtype"));
-        const char *od = json_string_value(json_object_get(pr, "out"));
-        set(gemm, slots, "dtype", tt_dtype_parse(dt, strlen(dt)));
-        set(gemm, slots, "out_dtype", tt_dtype_parse(od, strlen(od)));
-        static const char *const keys[] = {"block_M", "block_N", "block_K", "K_L1"};
-        for (int k = 0; k < 4; k++) set(gemm, slots, keys[k], json_integer_value(json_object_get(cf, keys[k])));
-        int db = json_is_true(json_object_get(cf, "double_buffer"));
-        set(gemm, slots, "S1", db ? 2 : 1);
-        set(gemm, slots, "S2", db ? 2 : 1);
+        CU_ASSERT_EQUAL_FATAL(tt_fidelity_gemm_slots(gemm, p, slots), 0);
         tt_model *m = NULL;
         tt_errinfo e;
         CU_ASSERT_EQUAL_FATAL(tt_model_new(gemm, a3, slots, NULL, &m, &e), TT_OK);
@@ -126,19 +94,8 @@ static double stream_bw(const tt_target *tg, double bytes, tt_model_result *best
     tt_model *m = NULL;
     tt_errinfo e;
     CU_ASSERT_EQUAL_FATAL(tt_model_new(stream, tg, slots, NULL, &m, &e), TT_OK);
-    double block_us = tt_target_us(tg, tg->block_cycles);
-    double bw = 0;
     int feasible = 0;
-    for (size_t a = 0; a < stream->params[0].nvalues; a++)
-        for (size_t b = 0; b < stream->params[1].nvalues; b++) {
-            slots[stream->ninputs] = stream->params[0].values[a];
-            slots[stream->ninputs + 1] = stream->params[1].values[b];
-            tt_model_result r;
-            if (tt_model_eval(m, slots, &r) != TT_OK) continue;
-            feasible++;
-            double g = bytes / ((r.time_us - tg->launch_us - block_us) * 1e3);
-            if (g > bw) { bw = g; *best = r; }
-        }
+    double bw = tt_fidelity_stream_best(stream, tg, m, slots, bytes, best, &feasible);
     CU_ASSERT(feasible > 10);
     tt_model_free(m);
     return bw;

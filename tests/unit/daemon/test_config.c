@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "jsonutil.h"
 #include "tt_test.h"
 
 static char *g_tmp;
@@ -97,7 +98,7 @@ static void test_precedence(void)
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(j, "workers"), "source")), "flag");
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(j, "listen"), "source")), "file");
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(j, "max_space"), "source")), "default");
-    char *s = json_dumps(j, 0);
+    char *s = tt_json_dumps(j, 0);
     CU_ASSERT(s && strstr(s, "e3b0c442") == NULL && strstr(s, "***") != NULL);
     free(s);
     json_decref(j);
@@ -107,9 +108,7 @@ static void test_precedence(void)
 
 static void test_invalid_files(void)
 {
-    char *path = tt_test_src("tests/data/config/invalid.json");
-    json_error_t je;
-    json_t *cases = json_load_file(path, 0, &je);
+    json_t *cases = tt_test_load_json("tests/data/config/invalid.json");
     CU_ASSERT_PTR_NOT_NULL_FATAL(cases);
     CU_ASSERT(json_array_size(cases) >= 20);
     size_t i;
@@ -119,7 +118,7 @@ static void test_invalid_files(void)
         tt_errinfo e;
         tt_errinfo_clear(&e);
         CU_ASSERT_EQUAL_FATAL(tt_config_init(&c), TT_OK);
-        char *text = json_dumps(json_object_get(tc, "file"), JSON_ENCODE_ANY);
+        char *text = tt_json_dumps(json_object_get(tc, "file"), JSON_ENCODE_ANY);
         char *f = write_tmp("bad.json", text);
         tt_rc rc = tt_config_load_file(&c, f, &e);
         const char *want = json_string_value(json_object_get(tc, "code"));
@@ -138,7 +137,6 @@ static void test_invalid_files(void)
         free(f);
     }
     json_decref(cases);
-    free(path);
     /* unreadable and malformed files */
     tt_config c;
     tt_errinfo e;

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "dataset.h"
+#include "jsonutil.h"
 #include "tt_test.h"
 
 static tt_dataset *g_kt, *g_t4;
@@ -231,10 +232,7 @@ static void test_gzip_detection(void)
 
 static void test_bad_table(void)
 {
-    char *path = tt_test_src("tests/data/datasets/bad.json");
-    json_error_t je;
-    json_t *cases = json_load_file(path, 0, &je);
-    free(path);
+    json_t *cases = tt_test_load_json("tests/data/datasets/bad.json");
     CU_ASSERT_PTR_NOT_NULL_FATAL(cases);
     CU_ASSERT(json_array_size(cases) >= 30);
     size_t i;
@@ -244,7 +242,7 @@ static void test_bad_table(void)
         tt_rc want = tt_rc_from_code(json_string_value(json_object_get(c, "rc")));
         const char *wpath = json_string_value(json_object_get(c, "path"));
         char *text = json_object_get(c, "text") ? strdup(json_string_value(json_object_get(c, "text")))
-                                                : json_dumps(json_object_get(c, "doc"), JSON_COMPACT);
+                                                : tt_json_dumps(json_object_get(c, "doc"), JSON_COMPACT);
         CU_ASSERT_PTR_NOT_NULL_FATAL(text);
         tt_dataset *ds = (tt_dataset *)1;
         tt_errinfo e;
@@ -278,10 +276,7 @@ static void test_bad_table(void)
 
 static void test_units(void)
 {
-    char *path = tt_test_src("tests/data/datasets/units.json");
-    json_error_t je;
-    json_t *cases = json_load_file(path, 0, &je);
-    free(path);
+    json_t *cases = tt_test_load_json("tests/data/datasets/units.json");
     CU_ASSERT_PTR_NOT_NULL_FATAL(cases);
     size_t i;
     json_t *c;
@@ -292,7 +287,7 @@ static void test_units(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
         if (json_is_string(json_object_get(c, "timeunit")))
             json_object_set_new(doc, "metadata", json_pack("{s:O}", "timeunit", json_object_get(c, "timeunit")));
-        char *text = json_dumps(doc, 0);
+        char *text = tt_json_dumps(doc, 0);
         json_decref(doc);
         tt_dataset *ds = NULL;
         tt_errinfo e;

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT
- * expr.c - compiles Python-style integer expressions to stack bytecode and evaluates them.
+ * expr_parse.c - compiles Python-style integer expressions to stack bytecode (tt_expr_compile).
  *
  * Pipeline: a one-token-lookahead lexer feeds a recursive-descent parser that emits bytecode
  * directly (no AST), folding constant operands with a peephole as it goes.  `x if c else y`
  * is emitted in source order and then rotated into `c JZ x JMP y`; all jumps are relative and
  * forward, so rotating a finished segment keeps them valid.  After parsing, a verification
- * pass walks the code once, checks the stack effect of every path and computes the maximum
- * stack depth, so that tt_expr_eval() can run on a fixed local array without bounds checks.
+ * pass (tt__expr_verify, expr_vm.c) walks the code once, checks the stack effect of every path
+ * and computes the maximum stack depth, so that tt_expr_eval() can run on a fixed local array
+ * without bounds checks.  The bytecode is defined in expr_int.h; evaluation is in expr_vm.c.
  * Design notes and the grammar are in docs/expressions.md.
  */
 #include "expr.h"
@@ -17,173 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype.h"
+#include "expr_int.h"
 
-/* ---------------------------------------------------------------- bytecode */
-
-/* Opcodes.  Operand words follow the opcode in the int64 code array. */
-enum {
-    OP_END,     /* stop; result on top */
-    OP_K,       /* k: push constant k */
-    OP_LOAD,    /* s: push slots[s] */
-    OP_NEG, OP_NOT, OP_BNOT, OP_BOOL, OP_ABS, OP_LOG2, OP_SIZEOF,
-    OP_ADD, OP_SUB, OP_MUL, OP_FDIV, OP_MOD, OP_POW, OP_SHL, OP_SHR,
-    OP_BAND, OP_BOR, OP_BXOR, OP_MIN, OP_MAX, OP_CEILDIV, OP_ALIGN,
-    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-    /* k: the binary op with the constant k as right operand (`x % 32`, `x <= 1024`) */
-    OP_ADDK, OP_SUBK, OP_MULK, OP_FDIVK, OP_MODK, OP_BANDK,
-    OP_EQK, OP_NEK, OP_LTK, OP_LEK, OP_GTK, OP_GEK,
-    OP_CHAIN,   /* cmp: [a b] -> [b (a cmp b)], cmp is OP_EQ..OP_GE */
-    OP_JFCHAIN, /* off: [b t]: t == 0 -> [0] and jump; else -> [b] */
-    OP_ANDJ,    /* off: top == 0 -> keep it, jump; else pop */
-    OP_ORJ,     /* off: top != 0 -> top = 1, jump; else pop */
-    OP_JZ,      /* off: pop; jump when it was 0 */
-    OP_JMP,     /* off: jump */
-    OP__COUNT
-};
-
-/* Words per instruction, values it needs on the stack, and its stack effect on the
- * fall-through path. */
-static const struct { signed char words, need, delta; } op_info[OP__COUNT] = {
-    [OP_END] = {1, 1, 0},      [OP_K] = {2, 0, 1},        [OP_LOAD] = {2, 0, 1},
-    [OP_NEG] = {1, 1, 0},      [OP_NOT] = {1, 1, 0},      [OP_BNOT] = {1, 1, 0},
-    [OP_BOOL] = {1, 1, 0},     [OP_ABS] = {1, 1, 0},      [OP_LOG2] = {1, 1, 0},
-    [OP_SIZEOF] = {1, 1, 0},   [OP_ADD] = {1, 2, -1},     [OP_SUB] = {1, 2, -1},
-    [OP_MUL] = {1, 2, -1},     [OP_FDIV] = {1, 2, -1},    [OP_MOD] = {1, 2, -1},
-    [OP_POW] = {1, 2, -1},     [OP_SHL] = {1, 2, -1},     [OP_SHR] = {1, 2, -1},
-    [OP_BAND] = {1, 2, -1},    [OP_BOR] = {1, 2, -1},     [OP_BXOR] = {1, 2, -1},
-    [OP_MIN] = {1, 2, -1},     [OP_MAX] = {1, 2, -1},     [OP_CEILDIV] = {1, 2, -1},
-    [OP_ALIGN] = {1, 2, -1},   [OP_EQ] = {1, 2, -1},      [OP_NE] = {1, 2, -1},
-    [OP_LT] = {1, 2, -1},      [OP_LE] = {1, 2, -1},      [OP_GT] = {1, 2, -1},
-    [OP_GE] = {1, 2, -1},      [OP_ADDK] = {2, 1, 0},     [OP_SUBK] = {2, 1, 0},
-    [OP_MULK] = {2, 1, 0},     [OP_FDIVK] = {2, 1, 0},    [OP_MODK] = {2, 1, 0},
-    [OP_BANDK] = {2, 1, 0},    [OP_EQK] = {2, 1, 0},      [OP_NEK] = {2, 1, 0},
-    [OP_LTK] = {2, 1, 0},      [OP_LEK] = {2, 1, 0},      [OP_GTK] = {2, 1, 0},
-    [OP_GEK] = {2, 1, 0},      [OP_CHAIN] = {2, 2, 0},    [OP_JFCHAIN] = {2, 2, -1},
-    [OP_ANDJ] = {2, 1, -1},    [OP_ORJ] = {2, 1, -1},     [OP_JZ] = {2, 1, -1},
-    [OP_JMP] = {2, 0, 0},
-};
-
-struct tt_expr {
-    int64_t *code;   /* ends with OP_END */
-    size_t ncode;
-    int *slots;      /* distinct slots read, ascending */
-    size_t nslots;
-    int max_stack;
-    char *src;
-    /* code, slots and src live in the same allocation, after this header */
-};
-
-/* ------------------------------------------------------- integer semantics */
-/* Shared by evaluation and constant folding, so that both agree by construction. */
-
-static inline tt_rc ex_fdiv(int64_t a, int64_t b, int64_t *r)
-{
-    if (b == 0) return TT_EDIVZERO;
-    if (b == -1) {
-        if (a == INT64_MIN) return TT_EOVERFLOW;
-        *r = -a;
-        return TT_OK;
-    }
-    int64_t q = a / b, m = a % b;
-    if (m != 0 && ((m < 0) != (b < 0))) q--;
-    *r = q;
-    return TT_OK;
-}
-
-static inline tt_rc ex_mod(int64_t a, int64_t b, int64_t *r)
-{
-    if (b == 0) return TT_EDIVZERO;
-    if (b == -1) {
-        *r = 0;
-        return TT_OK;
-    }
-    int64_t m = a % b;
-    if (m != 0 && ((m < 0) != (b < 0))) m += b;
-    *r = m;
-    return TT_OK;
-}
-
-static inline tt_rc ex_ceildiv(int64_t a, int64_t b, int64_t *r)
-{
-    if (b == 0) return TT_EDIVZERO;
-    if (b == -1) {
-        if (a == INT64_MIN) return TT_EOVERFLOW;
-        *r = -a;
-        return TT_OK;
-    }
-    int64_t q = a / b, m = a % b;
-    if (m != 0 && ((m < 0) == (b < 0))) q++;
-    *r = q;
-    return TT_OK;
-}
-
-static inline tt_rc ex_align(int64_t a, int64_t b, int64_t *r)
-{
-    if (b <= 0) return TT_EDOMAIN;
-    int64_t q;
-    tt_rc rc = ex_ceildiv(a, b, &q);
-    if (rc) return rc;
-    if (__builtin_mul_overflow(q, b, r)) return TT_EOVERFLOW;
-    return TT_OK;
-}
-
-static inline tt_rc ex_pow(int64_t b, int64_t e, int64_t *r)
-{
-    if (e < 0) return TT_EDOMAIN;
-    int64_t acc = 1;
-    while (e) {
-        if ((e & 1) && __builtin_mul_overflow(acc, b, &acc)) return TT_EOVERFLOW;
-        e >>= 1;
-        /* |b| >= 2 and more bits left: b*b overflowing means the result overflows too. */
-        if (e && __builtin_mul_overflow(b, b, &b)) return TT_EOVERFLOW;
-    }
-    *r = acc;
-    return TT_OK;
-}
-
-static inline tt_rc ex_shl(int64_t a, int64_t s, int64_t *r)
-{
-    if (s < 0 || s >= 63) return TT_EDOMAIN;
-    int64_t v = (int64_t)((uint64_t)a << s);
-    if ((v >> s) != a) return TT_EOVERFLOW;
-    *r = v;
-    return TT_OK;
-}
-
-static inline tt_rc ex_shr(int64_t a, int64_t s, int64_t *r)
-{
-    if (s < 0 || s >= 63) return TT_EDOMAIN;
-    *r = a >> s; /* arithmetic shift = Python's floor semantics */
-    return TT_OK;
-}
-
-static inline tt_rc ex_log2(int64_t a, int64_t *r)
-{
-    if (a <= 0) return TT_EDOMAIN;
-    *r = 63 - __builtin_clzll((unsigned long long)a);
-    return TT_OK;
-}
-
-static inline tt_rc ex_sizeof(int64_t a, int64_t *r)
-{
-    int sz = tt_dtype_size(a);
-    if (sz <= 0) return TT_EDOMAIN;
-    *r = sz;
-    return TT_OK;
-}
-
-static inline int64_t ex_cmp(int64_t op, int64_t a, int64_t b)
-{
-    switch (op) {
-    case OP_EQ: return a == b;
-    case OP_NE: return a != b;
-    case OP_LT: return a < b;
-    case OP_LE: return a <= b;
-    case OP_GT: return a > b;
-    default: return a >= b;
-    }
-}
+/* ---------------------------------------------------------- constant folding */
+/* Through the integer semantics of expr_int.h, shared with evaluation. */
 
 /* Binary op for constant folding. */
 static tt_rc ex_binop(int op, int64_t a, int64_t b, int64_t *r)
@@ -468,8 +306,8 @@ static long emit(parser *p, int op, int64_t arg)
     size_t at = p->ncode;
     p->ins[p->nins++] = at;
     p->code[p->ncode++] = op;
-    if (op_info[op].words == 2) p->code[p->ncode++] = arg;
-    p->sd += op_info[op].delta;
+    if (tt__expr_op_info[op].words == 2) p->code[p->ncode++] = arg;
+    p->sd += tt__expr_op_info[op].delta;
     if (p->sd > p->maxsd) p->maxsd = p->sd;
     if (p->sd > TT_EXPR_MAX_STACK)
         return fail(p, TT_EEXPR, p->atom, "expression too complex (needs more than %d stack slots)",
@@ -844,44 +682,6 @@ static int parse_test(parser *p)
     return 0;
 }
 
-/* Walk the code once: every path must agree on the stack depth at each jump target and end
- * with exactly one value.  Returns the maximum depth, or -1 if the code is inconsistent. */
-static int verify(const int64_t *code, size_t n, int *depth_at)
-{
-    for (size_t i = 0; i <= n; i++) depth_at[i] = -1;
-    int d = 0, maxd = 0;
-    bool live = true;
-    size_t pc = 0;
-    while (pc < n) {
-        if (depth_at[pc] >= 0) {
-            if (live && depth_at[pc] != d) return -1;
-            d = depth_at[pc];
-            live = true;
-        }
-        if (!live) return -1;
-        int64_t op = code[pc];
-        if (op < 0 || op >= OP__COUNT) return -1;
-        size_t w = (size_t)op_info[op].words;
-        if (pc + w > n) return -1;
-        if (op == OP_END) return (pc + 1 == n && d == 1) ? maxd : -1;
-        if (d < op_info[op].need) return -1;
-        if (op >= OP_JFCHAIN) {
-            int64_t off = code[pc + 1];
-            if (off < 0 || (size_t)off >= n - pc - 2) return -1; /* lands before END */
-            size_t tgt = pc + 2 + (size_t)off;
-            int td = op == OP_JFCHAIN ? d - 1 : op == OP_JZ ? d - 1 : d;
-            if (depth_at[tgt] >= 0 && depth_at[tgt] != td) return -1;
-            depth_at[tgt] = td;
-            if (op == OP_JMP) live = false;
-        }
-        if (op == OP_CHAIN && (code[pc + 1] < OP_EQ || code[pc + 1] > OP_GE)) return -1;
-        d += op_info[op].delta;
-        if (d > maxd) maxd = d;
-        pc += w;
-    }
-    return -1;
-}
-
 tt_rc tt_expr_compile(const char *src, tt_expr_resolve_fn resolve, void *ud, tt_expr **out,
                       tt_errinfo *err)
 {
@@ -916,7 +716,7 @@ tt_rc tt_expr_compile(const char *src, tt_expr_resolve_fn resolve, void *ud, tt_
         oom(&p);
         goto done;
     }
-    int maxd = verify(p.code, p.ncode, depth_at);
+    int maxd = tt__expr_verify(p.code, p.ncode, depth_at);
     if (maxd < 0 || maxd > p.maxsd || maxd > TT_EXPR_MAX_STACK) {
         fail(&p, TT_EINTERNAL, 0, "internal error: inconsistent bytecode");
         goto done;
@@ -947,175 +747,3 @@ done:
     free(p.slots);
     return *out ? TT_OK : (p.rc ? p.rc : TT_EINTERNAL);
 }
-
-/* --------------------------------------------------------------- evaluation */
-
-/* Dispatch: a jump table of label addresses with GCC/Clang (one indirect branch per op, which
- * predicts better than one shared switch), a plain switch otherwise or with -DTT_EXPR_SWITCH. */
-#if defined(__GNUC__) && !defined(TT_EXPR_SWITCH)
-#define VM_NEXT goto *vm_labels[*pc++]
-#define VM_START VM_NEXT; {
-#define VM_CASE(op) L_##op:
-#define VM_END }
-#else
-#define VM_START for (;;) switch (*pc++) {
-#define VM_CASE(op) case op:
-#define VM_NEXT continue
-#define VM_END default: return TT_EINTERNAL; }
-#endif
-
-/* Binary op through a checked helper: [a b] -> [r]. */
-#define VM_BIN(fn)                                                                                 \
-    do {                                                                                           \
-        int64_t r_;                                                                                \
-        tt_rc rc_ = fn(sp[-1], sp[0], &r_);                                                        \
-        if (__builtin_expect(rc_ != TT_OK, 0)) return rc_;                                         \
-        *--sp = r_;                                                                                \
-    } while (0)
-/* Same with the constant operand k: [a] -> [r]. */
-#define VM_BINK(fn)                                                                                \
-    do {                                                                                           \
-        int64_t r_;                                                                                \
-        tt_rc rc_ = fn(sp[0], *pc++, &r_);                                                         \
-        if (__builtin_expect(rc_ != TT_OK, 0)) return rc_;                                         \
-        *sp = r_;                                                                                  \
-    } while (0)
-#define VM_UN(fn)                                                                                  \
-    do {                                                                                           \
-        int64_t r_;                                                                                \
-        tt_rc rc_ = fn(sp[0], &r_);                                                                \
-        if (__builtin_expect(rc_ != TT_OK, 0)) return rc_;                                         \
-        *sp = r_;                                                                                  \
-    } while (0)
-#define VM_JUMP() (pc += *pc + 1)
-
-tt_rc tt_expr_eval(const tt_expr *e, const int64_t *slots, int64_t *out)
-{
-#if defined(__GNUC__) && !defined(TT_EXPR_SWITCH)
-    static const void *const vm_labels[OP__COUNT] = {
-        &&L_OP_END, &&L_OP_K, &&L_OP_LOAD, &&L_OP_NEG, &&L_OP_NOT, &&L_OP_BNOT, &&L_OP_BOOL,
-        &&L_OP_ABS, &&L_OP_LOG2, &&L_OP_SIZEOF, &&L_OP_ADD, &&L_OP_SUB, &&L_OP_MUL,
-        &&L_OP_FDIV, &&L_OP_MOD, &&L_OP_POW, &&L_OP_SHL, &&L_OP_SHR, &&L_OP_BAND, &&L_OP_BOR,
-        &&L_OP_BXOR, &&L_OP_MIN, &&L_OP_MAX, &&L_OP_CEILDIV, &&L_OP_ALIGN, &&L_OP_EQ,
-        &&L_OP_NE, &&L_OP_LT, &&L_OP_LE, &&L_OP_GT, &&L_OP_GE, &&L_OP_ADDK, &&L_OP_SUBK,
-        &&L_OP_MULK, &&L_OP_FDIVK, &&L_OP_MODK, &&L_OP_BANDK, &&L_OP_EQK, &&L_OP_NEK,
-        &&L_OP_LTK, &&L_OP_LEK, &&L_OP_GTK, &&L_OP_GEK, &&L_OP_CHAIN, &&L_OP_JFCHAIN,
-        &&L_OP_ANDJ, &&L_OP_ORJ, &&L_OP_JZ, &&L_OP_JMP};
-#endif
-    /* st[0] is never used: sp points at the top value, at st when empty. */
-    int64_t st[TT_EXPR_MAX_STACK + 1];
-    int64_t *sp = st;
-    const int64_t *pc = e->code;
-    VM_START
-        VM_CASE(OP_END) *out = *sp; return TT_OK;
-        VM_CASE(OP_K) *++sp = *pc++; VM_NEXT;
-        VM_CASE(OP_LOAD) *++sp = slots[*pc++]; VM_NEXT;
-        VM_CASE(OP_NEG)
-            if (*sp == INT64_MIN) return TT_EOVERFLOW;
-            *sp = -*sp;
-            VM_NEXT;
-        VM_CASE(OP_NOT) *sp = *sp == 0; VM_NEXT;
-        VM_CASE(OP_BNOT) *sp = ~*sp; VM_NEXT;
-        VM_CASE(OP_BOOL) *sp = *sp != 0; VM_NEXT;
-        VM_CASE(OP_ABS)
-            if (*sp == INT64_MIN) return TT_EOVERFLOW;
-            if (*sp < 0) *sp = -*sp;
-            VM_NEXT;
-        VM_CASE(OP_LOG2) VM_UN(ex_log2); VM_NEXT;
-        VM_CASE(OP_SIZEOF) VM_UN(ex_sizeof); VM_NEXT;
-        VM_CASE(OP_ADD)
-            if (__builtin_add_overflow(sp[-1], sp[0], &sp[-1])) return TT_EOVERFLOW;
-            sp--;
-            VM_NEXT;
-        VM_CASE(OP_SUB)
-            if (__builtin_sub_overflow(sp[-1], sp[0], &sp[-1])) return TT_EOVERFLOW;
-            sp--;
-            VM_NEXT;
-        VM_CASE(OP_MUL)
-            if (__builtin_mul_overflow(sp[-1], sp[0], &sp[-1])) return TT_EOVERFLOW;
-            sp--;
-            VM_NEXT;
-        VM_CASE(OP_FDIV) VM_BIN(ex_fdiv); VM_NEXT;
-        VM_CASE(OP_MOD) VM_BIN(ex_mod); VM_NEXT;
-        VM_CASE(OP_POW) VM_BIN(ex_pow); VM_NEXT;
-        VM_CASE(OP_SHL) VM_BIN(ex_shl); VM_NEXT;
-        VM_CASE(OP_SHR) VM_BIN(ex_shr); VM_NEXT;
-        VM_CASE(OP_CEILDIV) VM_BIN(ex_ceildiv); VM_NEXT;
-        VM_CASE(OP_ALIGN) VM_BIN(ex_align); VM_NEXT;
-        VM_CASE(OP_BAND) sp[-1] &= sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_BOR) sp[-1] |= sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_BXOR) sp[-1] ^= sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_MIN) if (sp[0] < sp[-1]) sp[-1] = sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_MAX) if (sp[0] > sp[-1]) sp[-1] = sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_EQ) sp[-1] = sp[-1] == sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_NE) sp[-1] = sp[-1] != sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_LT) sp[-1] = sp[-1] < sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_LE) sp[-1] = sp[-1] <= sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_GT) sp[-1] = sp[-1] > sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_GE) sp[-1] = sp[-1] >= sp[0]; sp--; VM_NEXT;
-        VM_CASE(OP_ADDK) if (__builtin_add_overflow(*sp, *pc++, sp)) return TT_EOVERFLOW; VM_NEXT;
-        VM_CASE(OP_SUBK) if (__builtin_sub_overflow(*sp, *pc++, sp)) return TT_EOVERFLOW; VM_NEXT;
-        VM_CASE(OP_MULK) if (__builtin_mul_overflow(*sp, *pc++, sp)) return TT_EOVERFLOW; VM_NEXT;
-        VM_CASE(OP_FDIVK) VM_BINK(ex_fdiv); VM_NEXT;
-        VM_CASE(OP_MODK) VM_BINK(ex_mod); VM_NEXT;
-        VM_CASE(OP_BANDK) *sp &= *pc++; VM_NEXT;
-        VM_CASE(OP_EQK) *sp = *sp == *pc++; VM_NEXT;
-        VM_CASE(OP_NEK) *sp = *sp != *pc++; VM_NEXT;
-        VM_CASE(OP_LTK) *sp = *sp < *pc++; VM_NEXT;
-        VM_CASE(OP_LEK) *sp = *sp <= *pc++; VM_NEXT;
-        VM_CASE(OP_GTK) *sp = *sp > *pc++; VM_NEXT;
-        VM_CASE(OP_GEK) *sp = *sp >= *pc++; VM_NEXT;
-        VM_CASE(OP_CHAIN) {
-            int64_t t = ex_cmp(*pc++, sp[-1], sp[0]);
-            sp[-1] = sp[0];
-            sp[0] = t;
-            VM_NEXT;
-        }
-        VM_CASE(OP_JFCHAIN)
-            if (*sp == 0) {
-                *--sp = 0;
-                VM_JUMP();
-            } else {
-                sp--;
-                pc++;
-            }
-            VM_NEXT;
-        VM_CASE(OP_ANDJ)
-            if (*sp == 0) VM_JUMP();
-            else sp--, pc++;
-            VM_NEXT;
-        VM_CASE(OP_ORJ)
-            if (*sp != 0) *sp = 1, VM_JUMP();
-            else sp--, pc++;
-            VM_NEXT;
-        VM_CASE(OP_JZ)
-            if (*sp-- == 0) VM_JUMP();
-            else pc++;
-            VM_NEXT;
-        VM_CASE(OP_JMP) VM_JUMP(); VM_NEXT;
-    VM_END
-}
-
-int tt_expr_max_slot(const tt_expr *e)
-{
-    return (e && e->nslots) ? e->slots[e->nslots - 1] : -1;
-}
-
-size_t tt_expr_slots(const tt_expr *e, int *out, size_t cap)
-{
-    if (!e) return 0;
-    for (size_t i = 0; i < e->nslots && i < cap; i++) out[i] = e->slots[i];
-    return e->nslots;
-}
-
-int tt_expr_const(const tt_expr *e, int64_t *val)
-{
-    int64_t v;
-    if (!e || e->nslots || tt_expr_eval(e, NULL, &v) != TT_OK) return 0;
-    if (val) *val = v;
-    return 1;
-}
-
-const char *tt_expr_source(const tt_expr *e) { return e ? e->src : NULL; }
-
-void tt_expr_free(tt_expr *e) { free(e); }

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT
+ * jsonutil.h - jansson helpers shared by the library, the daemon and the client.
+ *
+ * Why: jansson 2.14's json_dumps() ignores the result of writing an object key (dump.c), so
+ * under memory pressure it can return JSON text with a key silently cut out.  tt_json_dumps()
+ * serialises through json_dump_callback() and remembers any failed write, so it returns
+ * either the complete text or NULL.  Use it instead of json_dumps() everywhere.
+ *
+ * Thread-safety: reentrant; the value is only read (the usual jansson rule applies: do not
+ * modify it from another thread at the same time).
+ */
+#ifndef TT_JSONUTIL_H
+#define TT_JSONUTIL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The JSON text of `j` (borrowed) with json_dumps() `flags` (JSON_ENCODE_ANY is needed for
+ * a value that is not an object or an array, as with json_dumps()).  Returns new
+ * NUL-terminated text that the caller frees with free(), or NULL on any failure (out of
+ * memory, NULL `j`, a value jansson refuses to encode); nothing is leaked on failure. */
+char *tt_json_dumps(const json_t *j, size_t flags);
+
+#endif
