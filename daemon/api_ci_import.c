@@ -23,6 +23,7 @@
 #include "api_int.h"
 #include "backend.h"
 #include "dataset.h"
+#include "jsonutil.h"
 #include "t1.h"
 
 #define TT_IMPORT_LEASE_S 3600.0
@@ -56,7 +57,7 @@ static tt_rc tt_import_trial(const tt_template *t, const tt_dataset *ds, const t
     if (tr->config_key) tt_tmpl_config_key(t, slots, tr->config_key, need);
     tr->config_hash = tt_tmpl_config_hash(t, slots);
     json_t *cj = tt_tmpl_config_json(t, slots);
-    tr->config_json = cj ? json_dumps(cj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    tr->config_json = cj ? tt_json_dumps(cj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(cj);
     tr->status = tt_status_of(r->status);
     if (r->status != TT_DS_OK) tr->error = strdup(tt_ds_status_name(r->status));
@@ -75,7 +76,7 @@ static tt_rc tt_import_trial(const tt_template *t, const tt_dataset *ds, const t
         tr->median_us = med > 0 ? med : 0;
         tr->spread_us = m.spread_us;
         tr->min_us = m.nsamples ? m.min_us : tr->median_us;
-        if (r->nsamples) tr->samples_json = json_dumps(sa, JSON_COMPACT);
+        if (r->nsamples) tr->samples_json = tt_json_dumps(sa, JSON_COMPACT);
     }
     json_decref(sa);
     tr->compile_s = isnan(r->compile_s) ? 0 : r->compile_s;
@@ -250,12 +251,12 @@ void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
             snprintf(j.owner, sizeof j.owner, "%s", req->token_name ? req->token_name : "");
             j.problem_key = strdup(pkey);
             json_t *pj = tt_tmpl_problem_json(t, slots);
-            j.problem_json = pj ? json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+            j.problem_json = pj ? tt_json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
             json_decref(pj);
             const char *file = json_string_value(json_object_get(q, "file"));
             json_t *oj = json_pack("{s:s, s:s, s:s?, s:s?}", "format", dsfmt, "hash", ds->hash,
                                    "file", file, "device", ds->device);
-            j.options_json = oj ? json_dumps(oj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+            j.options_json = oj ? tt_json_dumps(oj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
             json_decref(oj);
             j.budget_trials = (int64_t)ds->nrecords;
             if (!j.problem_key || !j.problem_json || !j.options_json) {

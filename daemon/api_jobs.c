@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api_int.h"
+#include "jsonutil.h"
 #include "runner.h"
 #include "space.h"
 
@@ -231,9 +232,9 @@ void tt__api_tune(tt_server *srv, const tt_req *req, tt_resp *resp)
     size_t need = tt_tmpl_problem_key(t, slots, NULL, 0) + 1;
     pkey = malloc(need);
     json_t *pj = tt_tmpl_problem_json(t, slots);
-    pjson = pj ? json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    pjson = pj ? tt_json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(pj);
-    ojson = opts ? json_dumps(opts, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    ojson = opts ? tt_json_dumps(opts, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     if (!pkey || !pjson || (opts && !ojson)) {
         tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
         goto out;

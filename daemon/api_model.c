@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api_int.h"
+#include "jsonutil.h"
 #include "metrics.h"
 #include "runner.h"
 #include "sim.h"
@@ -281,7 +282,7 @@ char *tt__predict_text(const json_t *a)
     fprintf(f, "  %4s %12s %-8s %s\n", "rank", "time_us", "bound", "config");
     size_t i;
     json_array_foreach(json_object_get(a, "results"), i, v) {
-        char *cfg = json_dumps(json_object_get(v, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *cfg = tt_json_dumps(json_object_get(v, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (json_is_true(json_object_get(v, "feasible")))
             fprintf(f, "  %4zu %12.3f %-8s %s\n", i + 1,
                     json_number_value(json_object_get(v, "time_us")),
@@ -301,7 +302,7 @@ char *tt__sim_text(const json_t *a)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
-    char *cfg = json_dumps(json_object_get(a, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *cfg = tt_json_dumps(json_object_get(a, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
     fprintf(f, "template %s on %s, problem %s\nconfig %s\n",
             json_string_value(json_object_get(json_object_get(a, "template"), "name")),
             json_string_value(json_object_get(a, "target")),

@@ -17,6 +17,7 @@
 
 #include "api_int.h"
 #include "config.h"
+#include "jsonutil.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -90,7 +91,7 @@ static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp)
         return tt_send(c, resp->status, resp->content_type ? resp->content_type : "text/plain",
                        t, strlen(t));
     }
-    char *s = resp->json ? json_dumps(resp->json, JSON_COMPACT) : strdup("");
+    char *s = resp->json ? tt_json_dumps(resp->json, JSON_COMPACT) : strdup("");
     if (!s) s = strdup("{\"error\":{\"code\":\"out_of_memory\",\"message\":\"out of memory\"}}");
     if (!s) return MHD_NO;
     size_t n = strlen(s);

@@ -14,6 +14,7 @@
 #include "auth.h"
 #include "config.h"
 #include "http.h"
+#include "jsonutil.h"
 #include "log.h"
 #include "metrics.h"
 #include "runner.h"
@@ -427,7 +428,7 @@ static int tt_cmd_model(int argc, char **argv, int simulate)
         json_object_set_new(a, "trace_file", json_string(c.trace));
     }
     if (c.json) {
-        char *s = json_dumps(a, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *s = tt_json_dumps(a, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         if (s) puts(s);
         free(s);
     } else {
@@ -503,7 +504,7 @@ static int tt_cmd_targets(int argc, char **argv)
             }
         }
         if (json) {
-            char *s = json_dumps(arr, JSON_INDENT(2));
+            char *s = tt_json_dumps(arr, JSON_INDENT(2));
             if (s) puts(s);
             free(s);
         }
@@ -538,14 +539,14 @@ static int tt_cmd_config(int argc, char **argv)
     } else if (!code && (show || json)) {
         json_t *o = tt_config_to_json(&cfg, 1, 1);
         if (json) {
-            char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            char *s = tt_json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
             if (s) puts(s);
             free(s);
         } else {
             const char *k;
             json_t *v;
             json_object_foreach(o, k, v) {
-                char *val = json_dumps(json_object_get(v, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
+                char *val = tt_json_dumps(json_object_get(v, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
                 const char *origin = json_string_value(json_object_get(v, "origin"));
                 printf("%-20s %-8s %s%s%s%s\n", k,
                        json_string_value(json_object_get(v, "source")), val ? val : "",

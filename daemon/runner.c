@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "jsonutil.h"
 #include "model.h"
 #include "space.h"
 #include "strategy.h"
@@ -246,7 +247,7 @@ static char *tt_samples_json(const tt_measurement *m)
 {
     json_t *a = json_array();
     for (int i = 0; a && i < m->nsamples; i++) json_array_append_new(a, json_real(m->samples_us[i]));
-    char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    char *s = a ? tt_json_dumps(a, JSON_COMPACT) : NULL;
     json_decref(a);
     return s;
 }
@@ -281,7 +282,7 @@ static char *tt_calib_json(const tt_calib *c)
     json_t *o = json_pack("{s:f, s:f, s:o, s:f, s:i, s:f, s:f}", "log_a", c->log_a, "log_b",
                           c->log_b, "unit_scale", u, "bw_scale", c->bw_scale, "n", c->n,
                           "rmse_log", c->rmse_log, "mape", c->mape);
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *s = o ? tt_json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return s;
 }
@@ -386,7 +387,7 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
     tr.config_key = strdup(ckey);
     snprintf(tr.measured_by, sizeof tr.measured_by, "%s", jr->w->owner);
     tr.config_hash = hash;
-    tr.config_json = cj ? json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    tr.config_json = cj ? tt_json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(cj);
     tr.status = m.status;
     tr.error = m.status != TT_OK && m.error[0] ? strdup(m.error) : NULL;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "store_internal.h"
+#include "jsonutil.h"
 
 /* ---- column lists shared by the queries and the row decoders ------------------------ */
 #define JOB_COLS                                                                          \
@@ -139,7 +140,7 @@ char *tt__dup(const char *src, int *oom)
 
 tt_rc tt__json_out(struct json_t *v, char **out)
 {
-    *out = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    *out = v ? tt_json_dumps(v, JSON_COMPACT) : NULL;
     json_decref(v);
     return *out ? TT_OK : TT_ENOMEM;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pg_cluster.h"
+#include "jsonutil.h"
 #include "tt_daemon.h"
 #include "tt_test.h"
 
@@ -271,7 +272,7 @@ static int start_api(tt_daemon *d, const char *url, int workers)
     json_t *x = json_pack("{s:s, s:i, s:f, s:i, s:s}", "db", url, "workers", workers,
                           "lease_seconds", LEASE, "max_jobs_per_token", 32, "worker_name",
                           workers ? "ref" : "api");
-    char *extra = x ? json_dumps(x, JSON_COMPACT) : NULL;
+    char *extra = x ? tt_json_dumps(x, JSON_COMPACT) : NULL;
     json_decref(x);
     int rc = extra ? tt_daemon_start(d, extra) : -1;
     free(extra);
