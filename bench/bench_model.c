@@ -2,8 +2,11 @@
  * bench_model.c - speed of the analytic cost model on a wide GEMM space (one core), and the
  * fidelity table against the published measurements (--fidelity prints markdown).
  *
- * Usage: bench_model [--problem M=4096,N=4096,K=4096] [--target a3]
+ * Usage: bench_model [--problem M=4096,N=4096,K=4096] [--target a3] [--callgrind]
  *        bench_model --fidelity [--calibration FILE]
+ * --callgrind runs the model on the feasible configs once, in feasible_pass(), for
+ *   valgrind --tool=callgrind --toggle-collect='feasible_pass*' bench_model --callgrind
+ * (instructions per config = collected / feasible configs; decoding the index included).
  * The numbers the model prints are predictions of a model, not measurements.
  */
 #include <jansson.h>
@@ -17,6 +20,7 @@
 #include "space.h"
 #include "target.h"
 #include "template.h"
+#include "tt_fidelity.h"
 
 #ifndef TT_DEFAULT_TARGETS_DIR
 #define TT_DEFAULT_TARGETS_DIR "costmodel/targets"
@@ -27,20 +31,6 @@
 #ifndef TT_DEFAULT_DATASETS_DIR
 #define TT_DEFAULT_DATASETS_DIR "../shared/datasets"
 #endif
-
-/* A GM -> UB streaming read on the vector cores: the kernel behind the bandwidth points. */
-static const char *const stream_read_json =
-    "{\"tiletune\":1,\"name\":\"stream_read\",\"version\":\"1\","
-    "\"inputs\":{\"N\":{\"type\":\"int\",\"min\":1,\"max\":1099511627776},"
-    "\"dtype\":{\"type\":\"dtype\",\"values\":[\"float16\"],\"default\":\"float16\"}},"
-    "\"params\":{\"tile\":{\"pow2\":[1024,65536]},\"S\":[2,3,4]},"
-    "\"let\":{\"ntiles\":\"ceildiv(N, tile)\",\"nblk\":\"min(ceildiv(ntiles, 2), 24)\","
-    "\"per\":\"ceildiv(ntiles, 2 * nblk)\"},"
-    "\"tensors\":{\"X\":{\"shape\":[\"N\"],\"dtype\":\"dtype\"}},"
-    "\"buffers\":{\"X_UB\":{\"scope\":\"UB\",\"shape\":[\"tile\"],\"dtype\":\"dtype\",\"copies\":\"S\"}},"
-    "\"kernel\":{\"grid\":{\"b\":\"nblk\"},\"cores\":\"vector\",\"body\":["
-    "{\"for\":\"i\",\"trip\":\"per\",\"stages\":\"S\",\"body\":["
-    "{\"copy\":[\"gm:X\",\"X_UB\"],\"along\":[\"b\",\"i\"]}]}]}}";
 
 static double now_s(void)
 {
@@ -55,36 +45,7 @@ static int die(const char *what, const tt_errinfo *e)
     return 1;
 }
 
-/* Best config of the stream_read space (as a benchmark author would pick it), and its
- * steady-state bandwidth: the fixed launch and per-block costs, which a bandwidth benchmark
- * amortises by design, are left out (docs/cost-model.md, "Fidelity"). */
-static double stream_best(const tt_template *t, const tt_target *tg, const tt_model *m,
-                          int64_t *slots, double bytes, tt_model_result *best)
-{
-    double block_us = tt_target_us(tg, tg->block_cycles);
-    double bw = 0;
-    best->rc = TT_EINFEASIBLE;
-    for (size_t a = 0; a < t->params[0].nvalues; a++)
-        for (size_t b = 0; b < t->params[1].nvalues; b++) {
-            slots[t->ninputs] = t->params[0].values[a];
-            slots[t->ninputs + 1] = t->params[1].values[b];
-            tt_model_result r;
-            if (tt_model_eval(m, slots, &r) != TT_OK) continue;
-            double g = bytes / ((r.time_us - tg->launch_us - block_us) * 1e3);
-            if (g > bw) { bw = g; *best = r; }
-        }
-    return bw;
-}
-
 /* ---- --fidelity ------------------------------------------------------------------------ */
-
-static int set_slot(const tt_template *t, int64_t *slots, const char *name, int64_t v)
-{
-    int s = tt_tmpl_slot_of(t, name);
-    if (s < 0) return -1;
-    slots[s] = v;
-    return 0;
-}
 
 static int fidelity(const tt_targets *ts, const char *calpath)
 {
@@ -96,7 +57,8 @@ static int fidelity(const tt_targets *ts, const char *calpath)
     char path[4096];
     snprintf(path, sizeof path, "%s/gemm.json", TT_DEFAULT_TEMPLATES_DIR);
     if (tt_tmpl_parse_file(path, &gemm, &e)) { json_decref(cal); return die("gemm.json", &e); }
-    if (tt_tmpl_parse_string(stream_read_json, strlen(stream_read_json), NULL, &sr, &e)) {
+    if (tt_tmpl_parse_string(tt_fidelity_stream_read_json, strlen(tt_fidelity_stream_read_json), NULL,
+                             &sr, &e)) {
         tt_tmpl_free(gemm);
         json_decref(cal);
         return die("stream_read", &e);
@@ -117,20 +79,7 @@ static int fidelity(const tt_targets *ts, const char *calpath)
         tt_model *m = NULL;
         tt_model_result r;
         if (kernel && strcmp(kernel, "gemm") == 0) {
-            const json_t *pr = json_object_get(p, "problem"), *cf = json_object_get(p, "config");
-            set_slot(gemm, slots, "M", json_integer_value(json_object_get(pr, "M")));
-            set_slot(gemm, slots, "N", json_integer_value(json_object_get(pr, "N")));
-            set_slot(gemm, slots, "K", json_integer_value(json_object_get(pr, "K")));
-            const char *dt = json_string_value(json_object_get(pr, "dtype"));
-            const char *od = json_string_value(json_object_get(pr, "out"));
-            set_slot(gemm, slots, "dtype", tt_dtype_parse(dt, strlen(dt)));
-            set_slot(gemm, slots, "out_dtype", tt_dtype_parse(od, strlen(od)));
-            int db = json_is_true(json_object_get(cf, "double_buffer"));
-            static const char *const keys[] = {"block_M", "block_N", "block_K", "K_L1"};
-            for (int k = 0; k < 4; k++)
-                set_slot(gemm, slots, keys[k], json_integer_value(json_object_get(cf, keys[k])));
-            set_slot(gemm, slots, "S1", db ? 2 : 1);
-            set_slot(gemm, slots, "S2", db ? 2 : 1);
+            tt_fidelity_gemm_slots(gemm, p, slots);
             if (tt_model_new(gemm, a3, slots, NULL, &m, &e)) return die(id, &e);
             tt_model_eval(m, slots, &r);
             double pub = json_number_value(json_object_get(p, "time_us"));
@@ -144,7 +93,7 @@ static int fidelity(const tt_targets *ts, const char *calpath)
             slots[0] = (int64_t)(bytes / 2);
             slots[1] = TT_DT_FLOAT16;
             if (tt_model_new(sr, a2, slots, NULL, &m, &e)) return die(id, &e);
-            double gbps = stream_best(sr, a2, m, slots, bytes, &r);
+            double gbps = tt_fidelity_stream_best(sr, a2, m, slots, bytes, &r, NULL);
             double pub = json_number_value(json_object_get(p, "gbps"));
             double err = 100.0 * (gbps / pub - 1);
             if (fabs(err) > 15) bad = 1;
@@ -211,7 +160,21 @@ static int rank_visit(void *ud, const int64_t *slots)
     return 0;
 }
 
-static int rank_space(const tt_targets *ts, const char *tname, const char *problem)
+/* The model alone on the feasible configs, decoded from their index (one pass). */
+__attribute__((noinline)) static double feasible_pass(const tt_model *m, const tt_space *sp,
+                                                      const uint64_t *keep, uint64_t n,
+                                                      int64_t *slots)
+{
+    double sum = 0;
+    tt_model_result r;
+    for (uint64_t i = 0; i < n; i++) {
+        tt_space_decode(sp, keep[i], slots);
+        if (tt_model_eval(m, slots, &r) == TT_OK) sum += r.time_us;
+    }
+    return sum;
+}
+
+static int rank_space(const tt_targets *ts, const char *tname, const char *problem, int cg)
 {
     tt_errinfo e;
     char path[4096];
@@ -245,7 +208,7 @@ static int rank_space(const tt_targets *ts, const char *tname, const char *probl
     rank_ctx rc;
     double ca = 1e9, ta = 1e9;
     tt_space_counts counts;
-    for (int rep = 0; rep < 5; rep++) {
+    for (int rep = 0; rep < (cg ? 1 : 5); rep++) {
         rank_ctx c1 = {m, {{0}, {0}, 0}, 0, sp, t->nslots, NULL, 0};
         if (rep == 0) c1.keep = malloc(1310720 * sizeof *c1.keep);
         double c0 = cpu_s(), t0 = now_s();
@@ -257,15 +220,20 @@ static int rank_space(const tt_targets *ts, const char *tname, const char *probl
     }
     /* (a') the model alone on the feasible configs (decoded from their index), best of 5 */
     double cm = 1e9;
-    tt_model_result rr;
     for (int rep = 0; rep < 5 && rc.keep; rep++) {
         double c0 = cpu_s();
-        for (uint64_t i = 0; i < rc.nkeep; i++) {
-            tt_space_decode(sp, rc.keep[i], slots);
-            tt_model_eval(m, slots, &rr);
-        }
+        feasible_pass(m, sp, rc.keep, rc.nkeep, slots);
         double cc = cpu_s() - c0;
         if (cc < cm) cm = cc;
+        if (cg) break;
+    }
+    if (cg) {
+        printf("feasible_pass: %llu feasible configs, once (%.3f s CPU)\n", (unsigned long long)rc.nkeep, cm);
+        free(rc.keep);
+        tt_space_free(sp);
+        tt_model_free(m);
+        tt_tmpl_free(t);
+        return 0;
     }
     /* (b) the model alone on every config of the cartesian product (refusals included) */
     tt_model_result r;
@@ -306,21 +274,22 @@ int main(int argc, char **argv)
 {
     const char *target = "a3", *problem = "M=4096,N=4096,K=4096,dtype=float16,out_dtype=float16";
     const char *cal = TT_DEFAULT_DATASETS_DIR "/../ascend/calibration.json";
-    int fid = 0;
+    int fid = 0, cg = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--fidelity") == 0) fid = 1;
+        else if (strcmp(argv[i], "--callgrind") == 0) cg = 1;
         else if (strcmp(argv[i], "--calibration") == 0 && i + 1 < argc) cal = argv[++i];
         else if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) target = argv[++i];
         else if (strcmp(argv[i], "--problem") == 0 && i + 1 < argc) problem = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_model [--target T] [--problem KV] | --fidelity [--calibration F]\n");
+            fprintf(stderr, "usage: bench_model [--target T] [--problem KV] [--callgrind] | --fidelity [--calibration F]\n");
             return 2;
         }
     }
     tt_targets *ts = NULL;
     tt_errinfo e;
     if (tt_targets_load_dir(TT_DEFAULT_TARGETS_DIR, &ts, &e)) return die("targets", &e);
-    int rc = fid ? fidelity(ts, cal) : rank_space(ts, target, problem);
+    int rc = fid ? fidelity(ts, cal) : rank_space(ts, target, problem, cg);
     tt_targets_free(ts);
     return rc;
 }

@@ -4,8 +4,11 @@
  *
  * tt_model_new() flattens the op tree into `ops` (pre-order; a loop's subtree is
  * ops[i+1 .. end)), resolves every unit, path, buffer and tensor, and precomputes the ring
- * hand-offs of pipelined loops.  tt_model_eval() then only evaluates expressions into a
- * per-call scratch (`mscratch`, on the caller's stack).  Same thread-safety as model.h.
+ * hand-offs of pipelined loops; it also computes what reads no param (element sizes, tensor
+ * bytes, GM movers, whether the second bandwidth pass can matter) and tabulates the lets and
+ * constraints that read at most two params (tt__mtab).  tt_model_eval() then only evaluates
+ * expressions into a per-call scratch (`mscratch`, on the caller's stack); the model is
+ * read-only after tt_model_new.  Same thread-safety as model.h.
  */
 #ifndef TT_MODEL_INT_H
 #define TT_MODEL_INT_H
@@ -68,6 +71,34 @@ typedef struct tt__mop {
     int mixed;                   /* loop: its subtree runs on both sides (or syncs them) */
 } tt__mop;
 
+/* A let or a constraint that reads at most two params (besides inputs and constants),
+ * tabulated over their domains at tt_model_new: value[i0 * n1 + i1] with i0, i1 the
+ * params' value indices; ok[] is 0 where the expression fails (the fast path then defers
+ * to tt_space_check). */
+typedef struct tt__mtab {
+    int np;                      /* 0, 1 or 2 params */
+    int p[2];                    /* param indices */
+    size_t n1;                   /* domain size of p[1] (1 when np < 2) */
+    int64_t *val;
+    unsigned char *ok;
+} tt__mtab;
+
+/* The geometry of a buffer whose shape reads at most two params and whose dtype reads no
+ * param, tabulated like tt__mtab: dims, elements and one slot's bytes aligned to its scope
+ * (ok[] is 0 where an extent fails, is negative or overflows). */
+typedef struct tt__mbgeo {
+    int64_t dims[TT_MAX_RANK];
+    int64_t elems, up;
+} tt__mbgeo;
+
+typedef struct tt__mbtab {
+    int np;
+    int p[2];
+    size_t n1;
+    tt__mbgeo *val;
+    unsigned char *ok;
+} tt__mbtab;
+
 /* A producer -> consumer hand-off through a ring buffer inside a pipelined loop. */
 typedef struct tt__ring {
     int producer;                /* op index (a direct child of the loop) */
@@ -116,6 +147,25 @@ struct tt_model {
     double l2_resident_bytes;    /* target memory.l2_resident_bytes (default l2_bytes) */
     double block_cycles;         /* target overheads.block_cycles (0: none) */
     int dma_outstanding;         /* target overheads.dma_outstanding */
+    /* per-problem values hoisted out of tt_model_eval (they read no param) */
+    int moves[2][TT_UNIT__COUNT];        /* [side][unit] some copy of that mover touches GM */
+    int share_pass;              /* 1: a top-level loop has two GM movers, so the
+                                    demand-based second pass may change the result */
+    int act[2 * TT_UNIT__COUNT]; /* the [side][unit] occupancies any op adds to, as
+                                    side * TT_UNIT__COUNT + unit, ascending (the others
+                                    stay 0 and are not summed) */
+    int nact;
+    int tconst;                  /* 1: tensor shapes and dtypes read only inputs */
+    double tbytes[TT_TMPL_MAX_TENSORS];   /* (tconst) bytes of each tensor */
+    int tesize[TT_TMPL_MAX_TENSORS];      /* element size of a tensor's dtype (0: per config) */
+    int besize[TT_TMPL_MAX_BUFFERS];      /* element size of a buffer's dtype (0: per config) */
+    int has_ws;                  /* some tensor is a workspace */
+    double hw_const;             /* (tconst && !has_ws) h_warm of section 4 */
+    tt__mtab *tab;               /* lookup tables of lets and constraints (see tt__mtab) */
+    int ntab;
+    int let_tab[TT_MAX_SLOTS];   /* let i: index into tab, or -1 */
+    int *con_tab;                /* constraint i: index into tab, or -1 */
+    tt__mbtab *btab;             /* [nbuffers] geometry tables (val NULL: none) */
 };
 
 /* Per-evaluation values (caller's stack; nothing allocated). */

@@ -30,7 +30,8 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
     size_t nt = t->ntensors < TT_TMPL_MAX_TENSORS ? t->ntensors : TT_TMPL_MAX_TENSORS;
     memset(uniq_t, 0, nt * sizeof *uniq_t);
     memset(wuniq_t, 0, nt * sizeof *wuniq_t);
-    memset(sc->moves, 0, sizeof sc->moves);
+    memcpy(sc->moves, m->moves, sizeof sc->moves);
+    const double *tbytes = m->tconst ? m->tbytes : sc->tbytes;
     double per_block = 0, reads = 0, writes = 0;
     double ws_slot[TT_TMPL_MAX_TENSORS];
     memset(ws_slot, 0, nt * sizeof *ws_slot);
@@ -47,7 +48,6 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
         } else {
             per_block += b;
         }
-        sc->moves[o->side == TT_SIDE_VECTOR][o->unit] = 1;
         if (o->gm_read) {
             reads += b * blocks;
             double u = sc->distinct[i] * sc->bytes[i] * side;
@@ -65,15 +65,15 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
         if (t->tensors[k].workspace && ws_slot[k] > 0) {
             /* live workspace: one slot per block in flight */
             double live = ws_slot[k] * (double)cores_used;
-            if (live > sc->tbytes[k]) live = sc->tbytes[k];
+            if (live > tbytes[k]) live = tbytes[k];
             ws_live += live;
             footprint += live;
         } else {
-            footprint += sc->tbytes[k];
+            footprint += tbytes[k];
         }
         /* a write-back L2 merges repeated writes of one address: HBM sees each byte once */
-        wuniq += wuniq_t[k] < sc->tbytes[k] ? wuniq_t[k] : sc->tbytes[k];
-        double u = uniq_t[k] < sc->tbytes[k] ? uniq_t[k] : sc->tbytes[k];
+        wuniq += wuniq_t[k] < tbytes[k] ? wuniq_t[k] : tbytes[k];
+        double u = uniq_t[k] < tbytes[k] ? uniq_t[k] : tbytes[k];
         /* data the kernel wrote itself (a workspace hand-off) is read back from L2: every
          * read of a rewritten ring slot is new data, so it is not capped by the tensor */
         if (m->written[k]) own += uniq_t[k];
@@ -115,7 +115,8 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
     }
     /* data of the previous launch survives a random-replacement L2 of effective size
      * `resident` with probability exp(-F / resident) */
-    double hw = m->l2_resident_bytes > 0 ? exp(-footprint / m->l2_resident_bytes) : 0;
+    double hw = m->tconst && !m->has_ws ? m->hw_const
+                : m->l2_resident_bytes > 0 ? exp(-footprint / m->l2_resident_bytes) : 0;
     rr += own;
     rr_hit += own;
     double h = reads > 0 ? (rr_hit + uniq * hw) / (rr + uniq) : 1;

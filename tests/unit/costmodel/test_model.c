@@ -291,6 +291,77 @@ static void test_infeasible(void)
     tt_tmpl_free(t);
 }
 
+/* The fast feasibility path tabulates lets and constraints that read at most two params
+ * (docs/cost-model.md, "Speed"): a let of one param, of two, of three (not tabulated), a let
+ * that reads a let, one that fails for some values (division by zero), constraints over
+ * each, and buffers shaped by lets (one tabulated, one not); every config must get the space's verdict and reason,
+ * and a config accepted twice must get the same prediction. */
+static const char *tables_tmpl =
+    "{\"tiletune\":1,\"name\":\"tables\",\"inputs\":{\"N\":\"int\"},"
+    "\"params\":{\"a\":{\"values\":[16,48,32,96,80]},\"b\":{\"range\":[1,6,1]},"
+    "\"c\":{\"pow2\":[1,64]},\"d\":[1,2]},"
+    "\"let\":{\"x\":\"a // (b - 2)\",\"w\":\"ceildiv(N, a)\",\"y\":\"x * c + a + d\","
+    "\"z\":\"(w + x) % 5\"},"
+    "\"constraints\":[\"x >= 0\",\"(a * b) % 7 != 1\",\"y > 20\",\"z != 2\",\"N // (c - 8) != 3\"],"
+    "\"tensors\":{\"X\":{\"shape\":[\"N\"],\"dtype\":\"float16\"}},"
+    "\"buffers\":{\"X_UB\":{\"scope\":\"UB\",\"shape\":[\"x * 64 + 16\", \"c\"],\"dtype\":\"float16\",\"copies\":\"d\"},"
+    "\"Y_UB\":{\"scope\":\"UB\",\"shape\":[\"x * 512 + 1\", 8],\"dtype\":\"float16\",\"copies\":\"c\"}},"
+    "\"kernel\":{\"grid\":{\"bx\":\"w\"},\"cores\":\"vector\",\"body\":["
+    "{\"for\":\"i\",\"trip\":\"z + 1\",\"stages\":\"d\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"X_UB\"],\"along\":[\"bx\",\"i\"]},"
+    "{\"vec\":\"exp\",\"in\":[\"X_UB\"],\"out\":\"Y_UB\"}]}]}}";
+
+static void test_fast_tables(void)
+{
+    tt_template *t = parse(tables_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a3 = tt_targets_find(shipped, "a3");
+    tt_caps caps;
+    tt_target_caps(a3, &caps);
+    static const char *const problems[] = {"N=100000", "N=33", "N=1"};
+    for (size_t k = 0; k < sizeof problems / sizeof problems[0]; k++) {
+        int64_t slots[TT_MAX_SLOTS] = {0};
+        tt_errinfo e;
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, problems[k], slots, &e), TT_OK);
+        tt_space *sp = NULL;
+        tt_model *m = NULL;
+        CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, &caps, &sp, &e), TT_OK);
+        CU_ASSERT_EQUAL_FATAL(tt_model_new(t, a3, slots, NULL, &m, &e), TT_OK);
+        int disagree = 0, ok = 0, refused = 0;
+        uint64_t total = tt_space_total(sp);
+        for (uint64_t i = 0; i < total; i++) {
+            tt_space_decode(sp, i, slots);
+            check_same(t, a3, slots, m, sp, slots, &disagree);
+            int64_t a[TT_MAX_SLOTS], b[TT_MAX_SLOTS];
+            memcpy(a, slots, sizeof a);
+            memcpy(b, slots, sizeof b);
+            tt_model_result r1, r2;
+            if (tt_model_eval(m, a, &r1) != TT_OK) { refused++; continue; }
+            ok++;
+            CU_ASSERT_EQUAL(tt_model_eval(m, b, &r2), TT_OK);
+            CU_ASSERT_EQUAL(memcmp(&r1, &r2, sizeof r1), 0);
+            /* the lets are in the slots, as tt_space_check leaves them */
+            int64_t c[TT_MAX_SLOTS];
+            memcpy(c, slots, sizeof c);
+            CU_ASSERT_EQUAL(tt_space_check(sp, c, &e), TT_OK);
+            for (size_t l = 0; l < t->nlets; l++)
+                CU_ASSERT_EQUAL(a[tt_tmpl_let_slot(t, l)], c[tt_tmpl_let_slot(t, l)]);
+        }
+        /* off-domain values of a tabulated param */
+        slots[tt_tmpl_slot_of(t, "a")] = 17;
+        check_same(t, a3, slots, m, sp, slots, &disagree);
+        slots[tt_tmpl_slot_of(t, "a")] = 16;
+        slots[tt_tmpl_slot_of(t, "b")] = 7;
+        check_same(t, a3, slots, m, sp, slots, &disagree);
+        CU_ASSERT_EQUAL(disagree, 0);
+        CU_ASSERT(ok > 0);
+        CU_ASSERT(refused > 0);
+        tt_model_free(m);
+        tt_space_free(sp);
+    }
+    tt_tmpl_free(t);
+}
+
 /* ---- 5. L2 re-use: a tile re-read by other blocks lowers HBM traffic ------------------- */
 
 static const char *reuse_tmpl =
@@ -760,6 +831,7 @@ static const tt_test_case model_cases[] = {
     {"mix_causal", test_mix_causal},   {"builtin_templates", test_builtin_templates},
     {"threads", test_threads},         {"mix_round_trip", test_mix_round_trip},
     {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share},
+    {"fast_tables", test_fast_tables},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
                                        {NULL, NULL, NULL, NULL}};
