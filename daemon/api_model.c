@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api_int.h"
+#include "bestcache.h"
 #include "jsonutil.h"
 #include "metrics.h"
 #include "runner.h"
@@ -458,6 +459,17 @@ static json_t *tt_best_json(const tt_best *b, const char *target)
                      b->updated_at, "time_kind", kind);
 }
 
+/* A finished JSON body (malloc'd, ends in a newline; taken) as a 200 answer. */
+static void tt_best_resp_text(tt_resp *resp, char *body)
+{
+    json_decref(resp->json);
+    free(resp->text);
+    resp->json = NULL;
+    resp->status = 200;
+    resp->text = body;
+    resp->content_type = "application/json";
+}
+
 void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_errinfo err;
@@ -536,6 +548,26 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
     char key[1024];
     tt_tmpl_problem_key(t, slots, key, sizeof key);
     tt_best_query bq = {t->name, tgt->name, key, backend ? fp : NULL, hash};
+    /* Exact answers go through the read-through cache (bestcache.h) when the store gives a
+     * stamp (SQLite); the stamp is taken before the store is read. */
+    tt_store_stamp st;
+    char ckey[1400];
+    int cacheable = tt_store_best_stamp(srv->store, &st) == TT_OK;
+    if (cacheable) {
+        int m = snprintf(ckey, sizeof ckey, "%p|%zu:%s|%zu:%s|%zu:%s|%d:%s|%d:%s|%d",
+                         (void *)srv->store, strlen(t->name), t->name, strlen(tgt->name),
+                         tgt->name, strlen(key), key, backend ? (int)strlen(fp) : -1,
+                         backend ? fp : "", hash ? (int)strlen(hash) : -1, hash ? hash : "",
+                         nearest);
+        cacheable = m > 0 && (size_t)m < sizeof ckey;
+    }
+    if (cacheable) {
+        char *body = tt_bestcache_get(ckey, &st);
+        if (body) {
+            tt_best_resp_text(resp, body);
+            return;
+        }
+    }
     tt_best b;
     memset(&b, 0, sizeof b);
     rc = tt_store_best_get(srv->store, &bq, &b);
@@ -545,8 +577,20 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
             json_object_set_new(o, "exact", json_true());
             if (nearest) json_object_set_new(o, "distance", json_real(0));
         }
-        tt_resp_json(resp, 200, o);
         tt_best_clear(&b);
+        char *text = o && cacheable ? tt_json_dumps(o, JSON_COMPACT) : NULL;
+        size_t n = text ? strlen(text) : 0;
+        char *body = text ? realloc(text, n + 2) : NULL;
+        if (!body) {          /* not cacheable (or out of memory): http.c dumps the JSON */
+            free(text);
+            tt_resp_json(resp, 200, o);
+            return;
+        }
+        body[n] = '\n';       /* the same bytes as http.c's JSON answers */
+        body[n + 1] = '\0';
+        json_decref(o);
+        tt_bestcache_put(ckey, &st, body);
+        tt_best_resp_text(resp, body);
         return;
     }
     if (rc != TT_ENOTFOUND) {

@@ -332,6 +332,7 @@ void tt_store_close(tt_store *s)
     if (s->conn) s->eng->close(s);
     pthread_mutex_destroy(&s->mu);
     free(s);
+    tt__store_best_touch();   /* a store opened later at this address gets new stamps */
 }
 
 tt_store_engine tt_store_engine_of(const tt_store *s) { return s->engine; }

@@ -3,6 +3,7 @@
  * tokens and baselines (the queries of store.h after jobs; helpers in store_internal.h).
  */
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ enum {
     Q_TRIAL_LOOKUP, Q_JT_GET, Q_JOB_PROBLEM, Q_TRIAL_INSERT, Q_JT_INSERT, Q_JOB_DONE,
     Q_JOB_BEST, Q_BEST_UPSERT, Q_TRIAL_LIST, Q_TRIAL_COUNT, Q_JOB_EXISTS, Q_TRIAL_STATS,
     Q_BEST_GET, Q_BEST_LIST, Q_CALIB_PUT, Q_CALIB_GET, Q_TOKEN_PUT, Q_TOKEN_FIND,
-    Q_BASE_DEL, Q_BASE_INS, Q_BASE_GET, Q_BASE_LIST,
+    Q_BASE_DEL, Q_BASE_INS, Q_BASE_GET, Q_BASE_LIST, Q_DATA_VERSION,
     Q__COUNT
 };
 _Static_assert(TT__Q_STORE_TRIALS + Q__COUNT <= TT__Q_MAX, "raise TT__Q_MAX");
@@ -76,6 +77,7 @@ static const struct {
     [Q_TRIAL_STATS] = {"SELECT COALESCE(j.backend, t.backend_fp), t.status, COUNT(*) FROM "
                        "trials t LEFT JOIN jobs j ON j.id = t.job_id GROUP BY 1, 2 "
                        "ORDER BY 1, 2", NULL},
+    [Q_DATA_VERSION] = {"PRAGMA data_version", NULL},   /* SQLite only */
     [Q_BEST_GET] = {"SELECT " BEST_COLS " FROM best WHERE template_name = $1 AND target = $2 "
                     "AND problem_key = $3 AND ($4 IS NULL OR backend_fp = $4) AND "
                     "($5 IS NULL OR template_hash = $5) ORDER BY median_us LIMIT 1", NULL},
@@ -308,7 +310,9 @@ tt_rc tt_store_trial_record(tt_store *s, const tt_trial_key *k, const char *temp
 out:
     free(problem_json);
     tt_trial_clear(&stored);
-    return tt__store_tx_end(s, rc);
+    rc = tt__store_tx_end(s, rc);
+    tt__store_best_touch();   /* after the commit: a reader that saw the old row misses */
+    return rc;
 }
 
 tt_rc tt_store_trial_list(tt_store *s, int64_t job_id, int64_t offset, int64_t limit,
@@ -441,6 +445,26 @@ tt_rc tt_store_best_get(tt_store *s, const tt_best_query *q, tt_best *out)
     tt_rc rc2 = tt__q_end(&r);
     if (!rc && rc2) tt_best_clear(out);
     return tt__store_unlock(s, rc ? rc : rc2);
+}
+
+/* Bumped after every commit that may have changed a `best` row through this process, and
+ * when a store closes (so that a new store at the same address starts with a new stamp). */
+static _Atomic uint64_t tt_best_gen = 1;
+
+void tt__store_best_touch(void) { atomic_fetch_add(&tt_best_gen, 1); }
+
+tt_rc tt_store_best_stamp(tt_store *s, tt_store_stamp *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s->engine != TT_STORE_SQLITE) return TT_EUNSUPPORTED;
+    /* the generation first: a commit after this point changes it or data_version */
+    out->gen = atomic_load(&tt_best_gen);
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = q_first(s, Q_DATA_VERSION, NULL, 0, &r);
+    if (rc) return tt__store_unlock(s, rc);
+    out->data_version = C_I(&r, 0);
+    return tt__store_unlock(s, tt__q_end(&r));
 }
 
 /* Rows of a best-shaped query into a malloc'd array (lock held by the caller). */

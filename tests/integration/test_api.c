@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jsonutil.h"
+#include "store.h"
 #include "tt_daemon.h"
 #include "tt_test.h"
 
@@ -398,6 +399,97 @@ static void test_config_route(void)
     tt_hres_free(&r);
 }
 
+/* GET /v1/best answers from a cache (daemon/bestcache.h): it must never serve a stale best,
+ * neither after a tune through the API nor after a write by another process (this test
+ * program writes the daemon's SQLite file through its own tt_store). */
+static double best_median(const char *path, const char *want_cfg)
+{
+    tt_hres r = req("GET", path, NULL, NULL, 200, NULL);
+    double us = json_number_value(json_object_get(r.json, "median_us"));
+    if (want_cfg) {
+        json_t *c = json_object_get(r.json, "config");
+        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(c, "fake")), want_cfg);
+    }
+    tt_hres_free(&r);
+    return us;
+}
+
+static void record_outside(const char *hash, const char *pkey, const char *target,
+                           const char *fp, const char *cfg, uint64_t chash, double us)
+{
+    tt_store *s = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(D.db_url, &s, &e), TT_OK);
+    tt_trial_key k = {hash, pkey, target, fp};
+    tt_trial t;
+    memset(&t, 0, sizeof t);
+    t.config_key = strdup(cfg);
+    char js[64];
+    snprintf(js, sizeof js, "{\"fake\":\"%s\"}", cfg);
+    t.config_json = strdup(js);
+    t.config_hash = chash;
+    t.status = TT_OK;
+    t.median_us = us;
+    CU_ASSERT_EQUAL(tt_store_trial_record(s, &k, "gemm", 0, 0, &t), TT_OK);
+    tt_trial_clear(&t);
+    tt_store_close(s);
+}
+
+static void test_best_never_stale(void)
+{
+    tt_hres r = req("GET", "/v1/best?template=gemm&target=a2&M=1024&N=1024&K=1024", NULL, NULL,
+                    200, NULL);
+    char hash[32], target[64], fp[80], pkey[256];
+    snprintf(hash, sizeof hash, "%s", json_string_value(json_object_get(r.json, "template_hash")));
+    snprintf(target, sizeof target, "%s", json_string_value(json_object_get(r.json, "target")));
+    snprintf(fp, sizeof fp, "%s", json_string_value(json_object_get(r.json, "measured_by")));
+    const char *k1024 = json_string_value(json_object_get(r.json, "problem_key"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k1024);
+    CU_ASSERT_FATAL(!strncmp(k1024, "M=1024,N=1024,K=1024,", 21));
+    snprintf(pkey, sizeof pkey, "M=512,N=512,K=512,%s", k1024 + 21);
+    tt_hres_free(&r);
+    const char *path = "/v1/best?template=gemm&target=a2&M=512&N=512&K=512";
+    r = req("GET", path, NULL, NULL, 404, "not_found");
+    tt_hres_free(&r);
+
+    /* 1. another process records a slow row; read it twice (the second read is cached) */
+    record_outside(hash, pkey, target, fp, "slow", 0x5105ull, 1e7);
+    CU_ASSERT_DOUBLE_EQUAL(best_median(path, "slow"), 1e7, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(best_median(path, "slow"), 1e7, 1e-6);
+
+    /* 2. a tune through the API finds faster configs: the next read shows them */
+    const char *tune = "{\"template\":\"gemm\",\"problem\":{\"M\":512,\"N\":512,\"K\":512},"
+                       "\"target\":\"a2\",\"backend\":\"sim\",\"budget\":{\"trials\":4},"
+                       "\"seed\":5}";
+    r = req("POST", "/v1/tune", TT_TOKEN_TUNE, tune, 202, NULL);
+    long long job = (long long)json_integer_value(json_object_get(r.json, "job"));
+    tt_hres_free(&r);
+    const char *st = tt_daemon_wait_job(&D, job, 60);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    CU_ASSERT_STRING_EQUAL(st, "done");
+    char jpath[64];
+    snprintf(jpath, sizeof jpath, "/v1/jobs/%lld", job);
+    r = req("GET", jpath, NULL, NULL, 200, NULL);
+    double tuned = json_number_value(json_object_get(json_object_get(r.json, "best"),
+                                                     "measured_us"));
+    tt_hres_free(&r);
+    CU_ASSERT_FATAL(tuned > 0 && tuned < 1e7);
+    CU_ASSERT_DOUBLE_EQUAL(best_median(path, NULL), tuned, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(best_median(path, NULL), tuned, 1e-9);
+
+    /* 3. another process records a faster row: the very next read shows it, also with
+     *    nearest=1 and backend= (other cache keys) */
+    record_outside(hash, pkey, target, fp, "fast", 0xfa57ull, tuned / 2);
+    CU_ASSERT_DOUBLE_EQUAL(best_median(path, "fast"), tuned / 2, 1e-9);
+    char p2[160];
+    snprintf(p2, sizeof p2, "%s&nearest=1", path);
+    CU_ASSERT_DOUBLE_EQUAL(best_median(p2, "fast"), tuned / 2, 1e-9);
+    record_outside(hash, pkey, target, fp, "faster", 0xfa58ull, tuned / 4);
+    CU_ASSERT_DOUBLE_EQUAL(best_median(p2, "faster"), tuned / 4, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(best_median(path, "faster"), tuned / 4, 1e-9);
+}
+
 static const tt_test_case cases[] = {
     {"health", test_health},         {"targets", test_targets},
     {"templates", test_templates},   {"predict", test_predict},
@@ -405,6 +497,7 @@ static const tt_test_case cases[] = {
     {"cancel_running", test_cancel_running}, {"events_live", test_events_live},
     {"best", test_best},
     {"config_route", test_config_route},     {"metrics", test_metrics},
+    {"best_never_stale", test_best_never_stale},   /* after metrics: it tunes once more */
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"api", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
