@@ -285,6 +285,13 @@ tt_rc tt__req_known_members(const json_t *obj, const char *const *allowed, tt_er
     return TT_OK;
 }
 
+tt_rc tt__req_body(const tt_req *req, const char *const *allowed, tt_errinfo *err)
+{
+    if (!json_is_object(req->body))
+        return tt_errf(err, TT_EINVAL, NULL, "the body must be a JSON object");
+    return tt__req_known_members(req->body, allowed, err);
+}
+
 tt_rc tt__query_int(const json_t *query, const char *key, int64_t def, int64_t lo, int64_t hi,
                     int64_t *out, tt_errinfo *err)
 {

@@ -335,11 +335,7 @@ void tt_api_check(tt_server *srv, const tt_req *req, tt_resp *resp)
     tt_errinfo err;
     tt_errinfo_clear(&err);
     const json_t *b = req->body;
-    if (!json_is_object(b)) {
-        tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a JSON object");
-        return;
-    }
-    if (tt__req_known_members(b, tt_check_members, &err)) { tt_resp_errinfo(resp, &err); return; }
+    if (tt__req_body(req, tt_check_members, &err)) { tt_resp_errinfo(resp, &err); return; }
     const json_t *entries = json_object_get(b, "entries");
     if (!json_is_array(entries) || json_array_size(entries) < 1 ||
         json_array_size(entries) > TT_CI_MAX_ENTRIES) {

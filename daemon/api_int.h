@@ -75,6 +75,8 @@ tt_rc tt__req_config(const tt_template *t, const json_t *v, const char *path, in
                      tt_errinfo *err);
 /* Reject members of obj not in the NULL-terminated list: TT_EINVAL naming the member. */
 tt_rc tt__req_known_members(const json_t *obj, const char *const *allowed, tt_errinfo *err);
+/* The request body must be a JSON object whose members are all in `allowed`. */
+tt_rc tt__req_body(const tt_req *req, const char *const *allowed, tt_errinfo *err);
 /* Integer query argument: def when absent; TT_EINVAL when not an integer in lo..hi. */
 tt_rc tt__query_int(const json_t *query, const char *key, int64_t def, int64_t lo, int64_t hi,
                     int64_t *out, tt_errinfo *err);

@@ -94,11 +94,7 @@ void tt__api_tune(tt_server *srv, const tt_req *req, tt_resp *resp)
     tt_errinfo err;
     tt_errinfo_clear(&err);
     const json_t *b = req->body;
-    if (!json_is_object(b)) {
-        tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a JSON object");
-        return;
-    }
-    if (tt__req_known_members(b, tt_tune_members, &err)) { tt_resp_errinfo(resp, &err); return; }
+    if (tt__req_body(req, tt_tune_members, &err)) { tt_resp_errinfo(resp, &err); return; }
     /* cheap checks first */
     const json_t *jb = json_object_get(b, "backend");
     const json_t *js = json_object_get(b, "strategy");

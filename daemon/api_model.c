@@ -339,11 +339,7 @@ void tt__api_predict(tt_server *srv, const tt_req *req, tt_resp *resp)
     tt_errinfo err;
     tt_errinfo_clear(&err);
     const json_t *b = req->body;
-    if (!json_is_object(b)) {
-        tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a JSON object");
-        return;
-    }
-    if (tt__req_known_members(b, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
+    if (tt__req_body(req, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
     const json_t *jtop = json_object_get(b, "top");
     if (jtop && (!json_is_integer(jtop) || json_integer_value(jtop) < 1 ||
                  json_integer_value(jtop) > TT_MAX_TOP)) {
@@ -385,11 +381,7 @@ void tt__api_simulate(tt_server *srv, const tt_req *req, tt_resp *resp)
     tt_errinfo err;
     tt_errinfo_clear(&err);
     const json_t *b = req->body;
-    if (!json_is_object(b)) {
-        tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a JSON object");
-        return;
-    }
-    if (tt__req_known_members(b, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
+    if (tt__req_body(req, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
     const json_t *tr = json_object_get(b, "trace"), *tc = json_object_get(b, "trace_core");
     if (tr && !json_is_boolean(tr)) {
         tt_resp_error(resp, TT_EINVAL, "trace", "must be true or false");
