@@ -212,46 +212,13 @@ static worker *worker_of(const char *owner)
 }
 
 /* ---- HTTP --------------------------------------------------------------------------- */
-static long long submit(tt_daemon *d, const char *body)
-{
-    tt_hres r;
-    long long id = -1;
-    if (tt_daemon_req(d, "POST", "/v1/tune", TT_TOKEN_TUNE, body, strlen(body), &r) == 0 &&
-        r.status == 202)
-        id = (long long)json_integer_value(json_object_get(r.json, "job"));
-    else
-        fprintf(stderr, "\ntune: %ld %s\n", r.status, r.body ? r.body : "");
-    tt_hres_free(&r);
-    return id;
-}
+static long long submit(tt_daemon *d, const char *body) { return tt_daemon_submit(d, body); }
 
-/* All trials of a job through the API: a new array of {seq, id, config_key}. */
+/* All trials of a job through the API: a new array of {seq, id, config_key, worker}. */
 static json_t *api_trials(tt_daemon *d, long long id)
 {
-    json_t *all = json_array();
-    for (long long off = 0;; off += 1000) {
-        char path[128];
-        snprintf(path, sizeof path, "/v1/jobs/%lld/trials?offset=%lld&limit=1000", id, off);
-        tt_hres r;
-        if (tt_daemon_req(d, "GET", path, NULL, NULL, 0, &r) || r.status != 200) {
-            tt_hres_free(&r);
-            json_decref(all);
-            return NULL;
-        }
-        json_t *arr = json_object_get(r.json, "trials");
-        size_t i;
-        json_t *t;
-        json_array_foreach(arr, i, t)
-            json_array_append_new(all, json_pack("{s:O, s:O, s:O, s:O}", "seq",
-                                                 json_object_get(t, "seq"), "id",
-                                                 json_object_get(t, "id"), "config_key",
-                                                 json_object_get(t, "config_key"), "worker",
-                                                 json_object_get(t, "worker")));
-        size_t n = json_array_size(arr);
-        tt_hres_free(&r);
-        if (n < 1000) break;
-    }
-    return all;
+    static const char *const fields[] = {"seq", "id", "config_key", "worker", NULL};
+    return tt_daemon_trials(d, id, fields);
 }
 
 static json_t *api_job(tt_daemon *d, long long id)
