@@ -216,4 +216,10 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used);
  * cap differs from the first pass's B_core / k); returns .changed. */
 int tt__model_share(tt__mscratch *sc, int k);
 
+/* model_tables.c: build the lookup tables of the fast feasibility path (in tt_model_new). */
+tt_rc tt__model_prepare_fast(tt_model *m, tt_errinfo *err);
+/* 1 when the config certainly passes tt_space_check() (fills sc's buffer geometry); 0 when
+ * it may not, and then tt_space_check() decides and gives the reason. */
+int tt__model_fast_feasible(const tt_model *m, int64_t *slots, tt__mscratch *sc);
+
 #endif
