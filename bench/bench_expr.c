@@ -28,8 +28,8 @@ static const char *const conds[] = {
     "use_padding==0 or block_size_x % 32 != 0",
     "block_size_x*block_size_y<=1024",
     "use_padding==0 or use_shmem != 0",
-    "use_shmem == 0 or (((block_size_x*tile_size_x+(filter_width-1)))*"
-    "((block_size_y*tile_size_y+(filter_height-1)))) < 12*1024",
+    ("use_shmem == 0 or (((block_size_x*tile_size_x+(filter_width-1)))*"
+     "((block_size_y*tile_size_y+(filter_height-1)))) < 12*1024"),
 };
 #define NC 4
 

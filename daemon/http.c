@@ -383,6 +383,8 @@ static void tt_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* libmicrohttpd's error logger: fmt comes from the library, so it is a format by contract. */
+__attribute__((format(printf, 2, 0)))
 static void tt_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # run.sh - the whole test suite: install deps, build (warnings are errors) and run every
-# test with ctest, then the same again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# test with ctest, then the same again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then (when clang is installed) a clang -Werror build.
 #   bash tests/run.sh            # both builds
 #   TT_NO_SANITIZE=1 bash tests/run.sh   # the plain build only
 set -euo pipefail
@@ -23,5 +24,10 @@ if [ -z "${TT_NO_SANITIZE:-}" ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd build-asan && TT_SANITIZED=1 ctest --output-on-failure -j"$jobs")
+fi
+if command -v clang >/dev/null 2>&1 && [ -z "${TT_NO_CLANG:-}" ]; then
+  echo "== build with clang (-Werror; a second compiler's warnings) =="
+  CC=clang cmake -S . -B build-clang -DTT_WERROR=ON >/dev/null
+  cmake --build build-clang -j"$jobs" >/dev/null
 fi
 echo "tests/run.sh: all tests passed"
