@@ -162,6 +162,18 @@ void tt__api_tune(tt_server *srv, const tt_req *req, tt_resp *resp)
         tt_resp_error(resp, TT_EINVAL, "options", "must be an object");
         return;
     }
+    if (opts) {
+        const json_t *rm = json_object_get(opts, "remeasure");
+        if (rm && (!json_is_integer(rm) || json_integer_value(rm) < 0 ||
+                   json_integer_value(rm) > 1024)) {
+            tt_resp_error(resp, TT_EINVAL, "options.remeasure", "must be an integer in 0..1024");
+            return;
+        }
+        if (json_object_get(opts, "remeasured")) {   /* the runner's own bookkeeping */
+            tt_resp_error(resp, TT_EINVAL, "options.remeasured", "is reserved");
+            return;
+        }
+    }
     if (!json_object_get(b, "template") || !json_object_get(b, "problem") ||
         !json_object_get(b, "target")) {
         const char *miss = !json_object_get(b, "template") ? "template"

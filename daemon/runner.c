@@ -186,6 +186,9 @@ typedef struct tt_jobrun {
     json_t *options;
     tt_strategy *st;
     int cancelled;            /* seen cancelled by tt_job_still_ours */
+    int64_t remeasure;        /* option "remeasure": top configs re-measured at the end */
+    int64_t *seq_params;      /* params of each seq (nparams per seq), for the re-measure */
+    size_t nseq, capseq;
     /* successful trials of this run, for the calibration fitted at the end */
     tt_model_result *fit_pred;
     double *fit_meas;
@@ -414,6 +417,126 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
     return rc;
 }
 
+/* Remember the params asked at seq (1-based) for the re-measurement. */
+static tt_rc tt_seq_keep(tt_jobrun *jr, int64_t seq, const int64_t *params)
+{
+    size_t np = jr->t->nparams ? jr->t->nparams : 1;
+    if ((size_t)seq > jr->capseq) {
+        size_t ncap = jr->capseq ? 2 * jr->capseq : 64;
+        while (ncap < (size_t)seq) ncap *= 2;
+        int64_t *n = realloc(jr->seq_params, ncap * np * sizeof *n);
+        if (!n) return TT_ENOMEM;
+        jr->seq_params = n;
+        jr->capseq = ncap;
+    }
+    memcpy(jr->seq_params + (size_t)(seq - 1) * np, params, jr->t->nparams * sizeof(int64_t));
+    if ((size_t)seq > jr->nseq) jr->nseq = (size_t)seq;
+    return TT_OK;
+}
+
+/* 1 when the job's backend is noisy: cmd: measures real hardware.  model, sim and replay:
+ * answer the same number every time, so re-measuring them would only cost time. */
+static int tt_backend_noisy(const char *backend) { return strncmp(backend, "cmd:", 4) == 0; }
+
+static int tt_cmp_trial_rank(const void *a, const void *b)
+{
+    const tt_trial *x = *(const tt_trial *const *)a, *y = *(const tt_trial *const *)b;
+    if (x->median_us != y->median_us) return x->median_us < y->median_us ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* After the strategy: re-measure the jr->remeasure fastest distinct successful configs of
+ * the job and append their samples (tt_store_trial_append), fastest first.  Resumable: the
+ * trials already re-measured (the job's "remeasured") count towards K and are skipped; since
+ * they are re-measured in rank order and only re-measurement changes a median, the others
+ * keep their rank, so a resumed job re-measures the same configs as an uninterrupted one.
+ * Returns with *go_on 1 to go on finishing the job, else the outcome that
+ * ends it (failed, abandoned). */
+static tt_jr_outcome tt_job_remeasure(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
+                                      int *go_on)
+{
+    tt_runner *r = jr->w->r;
+    tt_job *job = jr->job;
+    *go_on = 0;
+    tt_trial *tl = NULL;
+    size_t n = 0;
+    int64_t *done = NULL;
+    size_t ndone = 0;
+    tt_trial **cand = NULL;
+    tt_jr_outcome out = TT_JR_FINISHED;
+    tt_rc rc = tt_store_trial_list(jr->s, job->id, 0, seq + 1, &tl, &n, NULL);
+    if (rc == TT_OK) rc = tt_store_job_remeasured(jr->s, job->id, &done, &ndone);
+    if (rc != TT_OK) {
+        out = tt_job_fail(jr, "re-measure: store: %s", tt_store_errmsg(jr->s));
+        goto end;
+    }
+    cand = calloc(n ? n : 1, sizeof *cand);
+    if (!cand) {
+        out = tt_job_fail(jr, "re-measure: out of memory");
+        goto end;
+    }
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tt_trial *t = &tl[i];
+        if (t->status != TT_OK || !(t->median_us > 0) || t->seq < 1 || (size_t)t->seq > jr->nseq)
+            continue;
+        int skip = 0;
+        for (size_t d = 0; d < ndone && !skip; d++) skip = done[d] == t->id;
+        for (size_t c = 0; c < nc && !skip; c++) skip = cand[c]->id == t->id;
+        if (!skip) cand[nc++] = &tl[i];
+    }
+    qsort(cand, nc, sizeof *cand, tt_cmp_trial_rank);
+    int64_t left = jr->remeasure - (int64_t)ndone;
+    for (size_t c = 0; c < nc && left > 0; c++, left--) {
+        if (atomic_load(&r->stop)) {
+            out = TT_JR_ABANDONED;
+            goto end;
+        }
+        if (!tt_job_still_ours(jr)) {
+            out = tt_job_abandon(jr);
+            goto end;
+        }
+        const tt_trial *t = cand[c];
+        memcpy(jr->slots, jr->problem, jr->t->ninputs * sizeof(int64_t));
+        size_t np = jr->t->nparams ? jr->t->nparams : 1;
+        memcpy(jr->slots + jr->t->ninputs, jr->seq_params + (size_t)(t->seq - 1) * np,
+               jr->t->nparams * sizeof(int64_t));
+        tt_measurement m;
+        rc = tt_backend_measure(jr->be, jr->slots, &m);
+        if (atomic_load(&jr->w->hb_lost)) {   /* taken over or cancelled while measuring */
+            (void)tt_job_still_ours(jr);
+            out = tt_job_abandon(jr);
+            goto end;
+        }
+        if (rc != TT_OK || m.status != TT_OK || m.nsamples <= 0) {
+            /* keep the first measurement; a resumed job tries this config again */
+            tt_rlog(r, TT_LOG_WARNING, "job %lld: re-measuring trial %lld: %s%s%s",
+                    (long long)job->id, (long long)t->id,
+                    tt_strerror(rc != TT_OK ? rc : m.status != TT_OK ? m.status : TT_ERUN),
+                    m.error[0] ? ": " : "", m.error);
+        } else {
+            rc = tt_store_trial_append(jr->s, key, jr->t->name, job->id, t->id, m.samples_us,
+                                       (size_t)m.nsamples, NULL);
+            if (rc != TT_OK && rc != TT_EEXISTS) {
+                out = tt_job_fail(jr, "re-measure: store: %s", tt_store_errmsg(jr->s));
+                goto end;
+            }
+        }
+        if (r->cfg.max_trials > 0 && ++jr->w->trials >= r->cfg.max_trials) {
+            atomic_store(&r->stop, 1);   /* testing: behave as if killed here */
+            out = TT_JR_ABANDONED;
+            goto end;
+        }
+    }
+    *go_on = 1;
+end:
+    for (size_t i = 0; i < n; i++) tt_trial_clear(&tl[i]);
+    free(tl);
+    free(done);
+    free(cand);
+    return out;
+}
+
 static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
 {
     tt_runner *r = jr->w->r;
@@ -437,6 +560,12 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
         jr->options = json_loads(job->options_json, 0, NULL);
         if (!jr->options) return tt_job_fail(jr, "options: malformed JSON");
     }
+    jr->remeasure = 3;
+    const json_t *rm = json_object_get(jr->options, "remeasure");
+    if (rm && (!json_is_integer(rm) || json_integer_value(rm) < 0 ||
+               json_integer_value(rm) > 1024))
+        return tt_job_fail(jr, "options: option 'remeasure' must be an integer in [0, 1024]");
+    if (rm) jr->remeasure = json_integer_value(rm);
     jr->env.datasets_dir = r->datasets_dir;
     jr->env.toolchains = r->cfg.toolchains;
     jr->env.work_dir = r->work_dir;
@@ -489,6 +618,7 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
             return tt_job_abandon(jr);
         }
         if (rc != TT_OK) return tt_job_fail(jr, "%s", why[0] ? why : tt_strerror(rc));
+        if (tt_seq_keep(jr, seq + 1, params) != TT_OK) return tt_job_fail(jr, "out of memory");
         seq++;
         if (status == TT_OK) ok++;
         (void)tt_strategy_report(jr->st, params, status, us);
@@ -502,6 +632,11 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     if (ok == 0)
         return tt_job_fail(jr, "no config was measured successfully (%lld trials)", (long long)seq);
     (void)tt_store_job_progress(jr->s, job->id, seq, seq);   /* ended: planned = done */
+    if (jr->remeasure > 0 && tt_backend_noisy(job->backend)) {
+        int go_on = 0;
+        tt_jr_outcome o = tt_job_remeasure(jr, &key, seq, &go_on);
+        if (!go_on) return o;
+    }
     tt_calib_store(jr, key.backend_fp);
     rc = tt_store_job_finish(jr->s, job->id, jr->w->owner, TT_JOB_DONE, NULL);
     if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) {
@@ -542,6 +677,7 @@ static void tt_job_run(tt_worker *w, tt_store *s, tt_job *job)
     tt_model_free(jr.model_cal);
     free(jr.fit_pred);
     free(jr.fit_meas);
+    free(jr.seq_params);
     tt_space_free(jr.space);
     tt_backend_close(jr.be);
     json_decref(jr.options);

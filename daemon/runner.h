@@ -54,6 +54,7 @@ typedef struct tt_runner_config {
     int repeats;                  /* samples per measurement for backends that repeat (1) */
     int64_t max_trials;           /* testing: each worker stops, as if killed, after this many
                                      trials (its job stays running with its lease); 0: never */
+                                  /* (re-measurements of the top configs count here too) */
     tt_runner_log_fn log;         /* job events (see above); NULL: silent */
     void *log_ud;                 /* borrowed, passed to log */
 } tt_runner_config;

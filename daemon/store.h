@@ -193,6 +193,25 @@ tt_rc tt_store_trial_lookup(tt_store *s, const tt_trial_key *k, uint64_t config_
  * job; job_id 0 records a measurement outside any job (no job_trials row). */
 tt_rc tt_store_trial_record(tt_store *s, const tt_trial_key *k, const char *template_name,
                             int64_t job_id, int64_t seq, tt_trial *t);
+/* Re-measurement of a noisy backend (docs/strategies.md "Re-measuring the top"): append
+ * samples (nsamples > 0, each > 0) to the successful measurement trial_id under key k, for
+ * job_id, in one transaction:
+ *   - merge them into its samples_json and recompute median_us, spread_us (inter-quartile
+ *     range) and min_us with the quantile rule of tt_measurement_summarise (backend.c),
+ *   - mark the re-measurement done for (job, trial): trial_id is appended to the array
+ *     "remeasured" of the job's options_json,
+ *   - recompute `best` for (template_name, k) and the job's best-so-far from the stored
+ *     trials (a re-measured best that got slower may lose its place).
+ * TT_EEXISTS (nothing changed) when job_id already re-measured trial_id -- a job resumed
+ * after a crash appends once; TT_ENOTFOUND when the job, or the trial under k, is absent;
+ * TT_EINVAL when the trial failed or an argument is bad.  out (may be NULL) is filled with
+ * the updated measurement on TT_OK; release it with tt_trial_clear(). */
+tt_rc tt_store_trial_append(tt_store *s, const tt_trial_key *k, const char *template_name,
+                            int64_t job_id, int64_t trial_id, const double *samples,
+                            size_t nsamples, tt_trial *out);
+/* Trial ids job_id has re-measured (its options' "remeasured"), in order: *ids malloc'd
+ * (caller frees; NULL when *n is 0).  TT_ENOTFOUND if there is no such job. */
+tt_rc tt_store_job_remeasured(tt_store *s, int64_t job_id, int64_t **ids, size_t *n);
 /* Trials of a job in seq order, paginated.  *trials malloc'd array of *n; *total the count. */
 tt_rc tt_store_trial_list(tt_store *s, int64_t job_id, int64_t offset, int64_t limit,
                           tt_trial **trials, size_t *n, int64_t *total);

@@ -187,6 +187,8 @@ static void test_battery(void)
         {"budget wrong type", "POST", "/v1/tune", T, dupstr("{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\",\"target\":\"a2\",\"budget\":\"lots\"}"), 400, "invalid_argument", "budget"},
         {"budget negative", "POST", "/v1/tune", T, dupstr("{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\",\"target\":\"a2\",\"budget\":{\"trials\":-5}}"), 400, "invalid_argument", "budget.trials"},
         {"budget unknown member", "POST", "/v1/tune", T, dupstr("{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\",\"target\":\"a2\",\"budget\":{\"trials\":2,\"hours\":1}}"), 400, "invalid_argument", "budget.hours"},
+        {"remeasure out of range", "POST", "/v1/tune", T, dupstr("{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\",\"target\":\"a2\",\"options\":{\"remeasure\":-1}}"), 400, "invalid_argument", "options.remeasure"},
+        {"remeasured is reserved", "POST", "/v1/tune", T, dupstr("{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\",\"target\":\"a2\",\"options\":{\"remeasured\":[1]}}"), 400, "invalid_argument", "options.remeasured"},
         {"seed wrong type", "POST", "/v1/tune", T, dupstr("{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\",\"target\":\"a2\",\"seed\":\"x\"}"), 400, "invalid_argument", "seed"},
         {"unknown field", "POST", "/v1/tune", T, dupstr("{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\",\"target\":\"a2\",\"colour\":\"red\"}"), 400, "invalid_argument", "colour"},
         {"missing target", "POST", "/v1/tune", T, dupstr("{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\"}"), 400, "invalid_argument", "target"},

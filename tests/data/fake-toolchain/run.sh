@@ -23,7 +23,18 @@ case "$mode" in
 9) kill -SEGV $$ ;;
 esac
 lat=$((n / block + 10))
+# Noise (when FAKE_RUNS is set): every run appends its BLOCK to $FAKE_RUNS; the c-th run of a
+# BLOCK adds (c - 1) / 8 us to each sample (deterministic per run counter), and a rerun of
+# BLOCK = $FAKE_SLOW_BLOCK adds 100 us (a config whose re-measurement is slower).
+frac=0
+if [ -n "${FAKE_RUNS:-}" ]; then
+    echo "$block" >> "$FAKE_RUNS"
+    c=$(grep -c "^$block\$" "$FAKE_RUNS")
+    frac=$(( (c - 1) * 125 ))
+    if [ "$c" -gt 1 ] && [ "$block" = "${FAKE_SLOW_BLOCK:-}" ]; then lat=$((lat + 100)); fi
+fi
 echo "warm-up: 5 runs"
 echo '{"latency_us": [1, 2], "correct": true, "note": "not the last JSON line"}'
-printf '{"latency_us": [%d.5, %d.0, %d.25], "correct": true}\n' "$lat" "$lat" "$lat"
+s() { x=$(( $1 + frac )); printf '%d.%03d' $((lat + x / 1000)) $((x % 1000)); }
+printf '{"latency_us": [%s, %s, %s], "correct": true}\n' "$(s 500)" "$(s 0)" "$(s 250)"
 echo "Kernel Output Match!"

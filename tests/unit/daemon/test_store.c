@@ -1091,6 +1091,82 @@ static void test_pg_reconnect(void)
     tt_store_close(s);
 }
 
+/* Re-measurement: samples appended to a trial, median recomputed, best re-evaluated (a
+ * re-measured best that got slower loses its place), once per (job, trial). */
+static void test_trial_append(void)
+{
+    tt_store *s = open_fresh();
+    int64_t a = new_job(s, "gemm", "a2", "", "M=64");
+    tt_trial ta, tb;
+    CU_ASSERT_EQUAL(record(s, &KEY, a, 1, "A", 1, TT_OK, 3.0, &ta), TT_OK);
+    CU_ASSERT_EQUAL(record(s, &KEY, a, 2, "B", 2, TT_OK, 5.0, &tb), TT_OK);
+    CU_ASSERT_EQUAL(record(s, &KEY, a, 3, "F", 3, TT_EBUILD, 0, NULL), TT_OK);
+    tt_best_query q = {"gemm", "a2", "M=64", NULL, NULL};
+    tt_best b;
+    CU_ASSERT_EQUAL(tt_store_best_get(s, &q, &b), TT_OK);
+    CU_ASSERT_EQUAL(b.trial_id, ta.id);
+    tt_best_clear(&b);
+    static const double slow[] = {20, 20, 20};
+    tt_trial out;
+    CU_ASSERT_EQUAL(tt_store_trial_append(s, &KEY, "gemm", a, ta.id, slow, 3, &out), TT_OK);
+    /* [1.5, 2.5] + [20, 20, 20]: median 20, q25 2.5, q75 20 */
+    CU_ASSERT_DOUBLE_EQUAL(out.median_us, 20, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(out.min_us, 1.5, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(out.spread_us, 17.5, 1e-9);
+    CU_ASSERT_STRING_EQUAL(out.samples_json ? out.samples_json : "", "[1.5,2.5,20.0,20.0,20.0]");
+    tt_trial_clear(&out);
+    CU_ASSERT_EQUAL(tt_store_best_get(s, &q, &b), TT_OK);
+    CU_ASSERT_EQUAL(b.trial_id, tb.id);            /* A got slower: B is the best now */
+    CU_ASSERT_DOUBLE_EQUAL(b.median_us, 5.0, 1e-9);
+    tt_best_clear(&b);
+    tt_job j;
+    CU_ASSERT_EQUAL(tt_store_job_get(s, a, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.best_trial, tb.id);
+    CU_ASSERT_DOUBLE_EQUAL(j.best_us, 5.0, 1e-9);
+    tt_job_clear(&j);
+    /* once per (job, trial): a resumed job appends nothing more */
+    CU_ASSERT_EQUAL(tt_store_trial_append(s, &KEY, "gemm", a, ta.id, slow, 3, &out), TT_EEXISTS);
+    tt_trial lk;
+    CU_ASSERT_EQUAL(tt_store_trial_lookup(s, &KEY, 1, &lk), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(lk.median_us, 20, 1e-9);
+    tt_trial_clear(&lk);
+    int64_t *ids = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(tt_store_job_remeasured(s, a, &ids, &n), TT_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    if (n == 1) CU_ASSERT_EQUAL(ids[0], ta.id);
+    free(ids);
+    /* bad calls */
+    CU_ASSERT_EQUAL(tt_store_trial_append(s, &KEY, "gemm", a + 100, tb.id, slow, 3, NULL),
+                    TT_ENOTFOUND);
+    CU_ASSERT_EQUAL(tt_store_trial_append(s, &KEY, "gemm", a, tb.id + 100, slow, 3, NULL),
+                    TT_ENOTFOUND);
+    CU_ASSERT_EQUAL(tt_store_trial_append(s, &KEY, "gemm", a, tb.id, slow, 0, NULL), TT_EINVAL);
+    tt_trial tf;
+    CU_ASSERT_EQUAL(tt_store_trial_lookup(s, &KEY, 3, &tf), TT_OK);
+    CU_ASSERT_EQUAL(tt_store_trial_append(s, &KEY, "gemm", a, tf.id, slow, 3, NULL), TT_EINVAL);
+    tt_trial_clear(&tf);
+    /* another job under the same key re-measures A faster: A is the best again */
+    int64_t c = new_job(s, "gemm", "a2", "", "M=64");
+    CU_ASSERT_EQUAL(record(s, &KEY, c, 1, "A", 1, TT_OK, 3.0, NULL), TT_OK);
+    static const double fast[] = {1, 1, 1};
+    CU_ASSERT_EQUAL(tt_store_trial_append(s, &KEY, "gemm", c, ta.id, fast, 3, &out), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(out.median_us, 2.0, 1e-9);   /* [1 1 1 1.5 2.5 20 20 20] */
+    tt_trial_clear(&out);
+    CU_ASSERT_EQUAL(tt_store_best_get(s, &q, &b), TT_OK);
+    CU_ASSERT_EQUAL(b.trial_id, ta.id);
+    CU_ASSERT_DOUBLE_EQUAL(b.median_us, 2.0, 1e-9);
+    tt_best_clear(&b);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, c, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.best_trial, ta.id);
+    CU_ASSERT_DOUBLE_EQUAL(j.best_us, 2.0, 1e-9);
+    CU_ASSERT(j.options_json && strstr(j.options_json, "\"remeasured\""));
+    tt_job_clear(&j);
+    tt_trial_clear(&ta);
+    tt_trial_clear(&tb);
+    tt_store_close(s);
+}
+
 #define STORE_CASES \
     {"open_migrate_twice", test_open_twice}, \
     {"bad_urls", test_bad_urls}, \
@@ -1102,6 +1178,7 @@ static void test_pg_reconnect(void)
     {"trials_reuse_seq_best", test_trials}, \
     {"trial_record_atomic", test_record_atomic}, \
     {"trial_list_stats", test_trial_list_stats}, \
+    {"trial_append_remeasure", test_trial_append}, \
     {"calib_tokens", test_calib_tokens}, \
     {"baselines", test_baselines}, \
     {"quotes_are_data", test_quotes}, \
