@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -844,89 +843,3 @@ int tt_runner_alive(const tt_runner *r)
     }
     return 1;
 }
-
-/* ---- submission checks -------------------------------------------------------------- */
-static int tt_file_exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-static int tt_safe_name(const char *s)
-{
-    if (!*s || strlen(s) > 64) return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_' || *s == '-' || *s == '.'))
-            return 0;
-    return 1;
-}
-
-/* Open the backend once (no target, a zero problem: replay and cmd read neither when
- * opening) so that the fingerprint is the one the workers will record, and the backend's
- * own checks (dataset params vs template params, toolchain definition) run at submission. */
-static tt_rc tt_check_by_open(const tt_runner_config *cfg, const tt_template *t,
-                              const char *backend, char fp[80], tt_errinfo *err)
-{
-    const char *tmp = getenv("TMPDIR");
-    char defwork[512];
-    snprintf(defwork, sizeof defwork, "%.480s/tiletune-work", tmp && *tmp ? tmp : "/tmp");
-    tt_backend_env env = {
-        .datasets_dir = cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR,
-        .toolchains = cfg->toolchains, .work_dir = cfg->work_dir ? cfg->work_dir : defwork,
-        .repeats = cfg->repeats > 0 ? cfg->repeats : 1,
-    };
-    int64_t zeros[TT_MAX_SLOTS] = {0};
-    tt_backend *b = NULL;
-    tt_rc rc = tt_backend_open(backend, &env, t, NULL, zeros, &b, err);
-    if (rc != TT_OK) return rc;
-    snprintf(fp, 80, "%s", tt_backend_fingerprint(b));
-    tt_backend_close(b);
-    return TT_OK;
-}
-
-tt_rc tt_runner_check_backend(const tt_runner_config *cfg, const tt_template *t,
-                              const char *backend, char fp[80], tt_errinfo *err)
-{
-    fp[0] = 0;
-    if (!backend || !*backend) return tt_errf(err, TT_EINVAL, "backend", "empty backend");
-    if (strcmp(backend, "model") == 0 || strcmp(backend, "sim") == 0) {
-        if (!t->kernel)
-            return tt_errf(err, TT_EUNSUPPORTED, "backend",
-                           "template '%s' has no kernel: backend '%s' does not apply (use "
-                           "replay:<dataset> or cmd:<toolchain>)", t->name, backend);
-        snprintf(fp, 80, "%s", backend);
-        return TT_OK;
-    }
-    if (strncmp(backend, "replay:", 7) == 0) {
-        const char *name = backend + 7;
-        if (!tt_safe_name(name))
-            return tt_errf(err, TT_EINVAL, "backend", "bad dataset name '%s'", name);
-        const char *dir = cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR;
-        static const char *const sfx[] = {".t4.json", ".t4.json.gz", ".kt-cache.json",
-                                          ".kt-cache.json.gz"};
-        int found = 0;
-        for (size_t i = 0; i < sizeof sfx / sizeof sfx[0] && !found; i++) {
-            char path[1024];
-            snprintf(path, sizeof path, "%.900s/%.64s%s", dir, name, sfx[i]);
-            found = tt_file_exists(path);
-        }
-        if (!found) return tt_errf(err, TT_ENOTFOUND, "backend", "no dataset '%s' in %s", name, dir);
-        return tt_check_by_open(cfg, t, backend, fp, err);
-    }
-    if (strncmp(backend, "cmd:", 4) == 0) {
-        const char *name = backend + 4;
-        const json_t *tc = cfg->toolchains ? json_object_get(cfg->toolchains, name) : NULL;
-        if (!*name || !json_is_object(tc))
-            return tt_errf(err, TT_ENOTFOUND, "backend", "no toolchain '%s' configured", name);
-        if (!t->source_file && !t->source_script)
-            return tt_errf(err, TT_EUNSUPPORTED, "backend",
-                           "template '%s' has no source: backend '%s' does not apply", t->name,
-                           backend);
-        return tt_check_by_open(cfg, t, backend, fp, err);
-    }
-    return tt_errf(err, TT_EINVAL, "backend",
-                   "unknown backend '%s' (model, sim, replay:<dataset>, cmd:<toolchain>)", backend);
-}
-
-int tt_runner_strategy_known(const char *name) { return tt_strategy_known(name); }
