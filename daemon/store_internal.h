@@ -78,7 +78,7 @@ typedef struct tt__engine {
     void (*forget)(tt_store *s);
 } tt__engine;
 
-#define TT__Q_MAX 64
+#define TT__Q_MAX 80
 
 struct tt_store {
     const tt__engine *eng;
@@ -102,8 +102,10 @@ tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
 double tt__store_now(void);
 
 /* ---- helpers shared by store.c and store_trials.c ----------------------------------- */
-/* Query ids: store.c uses 0.., store_trials.c TT__Q_STORE_TRIALS.. (cache slots). */
+/* Query ids: store.c uses 0.., store_trials.c TT__Q_STORE_TRIALS.., store_meta.c
+ * TT__Q_STORE_META.. (cache slots). */
 #define TT__Q_STORE_TRIALS 24
+#define TT__Q_STORE_META 64
 
 #define TT__PT(x) {TT__P_TEXT, (x), 0, 0.0}
 #define TT__PI(x) {TT__P_I64, NULL, (x), 0.0}
@@ -141,5 +143,8 @@ tt_rc tt__q_first(tt_store *s, int id, const char *sql, const char *pg, const tt
                   int np, tt__res *r);
 /* Run the rest of the statement (writes with RETURNING) and finish it. */
 tt_rc tt__q_end(tt__res *r);
+
+/* store_trials.c: every best row matching q (store_meta.c pins them as baselines). */
+tt_rc tt__store_best_rows(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n);
 
 #endif
