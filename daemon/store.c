@@ -158,6 +158,38 @@ int tt__q_step(tt__res *r, tt_rc *rc)
     return k;
 }
 
+tt_rc tt__store_collect(tt_store *s, tt__res *r, size_t size, tt__row_fn row,
+                        tt__clear_fn clear, void **rows, size_t *n)
+{
+    char *a = NULL;
+    size_t cap = 0;
+    tt_rc rc = TT_OK;
+    *n = 0;
+    while (!rc && tt__q_step(r, &rc) == 1) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char *na = realloc(a, nc * size);
+            if (!na) {
+                rc = TT_ENOMEM;
+                break;
+            }
+            a = na;
+            cap = nc;
+        }
+        if (!(rc = row(r, a + *n * size))) (*n)++;
+    }
+    s->eng->finish(r);
+    if (rc) {
+        for (size_t i = 0; i < *n; i++) clear(a + i * size);
+        free(a);
+        a = NULL;
+        *n = 0;
+    }
+    *rows = a;
+    return rc;
+}
+
+
 tt_rc tt__q_exec(tt_store *s, int id, const char *sql, const char *pg, const tt__param *p,
                  int np, int64_t *changes)
 {
@@ -551,6 +583,9 @@ tt_rc tt_store_job_get(tt_store *s, int64_t id, tt_job *out)
     return tt_store_unlock(s, tt_job_one(s, Q_JOB_GET, p, NP(p), out));
 }
 
+static tt_rc tt_job_row(tt__res *r, void *e) { return tt_job_from_row(r, e); }
+static void tt_job_clear_v(void *e) { tt_job_clear(e); }
+
 tt_rc tt_store_job_list(tt_store *s, const tt_job_filter *f, tt_job **jobs, size_t *n)
 {
     *jobs = NULL;
@@ -564,28 +599,9 @@ tt_rc tt_store_job_list(tt_store *s, const tt_job_filter *f, tt_job **jobs, size
     tt_store_lock(s);
     tt_rc rc = q_start(s, Q_JOB_LIST, p, NP(p), &r);
     if (rc) return tt_store_unlock(s, rc);
-    size_t cap = 0;
-    while (!rc && q_step(&r, &rc) == 1) {
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            tt_job *nj = realloc(*jobs, nc * sizeof *nj);
-            if (!nj) {
-                rc = TT_ENOMEM;
-                break;
-            }
-            *jobs = nj;
-            cap = nc;
-        }
-        rc = tt_job_from_row(&r, &(*jobs)[*n]);
-        if (!rc) (*n)++;
-    }
-    s->eng->finish(&r);
-    if (rc) {
-        for (size_t i = 0; i < *n; i++) tt_job_clear(&(*jobs)[i]);
-        free(*jobs);
-        *jobs = NULL;
-        *n = 0;
-    }
+    void *v = NULL;
+    rc = tt__store_collect(s, &r, sizeof(tt_job), tt_job_row, tt_job_clear_v, &v, n);
+    *jobs = v;
     return tt_store_unlock(s, rc);
 }
 

@@ -147,4 +147,13 @@ tt_rc tt__q_end(tt__res *r);
 /* store_trials.c: every best row matching q (store_meta.c pins them as baselines). */
 tt_rc tt__store_best_rows(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n);
 
+/* Collect the rows of a started query into a new array of `size`-byte elements: row() fills
+ * one element from the current row, clear() releases one.  Finishes r.  On success *rows is a
+ * malloc'd array of *n elements (NULL when none); on error everything is released, *rows is
+ * NULL, *n is 0 and the error is returned. */
+typedef tt_rc (*tt__row_fn)(tt__res *r, void *elem);
+typedef void (*tt__clear_fn)(void *elem);
+tt_rc tt__store_collect(tt_store *s, tt__res *r, size_t size, tt__row_fn row,
+                        tt__clear_fn clear, void **rows, size_t *n);
+
 #endif

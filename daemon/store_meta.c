@@ -208,6 +208,9 @@ tt_rc tt_store_baseline_get(tt_store *s, const char *name, const char *template_
     return tt__store_unlock(s, rc ? rc : rc2);
 }
 
+static tt_rc tt_baseline_row(tt__res *r, void *e) { return tt_baseline_from_row(r, e); }
+static void tt_baseline_clear_v(void *e) { tt_baseline_clear(e); }
+
 tt_rc tt_store_baseline_list(tt_store *s, const char *name, tt_baseline **rows, size_t *n)
 {
     *rows = NULL;
@@ -218,26 +221,9 @@ tt_rc tt_store_baseline_list(tt_store *s, const char *name, tt_baseline **rows, 
     tt__store_lock(s);
     tt_rc rc = q_start(s, Q_BASE_LIST, p, NP(p), &r);
     if (rc) return tt__store_unlock(s, rc);
-    size_t cap = 0;
-    while (!rc && tt__q_step(&r, &rc) == 1) {
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            tt_baseline *nb = realloc(*rows, nc * sizeof *nb);
-            if (!nb) {
-                rc = TT_ENOMEM;
-                break;
-            }
-            *rows = nb;
-            cap = nc;
-        }
-        if (!(rc = tt_baseline_from_row(&r, &(*rows)[*n]))) (*n)++;
-    }
-    s->eng->finish(&r);
-    if (rc) {
-        for (size_t i = 0; i < *n; i++) tt_baseline_clear(&(*rows)[i]);
-        free(*rows);
-        *rows = NULL;
-        *n = 0;
-    }
+    void *v = NULL;
+    rc = tt__store_collect(s, &r, sizeof(tt_baseline), tt_baseline_row, tt_baseline_clear_v,
+                           &v, n);
+    *rows = v;
     return tt__store_unlock(s, rc);
 }

@@ -541,6 +541,19 @@ out:
     return rc;
 }
 
+/* A trial row of Q_TRIAL_LIST, followed by its job_trials seq and reused flag. */
+static tt_rc tt_trial_list_row(tt__res *r, void *e)
+{
+    tt_trial *t = e;
+    tt_rc rc = tt_trial_from_row(r, t);
+    if (!rc) {
+        t->seq = C_I(r, TRIAL_NCOLS);
+        t->reused = (int)C_I(r, TRIAL_NCOLS + 1);
+    }
+    return rc;
+}
+static void tt_trial_clear_v(void *e) { tt_trial_clear(e); }
+
 tt_rc tt_store_trial_list(tt_store *s, int64_t job_id, int64_t offset, int64_t limit,
                           tt_trial **trials, size_t *n, int64_t *total)
 {
@@ -563,32 +576,10 @@ tt_rc tt_store_trial_list(tt_store *s, int64_t job_id, int64_t offset, int64_t l
     }
     if (!rc) rc = q_start(s, Q_TRIAL_LIST, pl, NP(pl), &r);
     if (rc) return tt__store_unlock(s, rc);
-    size_t cap = 0;
-    while (!rc && tt__q_step(&r, &rc) == 1) {
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            tt_trial *nt = realloc(*trials, nc * sizeof *nt);
-            if (!nt) {
-                rc = TT_ENOMEM;
-                break;
-            }
-            *trials = nt;
-            cap = nc;
-        }
-        tt_trial *t = &(*trials)[*n];
-        if (!(rc = tt_trial_from_row(&r, t))) {
-            t->seq = C_I(&r, TRIAL_NCOLS);
-            t->reused = (int)C_I(&r, TRIAL_NCOLS + 1);
-            (*n)++;
-        }
-    }
-    s->eng->finish(&r);
-    if (rc) {
-        for (size_t i = 0; i < *n; i++) tt_trial_clear(&(*trials)[i]);
-        free(*trials);
-        *trials = NULL;
-        *n = 0;
-    }
+    void *v = NULL;
+    rc = tt__store_collect(s, &r, sizeof(tt_trial), tt_trial_list_row, tt_trial_clear_v,
+                           &v, n);
+    *trials = v;
     return tt__store_unlock(s, rc);
 }
 
@@ -693,6 +684,9 @@ tt_rc tt_store_best_stamp(tt_store *s, tt_store_stamp *out)
     return tt__store_unlock(s, tt__q_end(&r));
 }
 
+static tt_rc tt_best_row(tt__res *r, void *e) { return tt_best_from_row(r, e); }
+static void tt_best_clear_v(void *e) { tt_best_clear(e); }
+
 /* Rows of a best-shaped query into a malloc'd array (lock held by the caller). */
 tt_rc tt__store_best_rows(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n)
 {
@@ -701,27 +695,9 @@ tt_rc tt__store_best_rows(tt_store *s, const tt_best_query *q, tt_best **rows, s
     tt__res r;
     tt_rc rc = q_start(s, Q_BEST_LIST, p, NP(p), &r);
     if (rc) return rc;
-    size_t cap = 0;
-    while (!rc && tt__q_step(&r, &rc) == 1) {
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            tt_best *nb = realloc(*rows, nc * sizeof *nb);
-            if (!nb) {
-                rc = TT_ENOMEM;
-                break;
-            }
-            *rows = nb;
-            cap = nc;
-        }
-        if (!(rc = tt_best_from_row(&r, &(*rows)[*n]))) (*n)++;
-    }
-    s->eng->finish(&r);
-    if (rc) {
-        for (size_t i = 0; i < *n; i++) tt_best_clear(&(*rows)[i]);
-        free(*rows);
-        *rows = NULL;
-        *n = 0;
-    }
+    void *v = NULL;
+    rc = tt__store_collect(s, &r, sizeof(tt_best), tt_best_row, tt_best_clear_v, &v, n);
+    *rows = v;
     return rc;
 }
 
