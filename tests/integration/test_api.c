@@ -399,7 +399,7 @@ static void test_config_route(void)
     tt_hres_free(&r);
 }
 
-/* GET /v1/best answers from a cache (daemon/bestcache.h): it must never serve a stale best,
+/* GET /v1/best answers from a cache (daemon/api/bestcache.h): it must never serve a stale best,
  * neither after a tune through the API nor after a write by another process (this test
  * program writes the daemon's SQLite file through its own tt_store). */
 static double best_median(const char *path, const char *want_cfg)

@@ -466,7 +466,7 @@ static void test_catalog_predict_simulate(void)
 }
 
 /* ---- CI: check, export, import ----------------------------------------------------- */
-/* The three CI routes are registered in daemon/api.c's table; say so plainly when they are not. */
+/* The three CI routes are registered in daemon/api/api.c's table; say so plainly when they are not. */
 static int ci_routes_present(void)
 {
     static const char *const probes[][2] = {{"POST", "/v1/check"}, {"GET", "/v1/export"},
@@ -477,7 +477,7 @@ static int ci_routes_present(void)
         tt_daemon_req(&g_d, probes[i][0], probes[i][1], TT_TOKEN_TUNE, "{}", 2, &h);
         const char *msg = js(json_object_get(json_object_get(h.json, "error"), "message"));
         if (h.status == 404 && strstr(msg, "no route")) {
-            fprintf(stderr, "\n%s %s is not in daemon/api.c's route table\n", probes[i][0],
+            fprintf(stderr, "\n%s %s is not in daemon/api/api.c's route table\n", probes[i][0],
                     probes[i][1]);
             ok = 0;
         }

@@ -33,7 +33,7 @@
  * gemm space enumeration (compiler/space.c), the targets directory (costmodel/target.c),
  * the analytic model and the simulator (with and without a trace) on gemm and every
  * template of tests/data/sim/smoke.txt (costmodel/model*.c, costmodel/sim*.c), T1 import + render (compiler/t1.c, compiler/render.c), and datasets in
- * KT-cache, T4 and gzip form (daemon/dataset*.c), and JSON text (compiler/jsonutil.c: never a
+ * KT-cache, T4 and gzip form (daemon/backends/dataset*.c), and JSON text (compiler/jsonutil.c: never a
  * document with a member silently missing, which jansson 2.14's json_dumps() can return).
  */
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * test_bestcache.c - the GET /v1/best cache (daemon/bestcache.h) and the store stamp it relies
+ * test_bestcache.c - the GET /v1/best cache (daemon/api/bestcache.h) and the store stamp it relies
  * on (tt_store_best_stamp): the stamp moves after a trial record through this process and
  * after a commit by another process that knows nothing of the cache (data_version).
  */

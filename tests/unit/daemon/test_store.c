@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * test_store.c - the store (daemon/store.h): one table of cases run against both engines,
+ * test_store.c - the store (daemon/store/store.h): one table of cases run against both engines,
  * SQLite in temp files and PostgreSQL in a throwaway cluster (tests/helpers/pg_cluster.h).
  *
  * Every case opens a fresh database (SQLite: a new file; PostgreSQL: CREATE DATABASE).  The
