@@ -4,6 +4,7 @@
  */
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,12 @@ static const struct {
 };
 
 /* ---- helpers shared with store_trials.c (store_internal.h) -------------------------- */
+static _Atomic uint64_t tt_best_gen = 1;
+
+void tt__store_best_touch(void) { atomic_fetch_add(&tt_best_gen, 1); }
+
+uint64_t tt__store_best_gen(void) { return atomic_load(&tt_best_gen); }
+
 tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
 {
     va_list ap;

@@ -248,7 +248,7 @@ tt_rc tt_store_best_get(tt_store *s, const tt_best_query *q, tt_best *out);
 tt_rc tt_store_best_list(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n);
 
 /* Validity stamp of the `best` rows as seen through s (SQLite only), for read-through caches
- * of tt_store_best_get (daemon/bestcache.h).  Take the stamp BEFORE reading; a cached answer
+ * of tt_store_best_get (daemon/api/bestcache.h).  Take the stamp BEFORE reading; a cached answer
  * read after stamp A is still current while a new stamp equals A: gen changes after every
  * trial record committed by any store of this process and when a store closes; data_version
  * (SQLite's PRAGMA data_version on s's connection) changes after any commit to the file by
@@ -259,8 +259,6 @@ typedef struct tt_store_stamp {
     int64_t data_version;
 } tt_store_stamp;
 tt_rc tt_store_best_stamp(tt_store *s, tt_store_stamp *out);
-/* Internal (store*.c): bump the generation of tt_store_best_stamp. */
-void tt__store_best_touch(void);
 
 /* ---- calibrations ------------------------------------------------------------------- */
 /* The fitted tt_calib of costmodel/model.h, stored as JSON text per (target, backend_fp). */

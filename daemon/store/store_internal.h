@@ -96,6 +96,11 @@ extern const tt__engine tt__engine_sqlite;
 extern const tt__engine tt__engine_postgres;
 
 /* Record an engine error on s: sets s->errmsg and returns rc. */
+/* The write generation behind tt_store_best_stamp (owned by store.c): bumped after every
+ * commit that may have changed a `best` row through this process, and when a store closes
+ * (so that a new store at the same address starts with a new stamp). */
+void tt__store_best_touch(void);
+uint64_t tt__store_best_gen(void);
 tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Unix time in seconds (CLOCK_REALTIME). */

@@ -5,7 +5,6 @@
  */
 #include <jansson.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,7 +329,7 @@ static int tt_cmp_double(const void *a, const void *b)
 }
 
 /* Linear interpolation between order statistics of sorted v[0..n): the rule of
- * tt_measurement_summarise (daemon/backend.c), so a merged trial reads like a measured one. */
+ * tt_measurement_summarise (daemon/backends/backend.c), so a merged trial reads like a measured one. */
 static double tt_quantile(const double *v, size_t n, double q)
 {
     double pos = q * (double)(n - 1);
@@ -664,18 +663,12 @@ tt_rc tt_store_best_get(tt_store *s, const tt_best_query *q, tt_best *out)
     return tt__store_unlock(s, rc ? rc : rc2);
 }
 
-/* Bumped after every commit that may have changed a `best` row through this process, and
- * when a store closes (so that a new store at the same address starts with a new stamp). */
-static _Atomic uint64_t tt_best_gen = 1;
-
-void tt__store_best_touch(void) { atomic_fetch_add(&tt_best_gen, 1); }
-
 tt_rc tt_store_best_stamp(tt_store *s, tt_store_stamp *out)
 {
     memset(out, 0, sizeof *out);
     if (s->engine != TT_STORE_SQLITE) return TT_EUNSUPPORTED;
     /* the generation first: a commit after this point changes it or data_version */
-    out->gen = atomic_load(&tt_best_gen);
+    out->gen = tt__store_best_gen();
     tt__res r;
     tt__store_lock(s);
     tt_rc rc = q_first(s, Q_DATA_VERSION, NULL, 0, &r);
