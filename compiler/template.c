@@ -9,50 +9,6 @@
 
 #include "template_int.h"
 
-tt_rc tt__tmpl_parse_doc(tt__tp *p, const json_t *doc, const char *base_dir);
-
-void tt_tmpl_free(tt_template *t)
-{
-    if (!t) return;
-    free(t->name);
-    free(t->version);
-    free(t->description);
-    for (size_t i = 0; i < t->ninputs; i++) {
-        free(t->inputs[i].name);
-        free(t->inputs[i].dtypes);
-    }
-    free(t->inputs);
-    for (size_t i = 0; i < t->nparams; i++) {
-        free(t->params[i].name);
-        free(t->params[i].values);
-    }
-    free(t->params);
-    for (size_t i = 0; i < t->nlets; i++) {
-        free(t->lets[i].name);
-        tt_expr_free(t->lets[i].expr);
-    }
-    free(t->lets);
-    for (size_t i = 0; i < t->nconstraints; i++) tt_expr_free(t->constraints[i].expr);
-    free(t->constraints);
-    for (size_t i = 0; i < t->ntensors; i++) {
-        free(t->tensors[i].name);
-        for (int d = 0; d < TT_MAX_RANK; d++) tt_expr_free(t->tensors[i].shape[d]);
-    }
-    free(t->tensors);
-    for (size_t i = 0; i < t->nbuffers; i++) {
-        free(t->buffers[i].name);
-        for (int d = 0; d < TT_MAX_RANK; d++) tt_expr_free(t->buffers[i].shape[d]);
-        tt_expr_free(t->buffers[i].copies);
-    }
-    free(t->buffers);
-    tt__tmpl_free_kernel(t->kernel);
-    free(t->source_file);
-    free(t->source_text);
-    free(t->source_script);
-    json_decref(t->doc);
-    free(t);
-}
-
 /* FNV-1a 64 over the canonical (compact, sorted keys) serialisation, hashed as jansson
  * writes it: no buffer for the whole text.  Also sidesteps jansson 2.14's json_dumps(), which
  * with JSON_SORT_KEYS ignores a failed append of an object key and returns a text without it,
@@ -146,28 +102,6 @@ tt_rc tt_tmpl_parse_file(const char *path, tt_template **out, tt_errinfo *err)
     tt_rc rc = tt_tmpl_parse_string(buf, n, dir, out, err);
     free(buf);
     return rc;
-}
-
-int tt_tmpl_slot_of(const tt_template *t, const char *name)
-{
-    if (!t || !name) return -1;
-    for (size_t i = 0; i < t->nslots; i++) {
-        const char *n = tt_tmpl_slot_name(t, i);
-        if (n && strcmp(n, name) == 0) return (int)i;
-    }
-    return -1;
-}
-
-const char *tt_tmpl_slot_name(const tt_template *t, size_t slot)
-{
-    if (slot < t->ninputs) return t->inputs[slot].name;
-    slot -= t->ninputs;
-    if (slot < t->nparams) return t->params[slot].name;
-    slot -= t->nparams;
-    if (slot < t->nlets) return t->lets[slot].name;
-    slot -= t->nlets;
-    if (t->kernel && slot < t->kernel->ngrid) return t->kernel->grid[slot].name;
-    return NULL;
 }
 
 tt_rc tt_tmpl_eval_lets(const tt_template *t, int64_t *slots, tt_errinfo *err)

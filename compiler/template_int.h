@@ -26,6 +26,14 @@ typedef struct tt__tp {
     size_t nallloops, capallloops;
 } tt__tp;
 
+/* The parser files layer one way: template.c (public entry points) -> template_parse.c
+ * (the document walk, tt__tmpl_parse_doc) -> template_kernel.c (the tile program) ->
+ * template_common.c (free, slots, the helpers below).  No file calls up. */
+
+/* Walk a whole template document into p->t (template_parse.c). */
+tt_rc tt__tmpl_parse_doc(tt__tp *p, const json_t *doc, const char *base_dir);
+/* Fill p->err with an out-of-memory error at path; returns TT_ENOMEM. */
+tt_rc tt__tp_oom(tt__tp *p, const char *path);
 /* JSON type name for messages ("object", "array", "string", "integer", ...). */
 const char *tt__json_type(const json_t *v);
 /* Compile an expression given as a JSON string or integer, with the visible slots. */

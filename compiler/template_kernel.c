@@ -8,48 +8,6 @@
 
 #include "template_int.h"
 
-static tt_rc kp_oom(tt__tp *p, const char *path)
-{
-    return tt_errf(p->err, TT_ENOMEM, path, "out of memory");
-}
-
-static void free_ops(tt_op *ops, size_t n)
-{
-    if (!ops) return;
-    for (size_t i = 0; i < n; i++) {
-        tt_op *o = &ops[i];
-        switch (o->kind) {
-        case TT_OP_FOR:
-            free(o->u.loop.var);
-            tt_expr_free(o->u.loop.trip);
-            tt_expr_free(o->u.loop.stages);
-            free_ops(o->u.loop.body, o->u.loop.nbody);
-            break;
-        case TT_OP_COPY: free(o->u.copy.along); break;
-        case TT_OP_VEC:
-            free(o->u.vec.op);
-            tt_expr_free(o->u.vec.elems);
-            break;
-        case TT_OP_MMA:
-        case TT_OP_SYNC: break;
-        }
-    }
-    free(ops);
-}
-
-void tt__tmpl_free_kernel(tt_kernel *k)
-{
-    if (!k) return;
-    for (size_t i = 0; i < k->ngrid; i++) {
-        free(k->grid[i].name);
-        tt_expr_free(k->grid[i].extent);
-    }
-    free(k->grid);
-    tt_expr_free(k->persistent);
-    free_ops(k->body, k->nbody);
-    free(k);
-}
-
 static tt_rc kp_side(tt__tp *p, const json_t *v, const char *path, tt_side *out)
 {
     if (!json_is_string(v))
@@ -118,11 +76,11 @@ static tt_rc kp_for(tt__tp *p, tt_op *o, const json_t *v, const char *path)
         return tt_errf(p->err, TT_ETEMPLATE, ep, "expected a loop variable name, got %s",
                        tt__json_type(var));
     if ((rc = tt__tp_name(p, json_string_value(var), ep))) return rc;
-    if (!(o->u.loop.var = strdup(json_string_value(var)))) return kp_oom(p, ep);
+    if (!(o->u.loop.var = strdup(json_string_value(var)))) return tt__tp_oom(p, ep);
     if (p->nallloops == p->capallloops) {
         size_t cap = p->capallloops ? 2 * p->capallloops : 16;
         const char **n = realloc(p->allloops, cap * sizeof *n);
-        if (!n) return kp_oom(p, ep);
+        if (!n) return tt__tp_oom(p, ep);
         p->allloops = n;
         p->capallloops = cap;
     }
@@ -200,7 +158,7 @@ static tt_rc kp_copy(tt__tp *p, tt_op *o, const json_t *v, const char *path)
     if (n > TT_TMPL_MAX_DEPTH + TT_MAX_SLOTS)
         return tt_errf(p->err, TT_ETEMPLATE, ep, "too many entries");
     o->u.copy.along = calloc(n ? n : 1, sizeof *o->u.copy.along);
-    if (!o->u.copy.along) return kp_oom(p, ep);
+    if (!o->u.copy.along) return tt__tp_oom(p, ep);
     for (size_t i = 0; i < n; i++) {
         char ip[200];
         tt__path(ip, sizeof ip, "%s[%zu]", ep, i);
@@ -268,7 +226,7 @@ static tt_rc kp_vec(tt__tp *p, tt_op *o, const json_t *v, const char *path)
         return tt_errf(p->err, TT_ETEMPLATE, ep, "unknown vector op \"%s\"",
                        json_string_value(name));
     o->u.vec.cls = (tt_vclass)cls;
-    if (!(o->u.vec.op = strdup(json_string_value(name)))) return kp_oom(p, ep);
+    if (!(o->u.vec.op = strdup(json_string_value(name)))) return tt__tp_oom(p, ep);
     tt__path(ep, sizeof ep, "%s.out", path);
     const json_t *out = json_object_get(v, "out");
     if (!out) return tt_errf(p->err, TT_ETEMPLATE, ep, "missing (the UB buffer written)");
@@ -394,7 +352,7 @@ static tt_rc kp_body(tt__tp *p, const json_t *arr, const char *path, tt_op **ops
     if (n > TT_TMPL_MAX_OPS)
         return tt_errf(p->err, TT_ETEMPLATE, path, "more than %d ops", TT_TMPL_MAX_OPS);
     *ops = calloc(n, sizeof **ops);
-    if (!*ops) return kp_oom(p, path);
+    if (!*ops) return tt__tp_oom(p, path);
     tt_side prev = p->t->kernel->cores == TT_CORES_VECTOR ? TT_SIDE_VECTOR : TT_SIDE_CUBE;
     for (size_t i = 0; i < n; i++) {
         char ep[192];
@@ -416,7 +374,7 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
     static const char *const keys[] = {"grid", "cores", "persistent", "body", NULL};
     if ((rc = tt__tp_keys(p, k, "kernel", keys))) return rc;
     tt_kernel *kn = calloc(1, sizeof *kn);
-    if (!kn) return kp_oom(p, "kernel");
+    if (!kn) return tt__tp_oom(p, "kernel");
     t->kernel = kn;
     const json_t *cores = json_object_get(k, "cores");
     if (!cores) return tt_errf(p->err, TT_ETEMPLATE, "kernel.cores", "missing (cube, vector, mix)");
@@ -441,7 +399,7 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
     if (t->ninputs + t->nparams + t->nlets + ng > TT_MAX_SLOTS)
         return tt_errf(p->err, TT_ETEMPLATE, "kernel.grid", "more than %d names", TT_MAX_SLOTS);
     kn->grid = calloc(ng ? ng : 1, sizeof *kn->grid);
-    if (!kn->grid) return kp_oom(p, "kernel.grid");
+    if (!kn->grid) return tt__tp_oom(p, "kernel.grid");
     p->nvisible = t->ninputs + t->nparams + t->nlets;
     const json_t *pers = json_object_get(k, "persistent");
     if (pers && (rc = tt__tp_expr(p, pers, "kernel.persistent", &kn->persistent))) return rc;
@@ -455,7 +413,7 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
         if ((rc = tt__tp_expr(p, v, ep, &g->extent))) return rc;
         g->slot = (int)(t->ninputs + t->nparams + t->nlets + kn->ngrid);
         kn->ngrid++;  /* counted first: the kernel's free then frees extent when strdup fails */
-        if (!(g->name = strdup(name))) return kp_oom(p, ep);
+        if (!(g->name = strdup(name))) return tt__tp_oom(p, ep);
     }
     t->nslots = t->ninputs + t->nparams + t->nlets + kn->ngrid;
     p->nvisible = t->nslots;    /* trips, stages and elems may read the block index */

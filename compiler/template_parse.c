@@ -13,158 +13,6 @@
 
 #define TT_INPUT_MAX_DEFAULT ((int64_t)1 << 40)
 
-char *tt__strdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
-void tt__path(char *out, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, cap, fmt, ap);
-    va_end(ap);
-}
-
-const char *tt__json_type(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER: return "integer";
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    case JSON_NULL: return "null";
-    }
-    return "?";
-}
-
-const char *tt__rc_word(tt_rc rc)
-{
-    switch (rc) {
-    case TT_EOVERFLOW: return "overflow";
-    case TT_EDIVZERO: return "division by zero";
-    case TT_EDOMAIN: return "domain error";
-    case TT_ENOMEM: return "out of memory";
-    default: return tt_strerror(rc);
-    }
-}
-
-static tt_rc tp_oom(tt__tp *p, const char *path)
-{
-    return tt_errf(p->err, TT_ENOMEM, path, "out of memory");
-}
-
-/* ---- names ---------------------------------------------------------------------------- */
-
-static int tp_resolve(void *ud, const char *name, size_t len)
-{
-    const tt__tp *p = ud;
-    for (size_t i = 0; i < p->nvisible; i++) {
-        const char *n = tt_tmpl_slot_name(p->t, i);
-        if (n && strlen(n) == len && memcmp(n, name, len) == 0) return (int)i;
-    }
-    return -1;
-}
-
-static const char *const tt_reserved[] = {
-    "and", "or", "not", "if", "else", "in", "is", "True", "False", "None", "lambda",
-    "min", "max", "ceildiv", "floordiv", "align_up", "log2", "sizeof", "abs", NULL};
-
-tt_rc tt__tp_name(tt__tp *p, const char *name, const char *path)
-{
-    const tt_template *t = p->t;
-    size_t n = strlen(name);
-    if (n == 0 || n > TT_TMPL_MAX_NAME)
-        return tt_errf(p->err, TT_ETEMPLATE, path, "name must have 1..%d characters",
-                       TT_TMPL_MAX_NAME);
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-                 (i > 0 && c >= '0' && c <= '9');
-        if (!ok)
-            return tt_errf(p->err, TT_ETEMPLATE, path,
-                           "\"%s\" is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", name);
-    }
-    for (size_t i = 0; tt_reserved[i]; i++)
-        if (strcmp(tt_reserved[i], name) == 0)
-            return tt_errf(p->err, TT_ETEMPLATE, path, "\"%s\" is a reserved word", name);
-    const char *what = NULL;
-    for (size_t i = 0; i < t->ninputs && !what; i++)
-        if (t->inputs[i].name && strcmp(t->inputs[i].name, name) == 0) what = "an input";
-    for (size_t i = 0; i < t->nparams && !what; i++)
-        if (t->params[i].name && strcmp(t->params[i].name, name) == 0) what = "a param";
-    for (size_t i = 0; i < t->nlets && !what; i++)
-        if (t->lets[i].name && strcmp(t->lets[i].name, name) == 0) what = "a let";
-    for (size_t i = 0; i < t->ntensors && !what; i++)
-        if (t->tensors[i].name && strcmp(t->tensors[i].name, name) == 0) what = "a tensor";
-    for (size_t i = 0; i < t->nbuffers && !what; i++)
-        if (t->buffers[i].name && strcmp(t->buffers[i].name, name) == 0) what = "a buffer";
-    if (t->kernel)
-        for (size_t i = 0; i < t->kernel->ngrid && !what; i++)
-            if (t->kernel->grid[i].name && strcmp(t->kernel->grid[i].name, name) == 0)
-                what = "a grid dim";
-    for (size_t i = 0; i < p->nallloops && !what; i++)
-        if (strcmp(p->allloops[i], name) == 0) what = "a loop variable";
-    if (what)
-        return tt_errf(p->err, TT_ETEMPLATE, path, "name \"%s\" is already used by %s", name,
-                       what);
-    return TT_OK;
-}
-
-int tt__tmpl_buffer(const tt_template *t, const char *name)
-{
-    for (size_t i = 0; i < t->nbuffers; i++)
-        if (t->buffers[i].name && strcmp(t->buffers[i].name, name) == 0) return (int)i;
-    return -1;
-}
-
-int tt__tmpl_tensor(const tt_template *t, const char *name)
-{
-    for (size_t i = 0; i < t->ntensors; i++)
-        if (t->tensors[i].name && strcmp(t->tensors[i].name, name) == 0) return (int)i;
-    return -1;
-}
-
-tt_rc tt__tp_keys(tt__tp *p, const json_t *obj, const char *path, const char *const *keys)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)obj, k, v) {
-        size_t i = 0;
-        while (keys[i] && strcmp(keys[i], k) != 0) i++;
-        if (!keys[i]) return tt_errf(p->err, TT_ETEMPLATE, path, "unknown key \"%s\"", k);
-    }
-    return TT_OK;
-}
-
-tt_rc tt__tp_expr(tt__tp *p, const json_t *v, const char *path, tt_expr **out)
-{
-    char num[32];
-    const char *src;
-    *out = NULL;
-    if (json_is_string(v)) {
-        src = json_string_value(v);
-    } else if (json_is_integer(v)) {
-        snprintf(num, sizeof num, "%" PRId64, (int64_t)json_integer_value(v));
-        src = num;
-    } else {
-        return tt_errf(p->err, TT_ETEMPLATE, path,
-                       "expected an expression (string or integer), got %s", tt__json_type(v));
-    }
-    tt_errinfo e;
-    tt_errinfo_clear(&e);
-    tt_rc rc = tt_expr_compile(src, tp_resolve, p, out, &e);
-    if (rc == TT_OK) return TT_OK;
-    if (rc == TT_ENOMEM) return tp_oom(p, path);
-    tt_errf(p->err, rc, path, "%s (at offset %d of \"%.120s\")", e.msg[0] ? e.msg : tt_strerror(rc),
-            e.pos, src);
-    if (p->err) p->err->pos = e.pos;
-    return rc;
-}
-
 /* ---- small JSON helpers ----------------------------------------------------------------- */
 
 static tt_rc tp_object(tt__tp *p, const json_t *v, const char *path)
@@ -196,7 +44,7 @@ static tt_rc tp_string(tt__tp *p, const json_t *v, const char *path, char **out)
     if (!json_is_string(v))
         return tt_errf(p->err, TT_ETEMPLATE, path, "expected a string, got %s", tt__json_type(v));
     *out = strdup(json_string_value(v));
-    return *out ? TT_OK : tp_oom(p, path);
+    return *out ? TT_OK : tt__tp_oom(p, path);
 }
 
 /* ---- inputs ------------------------------------------------------------------------------ */
@@ -210,7 +58,7 @@ static tt_rc tp_dtype_list(tt__tp *p, tt_input *in, const json_t *arr, const cha
     if (n > TT_DT__COUNT)
         return tt_errf(p->err, TT_ETEMPLATE, path, "more dtypes than exist (%d)", TT_DT__COUNT);
     in->dtypes = calloc(n, sizeof *in->dtypes);
-    if (!in->dtypes) return tp_oom(p, path);
+    if (!in->dtypes) return tt__tp_oom(p, path);
     for (size_t i = 0; i < n; i++) {
         const json_t *d = json_array_get(arr, i);
         tt__path(ep, sizeof ep, "%s[%zu]", path, i);
@@ -243,7 +91,7 @@ static tt_rc tp_input(tt__tp *p, tt_input *in, const json_t *v, const char *path
         if (strcmp(s, "dtype") == 0) {
             in->kind = TT_INPUT_DTYPE;
             in->dtypes = calloc(TT_DT__COUNT, sizeof *in->dtypes);
-            if (!in->dtypes) return tp_oom(p, path);
+            if (!in->dtypes) return tt__tp_oom(p, path);
             for (int i = 0; i < TT_DT__COUNT; i++) in->dtypes[in->ndtypes++] = (tt_dtype)i;
             return TT_OK;
         }
@@ -331,14 +179,14 @@ static tt_rc tp_inputs(tt__tp *p, const json_t *obj)
     size_t n = json_object_size(obj);
     if (n > TT_MAX_SLOTS) return tt_errf(p->err, TT_ETEMPLATE, "inputs", "too many inputs");
     t->inputs = calloc(n ? n : 1, sizeof *t->inputs);
-    if (!t->inputs) return tp_oom(p, "inputs");
+    if (!t->inputs) return tt__tp_oom(p, "inputs");
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
         tt__path(path, sizeof path, "inputs.%s", k);
         if ((rc = tt__tp_name(p, k, path))) return rc;
         tt_input *in = &t->inputs[t->ninputs++];
-        if (!(in->name = strdup(k))) return tp_oom(p, path);
+        if (!(in->name = strdup(k))) return tt__tp_oom(p, path);
         if ((rc = tp_input(p, in, v, path))) return rc;
     }
     return TT_OK;
@@ -380,7 +228,7 @@ static tt_rc tp_param(tt__tp *p, tt_param *pr, const json_t *v, const char *path
     char ep[160];
     tt_rc rc;
     pr->values = calloc(TT_MAX_PARAM_VALUES, sizeof *pr->values);
-    if (!pr->values) return tp_oom(p, path);
+    if (!pr->values) return tt__tp_oom(p, path);
     if (json_is_array(v)) return tp_param_list(p, pr, v, path);
     if (!json_is_object(v))
         return tt_errf(p->err, TT_ETEMPLATE, path,
@@ -446,14 +294,14 @@ static tt_rc tp_params(tt__tp *p, const json_t *obj)
     if (t->ninputs + n > TT_MAX_SLOTS)
         return tt_errf(p->err, TT_ETEMPLATE, "params", "more than %d names", TT_MAX_SLOTS);
     t->params = calloc(n ? n : 1, sizeof *t->params);
-    if (!t->params) return tp_oom(p, "params");
+    if (!t->params) return tt__tp_oom(p, "params");
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
         tt__path(path, sizeof path, "params.%s", k);
         if ((rc = tt__tp_name(p, k, path))) return rc;
         tt_param *pr = &t->params[t->nparams++];
-        if (!(pr->name = strdup(k))) return tp_oom(p, path);
+        if (!(pr->name = strdup(k))) return tt__tp_oom(p, path);
         if ((rc = tp_param(p, pr, v, path))) return rc;
         int64_t *shrunk = realloc(pr->values, pr->nvalues * sizeof *pr->values);
         if (shrunk) pr->values = shrunk;
@@ -474,7 +322,7 @@ static tt_rc tp_lets(tt__tp *p, const json_t *obj)
     if (t->ninputs + t->nparams + n > TT_MAX_SLOTS)
         return tt_errf(p->err, TT_ETEMPLATE, "let", "more than %d names", TT_MAX_SLOTS);
     t->lets = calloc(n ? n : 1, sizeof *t->lets);
-    if (!t->lets) return tp_oom(p, "let");
+    if (!t->lets) return tt__tp_oom(p, "let");
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
@@ -485,7 +333,7 @@ static tt_rc tp_lets(tt__tp *p, const json_t *obj)
         tt_let *l = &t->lets[t->nlets];
         if ((rc = tt__tp_expr(p, v, path, &l->expr))) return rc;
         t->nlets++;   /* counted first: tt_tmpl_free() then frees expr when strdup fails */
-        if (!(l->name = strdup(k))) return tp_oom(p, path);
+        if (!(l->name = strdup(k))) return tt__tp_oom(p, path);
     }
     p->nvisible = t->ninputs + t->nparams + t->nlets;
     return TT_OK;
@@ -504,7 +352,7 @@ static tt_rc tp_constraints(tt__tp *p, const json_t *arr)
         return tt_errf(p->err, TT_ETEMPLATE, "constraints", "more than %d constraints",
                        TT_TMPL_MAX_CONSTRAINTS);
     t->constraints = calloc(n ? n : 1, sizeof *t->constraints);
-    if (!t->constraints) return tp_oom(p, "constraints");
+    if (!t->constraints) return tt__tp_oom(p, "constraints");
     for (size_t i = 0; i < n; i++) {
         tt_constraint *c = &t->constraints[t->nconstraints];
         tt__path(c->path, sizeof c->path, "constraints[%zu]", i);
@@ -568,7 +416,7 @@ static tt_rc tp_tensors(tt__tp *p, const json_t *obj)
         return tt_errf(p->err, TT_ETEMPLATE, "tensors", "more than %d tensors",
                        TT_TMPL_MAX_TENSORS);
     t->tensors = calloc(n ? n : 1, sizeof *t->tensors);
-    if (!t->tensors) return tp_oom(p, "tensors");
+    if (!t->tensors) return tt__tp_oom(p, "tensors");
     static const char *const keys[] = {"shape", "dtype", "output", "workspace", NULL};
     const char *k;
     json_t *v;
@@ -578,7 +426,7 @@ static tt_rc tp_tensors(tt__tp *p, const json_t *obj)
         if ((rc = tp_object(p, v, path))) return rc;
         if ((rc = tt__tp_keys(p, v, path, keys))) return rc;
         tt_tensor *te = &t->tensors[t->ntensors++];
-        if (!(te->name = strdup(k))) return tp_oom(p, path);
+        if (!(te->name = strdup(k))) return tt__tp_oom(p, path);
         tt__path(ep, sizeof ep, "%s.shape", path);
         if ((rc = tp_shape(p, json_object_get(v, "shape"), ep, te->shape, &te->rank))) return rc;
         tt__path(ep, sizeof ep, "%s.dtype", path);
@@ -608,7 +456,7 @@ static tt_rc tp_buffers(tt__tp *p, const json_t *obj)
         return tt_errf(p->err, TT_ETEMPLATE, "buffers", "more than %d buffers",
                        TT_TMPL_MAX_BUFFERS);
     t->buffers = calloc(n ? n : 1, sizeof *t->buffers);
-    if (!t->buffers) return tp_oom(p, "buffers");
+    if (!t->buffers) return tt__tp_oom(p, "buffers");
     static const char *const keys[] = {"scope", "shape", "dtype", "copies", NULL};
     const char *k;
     json_t *v;
@@ -618,7 +466,7 @@ static tt_rc tp_buffers(tt__tp *p, const json_t *obj)
         if ((rc = tp_object(p, v, path))) return rc;
         if ((rc = tt__tp_keys(p, v, path, keys))) return rc;
         tt_buffer *b = &t->buffers[t->nbuffers++];
-        if (!(b->name = strdup(k))) return tp_oom(p, path);
+        if (!(b->name = strdup(k))) return tt__tp_oom(p, path);
         tt__path(ep, sizeof ep, "%s.scope", path);
         const json_t *sc = json_object_get(v, "scope");
         if (!sc) return tt_errf(p->err, TT_ETEMPLATE, ep, "missing (L1, L0A, L0B, L0C or UB)");
@@ -658,7 +506,7 @@ static tt_rc tp_read_source(tt__tp *p, const char *base_dir, const char *file)
     char *buf = malloc(TT_TMPL_MAX_SOURCE + 1);
     if (!buf) {
         fclose(f);
-        return tp_oom(p, "source.file");
+        return tt__tp_oom(p, "source.file");
     }
     size_t n = fread(buf, 1, TT_TMPL_MAX_SOURCE + 1, f);
     int bad = ferror(f);
@@ -722,8 +570,6 @@ static tt_rc tp_name_field(tt__tp *p, const json_t *v)
     return TT_OK;
 }
 
-tt_rc tt__tmpl_parse_doc(tt__tp *p, const json_t *doc, const char *base_dir);
-
 tt_rc tt__tmpl_parse_doc(tt__tp *p, const json_t *doc, const char *base_dir)
 {
     tt_template *t = p->t;
@@ -753,13 +599,13 @@ tt_rc tt__tmpl_parse_doc(tt__tp *p, const json_t *doc, const char *base_dir)
     if (ver) {
         if ((rc = tp_string(p, ver, "version", &t->version))) return rc;
     } else if (!(t->version = strdup("0"))) {
-        return tp_oom(p, "version");
+        return tt__tp_oom(p, "version");
     }
     const json_t *desc = json_object_get(doc, "description");
     if (desc) {
         if ((rc = tp_string(p, desc, "description", &t->description))) return rc;
     } else if (!(t->description = strdup(""))) {
-        return tp_oom(p, "description");
+        return tt__tp_oom(p, "description");
     }
     if ((rc = tp_inputs(p, json_object_get(doc, "inputs")))) return rc;
     if ((rc = tp_params(p, json_object_get(doc, "params")))) return rc;
