@@ -3,8 +3,8 @@
  * helpers shared by the handlers (template, target, problem, config members).
  */
 #include "api_int.h"
+#include "runner.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -181,18 +181,6 @@ void tt_resp_json(tt_resp *r, int status, json_t *body)
 }
 
 /* ---- request helpers ---------------------------------------------------------------- */
-static void tt_err_prefix(tt_errinfo *err, const char *prefix)
-{
-    if (!err) return;
-    char p[2 * sizeof err->path];
-    if (err->path[0])
-        snprintf(p, sizeof p, "%s%s%s", prefix, err->path[0] == '[' ? "" : ".", err->path);
-    else
-        snprintf(p, sizeof p, "%s", prefix);
-    p[sizeof err->path - 1] = '\0';
-    memcpy(err->path, p, sizeof err->path);
-}
-
 tt_rc tt__req_template(tt_server *srv, const json_t *v, int store, tt__tmpl_ref *ref,
                        tt_errinfo *err)
 {
@@ -216,7 +204,7 @@ tt_rc tt__req_template(tt_server *srv, const json_t *v, int store, tt__tmpl_ref 
         ref->t = ref->owned;
     }
     if (rc) {
-        tt_err_prefix(err, "template");
+        tt__err_prefix(err, "template");
         ref->t = NULL;
         ref->owned = NULL;
     }
@@ -253,7 +241,7 @@ tt_rc tt__req_problem(const tt_template *t, const json_t *v, int64_t *slots, tt_
                        "need an object such as {\"M\": 4096, \"dtype\": \"float16\"}");
     if (rc) {
         if (rc != TT_ENOMEM) err->rc = rc = TT_EPROBLEM;
-        tt_err_prefix(err, "problem");
+        tt__err_rebase(err, "problem", "problem");
     }
     return rc;
 }
@@ -267,44 +255,37 @@ tt_rc tt__req_config(const tt_template *t, const json_t *v, const char *path, in
     else return tt_errf(err, TT_ECONFIG, path, "need an object of param values");
     if (rc) {
         if (rc != TT_ENOMEM) err->rc = rc = TT_ECONFIG;
-        tt_err_prefix(err, path);
+        tt__err_rebase(err, "config", path);
     }
     return rc;
 }
 
-tt_rc tt__req_known_members(const json_t *obj, const char *const *allowed, tt_errinfo *err)
+tt_rc tt__req_backend(tt_server *srv, const tt_template *t, const char *spec, char *fp,
+                      tt_errinfo *err)
 {
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)obj, k, v) {
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            if (strcmp(*a, k) == 0) { ok = 1; break; }
-        if (!ok) return tt_errf(err, TT_EINVAL, k, "unknown member \"%.64s\"", k);
-    }
-    return TT_OK;
+    if (!spec) return TT_OK;
+    tt_rc rc = tt_runner_check_backend(&srv->runner_cfg, t, spec, fp, err);
+    if (rc && err && !err->path[0]) snprintf(err->path, sizeof err->path, "backend");
+    return rc;
 }
 
-tt_rc tt__req_body(const tt_req *req, const char *const *allowed, tt_errinfo *err)
+tt_rc tt__req_template_name(tt_server *srv, const char *name, const tt_template **out,
+                            tt_errinfo *err)
+{
+    if (!name) return tt_errf(err, TT_EINVAL, "template", "need a template name");
+    tt_rc rc = tt_catalog_template(srv->catalog, srv->store, name, NULL, out, err);
+    if (rc == TT_ENOTFOUND)
+        return tt_errf(err, TT_ENOTFOUND, "template", "unknown template \"%.64s\"", name);
+    if (rc && err && !err->path[0]) snprintf(err->path, sizeof err->path, "template");
+    return rc;
+}
+
+tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst,
+                   tt_errinfo *err)
 {
     if (!json_is_object(req->body))
         return tt_errf(err, TT_EINVAL, NULL, "the body must be a JSON object");
-    return tt__req_known_members(req->body, allowed, err);
-}
-
-tt_rc tt__query_int(const json_t *query, const char *key, int64_t def, int64_t lo, int64_t hi,
-                    int64_t *out, tt_errinfo *err)
-{
-    const char *s = json_string_value(json_object_get(query, key));
-    if (!s) { *out = def; return TT_OK; }
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end || x < lo || x > hi)
-        return tt_errf(err, TT_EINVAL, key, "%s must be an integer in %lld..%lld", key,
-                       (long long)lo, (long long)hi);
-    *out = x;
-    return TT_OK;
+    return tt__parse(req->body, tab, n, 0, NULL, dst, err);
 }
 
 int tt__strategy_enumerates(const char *strategy)

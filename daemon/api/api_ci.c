@@ -12,6 +12,7 @@
  *   error     when a re-measurement failed (counts as a failure, like regressed).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,6 @@
 #include "t1.h"
 
 #define TT_CI_MAX_ENTRIES 10000
-
-/* Prefix err->path with "entries[i]." (or just the prefix when empty). */
-static void tt_ci_prefix(tt_errinfo *e, const char *prefix)
-{
-    char p[sizeof e->path + 40];
-    if (e->path[0]) snprintf(p, sizeof p, "%.30s.%s", prefix, e->path);
-    else snprintf(p, sizeof p, "%.30s", prefix);
-    snprintf(e->path, sizeof e->path, "%.159s", p);
-}
 
 /* ---- POST /v1/check --------------------------------------------------------------- */
 typedef struct tt_ci_base {
@@ -156,170 +148,197 @@ static const char *tt_ci_verdict(double base, double base_spread, double now, do
     return "pass";
 }
 
-static const char *const tt_check_members[] = {"entries", "baseline", "tolerance", "remeasure",
-                                               "backend", "pin", "fail_on_missing", NULL};
-static const char *const tt_entry_members[] = {"template", "target", "problem", "samples_us",
-                                               "median_us", "spread_us", "backend", "name",
-                                               NULL};
+/* The members of a check request and of each entry (borrowed from the body). */
+typedef struct tt_ci_args {
+    const json_t *entries, *pin;
+    const char *baseline, *backend;
+    double tolerance;
+    int remeasure, fail_on_missing;
+} tt_ci_args;
+typedef struct tt_ci_eargs {
+    const char *tmpl, *backend, *name;
+    const json_t *target, *problem, *samples;
+    double median, spread;
+} tt_ci_eargs;
 
-/* One entry: appends its result object to arr and bumps counts.  TT_OK or a request error. */
-static tt_rc tt_ci_entry(tt_server *srv, const json_t *e, size_t i, const char *baseline,
-                         double tol, int remeasure, const char *top_backend, json_t *arr,
-                         int counts[5], tt_errinfo *err)
-{
-    char pre[32];
-    snprintf(pre, sizeof pre, "entries[%zu]", i);
-    tt_rc rc;
-    if (!json_is_object(e)) {
-        return tt_errf(err, TT_EINVAL, pre, "each entry is an object {template, target, "
-                       "problem, samples_us}");
-    }
-    if ((rc = tt__req_known_members(e, tt_entry_members, err))) goto fail;
-    const tt_target *tgt;
-    if ((rc = tt__req_target(srv, json_object_get(e, "target"), &tgt, err))) goto fail;
-    const char *tname = json_string_value(json_object_get(e, "template"));
-    if (!tname) { rc = tt_errf(err, TT_EINVAL, "template", "need a template name"); goto fail; }
+#define TT_CA(f) offsetof(tt_ci_args, f)
+static const tt__member tt_check_members[] = {
+    {"entries", TT__P_ARRAY, TT__M_REQUIRED | TT__M_RANGE, 1, TT_CI_MAX_ENTRIES, TT_CA(entries),
+     "must be an array of 1..10000 entries"},
+    {"baseline", TT__P_STRING, TT__M_RANGE, 1, 63, TT_CA(baseline),
+     "\"best\" or a pinned baseline name"},
+    {"tolerance", TT__P_NUMBER, TT__M_RANGE, 0, 10, TT_CA(tolerance),
+     "must be a number in 0..10 (0.05 = 5%)"},
+    {"remeasure", TT__P_BOOL, 0, 0, 0, TT_CA(remeasure), NULL},
+    {"backend", TT__P_STRING, 0, 0, 0, TT_CA(backend), "must be a string such as \"sim\""},
+    {"pin", TT__P_ANY, 0, 0, 0, TT_CA(pin), NULL},
+    {"fail_on_missing", TT__P_BOOL, 0, 0, 0, TT_CA(fail_on_missing), NULL},
+};
+#define TT_CE(f) offsetof(tt_ci_eargs, f)
+static const tt__member tt_entry_members[] = {
+    {"template", TT__P_STRING, 0, 0, 0, TT_CE(tmpl), "need a template name"},
+    {"target", TT__P_ANY, 0, 0, 0, TT_CE(target), NULL},
+    {"problem", TT__P_ANY, 0, 0, 0, TT_CE(problem), NULL},
+    {"samples_us", TT__P_ANY, 0, 0, 0, TT_CE(samples), NULL},
+    {"median_us", TT__P_NUMBER, 0, 0, 0, TT_CE(median),
+     "median_us > 0 and spread_us >= 0 (numbers)"},
+    {"spread_us", TT__P_NUMBER, 0, 0, 0, TT_CE(spread),
+     "median_us > 0 and spread_us >= 0 (numbers)"},
+    {"backend", TT__P_STRING, 0, 0, 0, TT_CE(backend), "must be a string such as \"sim\""},
+    {"name", TT__P_STRING, 0, 0, 0, TT_CE(name), NULL},
+};
+
+/* What one entry names, resolved: template, target, problem key, backend fingerprint. */
+typedef struct tt_ci_what {
     const tt_template *t;
-    if ((rc = tt_catalog_template(srv->catalog, srv->store, tname, NULL, &t, err))) {
-        rc = tt_errf(err, rc, "template", "unknown template \"%.64s\"", tname);
-        goto fail;
-    }
+    const tt_target *tgt;
     int64_t slots[TT_MAX_SLOTS];
-    memset(slots, 0, sizeof slots);
-    if ((rc = tt__req_problem(t, json_object_get(e, "problem"), slots, err))) goto fail;
-    const char *backend = json_string_value(json_object_get(e, "backend"));
-    if (!backend) backend = top_backend;
-    /* a re-measurement is compared with rows of the same backend only */
-    if (!backend && remeasure) backend = "sim";
-    char fp[80] = "";
-    if (backend && (rc = tt_runner_check_backend(&srv->runner_cfg, t, backend, fp, err))) {
-        if (!err->path[0]) snprintf(err->path, sizeof err->path, "backend");
-        goto fail;
-    }
-    tt_measurement m;
-    int have = tt_ci_samples(e, &m, err);
-    if (have < 0) { rc = err->rc; goto fail; }
-    if (!have && !remeasure) {
-        rc = tt_errf(err, TT_EINVAL, "samples_us",
-                     "give measured samples_us (or median_us), or \"remeasure\": true");
-        goto fail;
-    }
-    char pkey[1024];
-    tt_tmpl_problem_key(t, slots, pkey, sizeof pkey);
-    tt_ci_base base;
-    rc = tt_ci_base_get(srv, baseline, t, tgt->name, pkey, backend ? fp : NULL, &base);
-    if (rc) {
-        rc = tt_errf(err, rc, NULL, "cannot read the baseline: %s", tt_store_errmsg(srv->store));
-        goto fail;
-    }
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "template", t->name, "target", tgt->name,
-                          "problem_key", pkey, "baseline", baseline);
-    const char *name = json_string_value(json_object_get(e, "name"));
-    if (name) json_object_set_new(o, "name", json_string(name));
+    char pkey[1024], fp[80];
+    const char *backend;        /* NULL: any backend */
+} tt_ci_what;
+
+/* Check entry e against the table and resolve what it names (the problem only when given or
+ * need_problem).  TT_OK or err filled (path relative to the entry). */
+static tt_rc tt_ci_resolve(tt_server *srv, const json_t *e, const char *top_backend,
+                           int need_problem, tt_ci_eargs *ea, tt_ci_what *w, tt_errinfo *err)
+{
+    memset(ea, 0, sizeof *ea);
+    memset(w, 0, sizeof *w);
+    if (!json_is_object(e))
+        return tt_errf(err, TT_EINVAL, NULL, "each entry is an object {template, target, "
+                       "problem, samples_us}");
+    tt_rc rc;
+    if ((rc = TT__PARSE(e, tt_entry_members, 0, NULL, ea, err)) ||
+        (rc = tt__req_target(srv, ea->target, &w->tgt, err)) ||
+        (rc = tt__req_template_name(srv, ea->tmpl, &w->t, err)))
+        return rc;
+    if ((need_problem || ea->problem) &&
+        (rc = tt__req_problem(w->t, ea->problem, w->slots, err)))
+        return rc;
+    if (need_problem || ea->problem) tt_tmpl_problem_key(w->t, w->slots, w->pkey, sizeof w->pkey);
+    w->backend = ea->backend ? ea->backend : top_backend;
+    return tt__req_backend(srv, w->t, w->backend, w->fp, err);
+}
+
+/* The comparison part of an entry's answer: base, new, verdict; counts bumped. */
+static void tt_ci_compare(tt_server *srv, const tt_ci_what *w, const tt_ci_base *base, int have,
+                          tt_measurement *m, double tol, json_t *o, int counts[5])
+{
     const char *verdict = "missing";
-    if (base.found) {
-        json_object_set_new(o, "base_median_us", json_real(base.median_us));
-        json_object_set_new(o, "base_spread_us", json_real(base.spread_us));
-        json_object_set_new(o, "base_measured_by", json_string(base.backend_fp));
-        json_t *cj = json_loads(base.config_json ? base.config_json : "", 0, NULL);
+    if (base->found) {
+        json_object_set_new(o, "base_median_us", json_real(base->median_us));
+        json_object_set_new(o, "base_spread_us", json_real(base->spread_us));
+        json_object_set_new(o, "base_measured_by", json_string(base->backend_fp));
+        json_t *cj = json_loads(base->config_json ? base->config_json : "", 0, NULL);
         json_object_set_new(o, "config", cj ? cj : json_null());
+        json_object_set_new(o, "measured_by", json_string(have ? "client" : w->backend));
         if (!have) {   /* remeasure */
             tt_errinfo me;
             tt_errinfo_clear(&me);
-            const char *spec = backend;
-            tt_rc mrc = tt_ci_remeasure(srv, t, tgt, slots, base.config_json, spec, &m, &me);
-            json_object_set_new(o, "measured_by", json_string(spec));
-            if (mrc == TT_OK && m.status == TT_OK && m.median_us > 0) {
+            int64_t slots[TT_MAX_SLOTS];
+            memcpy(slots, w->slots, sizeof slots);
+            tt_rc mrc = tt_ci_remeasure(srv, w->t, w->tgt, slots, base->config_json, w->backend,
+                                        m, &me);
+            if (mrc == TT_OK && m->status == TT_OK && m->median_us > 0) {
                 have = 1;
             } else {
                 verdict = "error";
                 json_object_set_new(o, "error", json_string(
                     mrc ? (me.msg[0] ? me.msg : tt_strerror(mrc))
-                        : (m.error[0] ? m.error : tt_strerror(m.status))));
+                        : (m->error[0] ? m->error : tt_strerror(m->status))));
             }
-        } else {
-            json_object_set_new(o, "measured_by", json_string("client"));
         }
         if (have) {
-            verdict = tt_ci_verdict(base.median_us, base.spread_us, m.median_us, m.spread_us, tol);
-            double slack = 2 * (base.spread_us > m.spread_us ? base.spread_us : m.spread_us);
-            json_object_set_new(o, "new_median_us", json_real(m.median_us));
-            json_object_set_new(o, "new_spread_us", json_real(m.spread_us));
-            json_object_set_new(o, "ratio", json_real(m.median_us / base.median_us));
-            json_object_set_new(o, "delta_pct",
-                                json_real(100.0 * (m.median_us - base.median_us) / base.median_us));
-            json_object_set_new(o, "limit_us", json_real(base.median_us * (1 + tol) + slack));
+            verdict = tt_ci_verdict(base->median_us, base->spread_us, m->median_us,
+                                    m->spread_us, tol);
+            double slack = 2 * (base->spread_us > m->spread_us ? base->spread_us : m->spread_us);
+            json_object_set_new(o, "ratio", json_real(m->median_us / base->median_us));
+            json_object_set_new(o, "delta_pct", json_real(100.0 * (m->median_us - base->median_us)
+                                                          / base->median_us));
+            json_object_set_new(o, "limit_us", json_real(base->median_us * (1 + tol) + slack));
         }
-    } else if (have) {
-        json_object_set_new(o, "new_median_us", json_real(m.median_us));
-        json_object_set_new(o, "new_spread_us", json_real(m.spread_us));
     }
-    free(base.config_json);
+    if (have) {
+        json_object_set_new(o, "new_median_us", json_real(m->median_us));
+        json_object_set_new(o, "new_spread_us", json_real(m->spread_us));
+    }
     json_object_set_new(o, "verdict", json_string(verdict));
     static const char *const names[5] = {"pass", "regressed", "improved", "missing", "error"};
     for (int k = 0; k < 5; k++)
         if (!strcmp(verdict, names[k])) counts[k]++;
+}
+
+/* One entry: appends its result object to arr and bumps counts.  TT_OK or a request error. */
+static tt_rc tt_ci_entry(tt_server *srv, const json_t *e, size_t i, const tt_ci_args *a,
+                         json_t *arr, int counts[5], tt_errinfo *err)
+{
+    char pre[32];
+    snprintf(pre, sizeof pre, "entries[%zu]", i);
+    /* a re-measurement is compared with rows of the same backend only */
+    const char *top = a->backend ? a->backend : a->remeasure ? "sim" : NULL;
+    tt_ci_eargs ea;
+    tt_ci_what w;
+    tt_measurement m;
+    tt_rc rc = tt_ci_resolve(srv, e, top, 1, &ea, &w, err);
+    int have = rc ? -1 : tt_ci_samples(e, &m, err);
+    if (!rc && have < 0) rc = err->rc;
+    if (!rc && !have && !a->remeasure)
+        rc = tt_errf(err, TT_EINVAL, "samples_us",
+                     "give measured samples_us (or median_us), or \"remeasure\": true");
+    if (rc) {
+        tt__err_prefix(err, pre);
+        return rc;
+    }
+    tt_ci_base base;
+    rc = tt_ci_base_get(srv, a->baseline, w.t, w.tgt->name, w.pkey, w.backend ? w.fp : NULL,
+                        &base);
+    if (rc) return tt_errf(err, rc, pre, "cannot read the baseline: %s",
+                           tt_store_errmsg(srv->store));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "template", w.t->name, "target", w.tgt->name,
+                          "problem_key", w.pkey, "baseline", a->baseline);
+    if (ea.name) json_object_set_new(o, "name", json_string(ea.name));
+    tt_ci_compare(srv, &w, &base, have, &m, a->tolerance, o, counts);
+    free(base.config_json);
     json_array_append_new(arr, o);
     return TT_OK;
-fail:
-    tt_ci_prefix(err, pre);
-    return rc ? rc : TT_EINVAL;
 }
 
 /* {"pin": NAME, "entries": [{template, target[, problem][, backend]}]}: copy best rows. */
-static void tt_ci_pin(tt_server *srv, const json_t *b, tt_resp *resp)
+static void tt_ci_pin(tt_server *srv, const tt_ci_args *a, tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    const char *name = json_string_value(json_object_get(b, "pin"));
+    const char *name = json_string_value(a->pin);
     size_t len = name ? strlen(name) : 0;
     if (!len || len > 63 || !strcmp(name, "best")) {
         tt_resp_error(resp, TT_EINVAL, "pin", "a baseline name of 1..63 characters, not \"best\"");
         return;
     }
-    const json_t *entries = json_object_get(b, "entries");
     json_t *out = json_array();
     size_t total = 0;
-    for (size_t i = 0; i < json_array_size(entries); i++) {
-        const json_t *e = json_array_get(entries, i);
+    for (size_t i = 0; i < json_array_size(a->entries); i++) {
         char pre[32];
         snprintf(pre, sizeof pre, "entries[%zu]", i);
-        const tt_target *tgt;
-        const tt_template *t;
-        const char *tname = json_string_value(json_object_get(e, "template"));
-        tt_rc rc = tt__req_target(srv, json_object_get(e, "target"), &tgt, &err);
-        if (!rc && !tname) rc = tt_errf(&err, TT_EINVAL, "template", "need a template name");
-        if (!rc && tt_catalog_template(srv->catalog, srv->store, tname, NULL, &t, &err))
-            rc = tt_errf(&err, TT_ENOTFOUND, "template", "unknown template \"%.64s\"", tname);
-        char pkey[1024] = "", fp[80] = "";
-        const json_t *pj = json_object_get(e, "problem");
-        if (!rc && pj) {
-            int64_t slots[TT_MAX_SLOTS];
-            memset(slots, 0, sizeof slots);
-            rc = tt__req_problem(t, pj, slots, &err);
-            if (!rc) tt_tmpl_problem_key(t, slots, pkey, sizeof pkey);
-        }
-        const char *be = json_string_value(json_object_get(e, "backend"));
-        if (!be) be = json_string_value(json_object_get(b, "backend"));
-        if (!rc && be) rc = tt_runner_check_backend(&srv->runner_cfg, t, be, fp, &err);
+        tt_ci_eargs ea;
+        tt_ci_what w;
+        tt_rc rc = tt_ci_resolve(srv, json_array_get(a->entries, i), a->backend, 0, &ea, &w,
+                                 &err);
+        tt_best_query q = {w.t ? w.t->name : NULL, w.tgt ? w.tgt->name : NULL,
+                           ea.problem ? w.pkey : NULL, w.backend ? w.fp : NULL, NULL};
+        size_t n = 0;
+        if (rc) tt__err_prefix(&err, pre);
+        else if ((rc = tt_store_baseline_put(srv->store, name, &q, &n)) && rc != TT_ENOTFOUND)
+            tt_errf(&err, rc, pre, "cannot pin: %s", tt_store_errmsg(srv->store));
+        else rc = TT_OK;
         if (rc) {
-            tt_ci_prefix(&err, pre);
             tt_resp_errinfo(resp, &err);
             json_decref(out);
             return;
         }
-        tt_best_query q = {t->name, tgt->name, pj ? pkey : NULL, be ? fp : NULL, NULL};
-        size_t n = 0;
-        rc = tt_store_baseline_put(srv->store, name, &q, &n);
-        if (rc && rc != TT_ENOTFOUND) {
-            tt_resp_error(resp, rc, pre, "cannot pin: %s", tt_store_errmsg(srv->store));
-            json_decref(out);
-            return;
-        }
         total += n;
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s?, s:I}", "template", t->name,
-                                             "target", tgt->name, "problem_key",
-                                             pj ? pkey : NULL, "pinned", (json_int_t)n));
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s?, s:I}", "template", w.t->name,
+                                             "target", w.tgt->name, "problem_key", q.problem_key,
+                                             "pinned", (json_int_t)n));
     }
     if (!total) {
         json_decref(out);
@@ -334,54 +353,24 @@ void tt_api_check(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    const json_t *b = req->body;
-    if (tt__req_body(req, tt_check_members, &err)) { tt_resp_errinfo(resp, &err); return; }
-    const json_t *entries = json_object_get(b, "entries");
-    if (!json_is_array(entries) || json_array_size(entries) < 1 ||
-        json_array_size(entries) > TT_CI_MAX_ENTRIES) {
-        tt_resp_error(resp, TT_EINVAL, "entries", "must be an array of 1..%d entries",
-                      TT_CI_MAX_ENTRIES);
-        return;
-    }
-    if (json_object_get(b, "pin")) { tt_ci_pin(srv, b, resp); return; }
-    const json_t *jb = json_object_get(b, "baseline"), *jt = json_object_get(b, "tolerance");
-    const json_t *jr = json_object_get(b, "remeasure"), *jbe = json_object_get(b, "backend");
-    const json_t *jfm = json_object_get(b, "fail_on_missing");
-    if ((jb && (!json_is_string(jb) || !json_string_length(jb) || json_string_length(jb) > 63))) {
-        tt_resp_error(resp, TT_EINVAL, "baseline", "\"best\" or a pinned baseline name");
-        return;
-    }
-    double tol = jt ? json_number_value(jt) : 0.05;
-    if (jt && (!json_is_number(jt) || !(tol >= 0 && tol <= 10))) {
-        tt_resp_error(resp, TT_EINVAL, "tolerance", "must be a number in 0..10 (0.05 = 5%%)");
-        return;
-    }
-    if ((jr && !json_is_boolean(jr)) || (jfm && !json_is_boolean(jfm))) {
-        tt_resp_error(resp, TT_EINVAL, jr && !json_is_boolean(jr) ? "remeasure" : "fail_on_missing",
-                      "must be true or false");
-        return;
-    }
-    if (jbe && !json_is_string(jbe)) {
-        tt_resp_error(resp, TT_EINVAL, "backend", "must be a string such as \"sim\"");
-        return;
-    }
-    const char *baseline = jb ? json_string_value(jb) : "best";
+    tt_ci_args a = {.baseline = "best", .tolerance = 0.05};
+    if (TT__REQ_BODY(req, tt_check_members, &a, &err)) { tt_resp_errinfo(resp, &err); return; }
+    if (a.pin) { tt_ci_pin(srv, &a, resp); return; }
     int counts[5] = {0};
     json_t *arr = json_array();
-    for (size_t i = 0; i < json_array_size(entries); i++) {
-        if (tt_ci_entry(srv, json_array_get(entries, i), i, baseline, tol, json_is_true(jr),
-                        json_string_value(jbe), arr, counts, &err)) {
+    for (size_t i = 0; i < json_array_size(a.entries); i++) {
+        if (tt_ci_entry(srv, json_array_get(a.entries, i), i, &a, arr, counts, &err)) {
             json_decref(arr);
             tt_resp_errinfo(resp, &err);
             return;
         }
     }
-    int fail = counts[1] || counts[4] || (json_is_true(jfm) && counts[3]);
+    int fail = counts[1] || counts[4] || (a.fail_on_missing && counts[3]);
     tt_resp_json(resp, 200,
                  json_pack("{s:s, s:s, s:f, s:s, s:{s:i, s:i, s:i, s:i, s:i}, s:o}", "verdict",
-                           fail ? "regressed" : "pass", "baseline", baseline, "tolerance", tol,
-                           "rule", "regressed when new_median > base_median*(1+tolerance) + "
-                           "2*max(base_spread, new_spread)",
+                           fail ? "regressed" : "pass", "baseline", a.baseline, "tolerance",
+                           a.tolerance, "rule", "regressed when new_median > base_median*"
+                           "(1+tolerance) + 2*max(base_spread, new_spread)",
                            "counts", "pass", counts[0], "regressed", counts[1], "improved",
                            counts[2], "missing", counts[3], "error", counts[4], "entries", arr));
 }

@@ -9,6 +9,8 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,52 +231,53 @@ static json_t *tt_x_json(const tt_template *t, const char *tgt, const tt_xrow *r
                      "target", tgt, "count", (json_int_t)n, "records", arr);
 }
 
+typedef struct tt_export_args {
+    const char *tmpl, *format, *backend;
+    const json_t *target, *problem;
+    int64_t job;
+} tt_export_args;
+#define TT_XA(f) offsetof(tt_export_args, f)
+static const tt__member tt_export_members[] = {
+    {"format", TT__P_STRING, 0, 0, 0, TT_XA(format), NULL},
+    {"template", TT__P_STRING, TT__M_REQUIRED, 0, 0, TT_XA(tmpl), "the query needs template="},
+    {"target", TT__P_ANY, 0, 0, 0, TT_XA(target), NULL},
+    {"backend", TT__P_STRING, 0, 0, 0, TT_XA(backend), NULL},
+    {"problem", TT__P_ANY, 0, 0, 0, TT_XA(problem), NULL},
+    {"job", TT__P_INT, TT__M_RANGE, 1, (double)INT64_MAX, TT_XA(job), NULL},
+};
+static const char *const tt_export_formats[] = {"json", "t4", "specializations", "c-header"};
+
 void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
-    static const char *const allowed[] = {"template", "target", "format", "backend",
-                                          "problem",  "job",    NULL};
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    const json_t *q = req->query;
-    if (tt__req_known_members(q, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
-    const char *tname = json_string_value(json_object_get(q, "template"));
-    const char *fmt = json_string_value(json_object_get(q, "format"));
-    const char *backend = json_string_value(json_object_get(q, "backend"));
-    if (!fmt) fmt = "json";
-    int kind = !strcmp(fmt, "json") ? 0 : !strcmp(fmt, "t4") ? 1
-               : !strcmp(fmt, "specializations") ? 2 : !strcmp(fmt, "c-header") ? 3 : -1;
-    if (kind < 0) {
+    tt_export_args a = {.format = "json"};
+    if (TT__PARSE(req->query, tt_export_members, TT__PARSE_QUERY, NULL, &a, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
+    int kind = 0;
+    while (kind < 4 && strcmp(a.format, tt_export_formats[kind])) kind++;
+    if (kind == 4) {
         tt_resp_error(resp, TT_EINVAL, "format",
-                      "unknown format \"%.32s\" (json, t4, specializations, c-header)", fmt);
+                      "unknown format \"%s\" (json, t4, specializations, c-header)", a.format);
         return;
     }
-    if (!tname) { tt_resp_error(resp, TT_EINVAL, "template", "the query needs template="); return; }
     const tt_target *tgt;
-    if (tt__req_target(srv, json_object_get(q, "target"), &tgt, &err)) {
-        tt_resp_errinfo(resp, &err);
-        return;
-    }
     const tt_template *t;
-    if (tt_catalog_template(srv->catalog, srv->store, tname, NULL, &t, &err)) {
-        tt_resp_error(resp, TT_ENOTFOUND, "template", "unknown template \"%.64s\"", tname);
-        return;
-    }
-    char fp[80] = "";
-    if (backend && tt_runner_check_backend(&srv->runner_cfg, t, backend, fp, &err)) {
-        if (!err.path[0]) snprintf(err.path, sizeof err.path, "backend");
+    char fp[80] = "", pkey[1024] = "";
+    int64_t ps[TT_MAX_SLOTS], job = a.job;
+    memset(ps, 0, sizeof ps);
+    if (tt__req_target(srv, a.target, &tgt, &err) ||
+        tt__req_template_name(srv, a.tmpl, &t, &err) ||
+        tt__req_backend(srv, t, a.backend, fp, &err) ||
+        (a.problem && tt__req_problem(t, a.problem, ps, &err))) {
         tt_resp_errinfo(resp, &err);
         return;
     }
-    char pkey[1024] = "";
-    const json_t *pj = json_object_get(q, "problem");
-    if (pj) {
-        int64_t ps[TT_MAX_SLOTS];
-        memset(ps, 0, sizeof ps);
-        if (tt__req_problem(t, pj, ps, &err)) { tt_resp_errinfo(resp, &err); return; }
-        tt_tmpl_problem_key(t, ps, pkey, sizeof pkey);
-    }
-    int64_t job = 0;
-    if (tt__query_int(q, "job", 0, 1, INT64_MAX, &job, &err)) { tt_resp_errinfo(resp, &err); return; }
+    const json_t *pj = a.problem;
+    const char *backend = a.backend;
+    if (pj) tt_tmpl_problem_key(t, ps, pkey, sizeof pkey);
     tt_best_query bq = {t->name, tgt->name, pj ? pkey : NULL, backend ? fp : NULL, NULL};
     tt_best *rows = NULL;
     size_t n = 0;

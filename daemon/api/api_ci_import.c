@@ -16,6 +16,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,11 +85,10 @@ static tt_rc tt_import_trial(const tt_template *t, const tt_dataset *ds, const t
     return TT_OK;
 }
 
-static void tt_import_t1(tt_server *srv, const tt_req *req, const json_t *doc, tt_resp *resp)
+static void tt_import_t1(tt_server *srv, const char *name, const json_t *doc, tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    const char *name = json_string_value(json_object_get(req->query, "template"));
     json_t *tdoc = NULL;
     if (tt_t1_to_template(doc, name, &tdoc, &err)) { tt_resp_errinfo(resp, &err); return; }
     tt_template *parsed = NULL;
@@ -115,17 +115,205 @@ static void tt_import_t1(tt_server *srv, const tt_req *req, const json_t *doc, t
     json_decref(tdoc);
 }
 
-void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
+typedef struct tt_import_args {
+    const char *format, *tmpl, *target, *file;
+    const json_t *problem;
+} tt_import_args;
+#define TT_IA(f) offsetof(tt_import_args, f)
+static const tt__member tt_import_members[] = {
+    {"format", TT__P_STRING, 0, 0, 0, TT_IA(format), NULL},
+    {"template", TT__P_STRING, 0, 0, 0, TT_IA(tmpl), NULL},
+    {"target", TT__P_STRING, 0, 0, 0, TT_IA(target), NULL},
+    {"problem", TT__P_ANY, 0, 0, 0, TT_IA(problem), NULL},
+    {"file", TT__P_STRING, 0, 0, 0, TT_IA(file), NULL},
+};
+
+/* What a data import goes into: template, target, problem, measurement key. */
+typedef struct tt_import_ctx {
+    const tt_template *t;
+    char target[64], pkey[1024], fp[80], owner[96];
+    int dsmap[TT_MAX_SLOTS];          /* template param i -> dataset param */
+    int64_t slots[TT_MAX_SLOTS];
+    size_t added, skipped, rejected;
+    tt_job job;                       /* created at the first new record (id 0 before) */
+} tt_import_ctx;
+
+/* The target: the query's (a catalog name, or any safe name), else the file's device. */
+static tt_rc tt_import_target(tt_server *srv, const char *tgq, const tt_dataset *ds,
+                              char *target, size_t cap, tt_errinfo *err)
 {
-    static const char *const allowed[] = {"format", "template", "target", "problem", "file",
-                                          NULL};
+    if (tgq) {
+        const tt_target *tg = tt_catalog_target(srv->catalog, tgq);
+        if (!tg && !tt_safe_name(tgq))
+            return tt_errf(err, TT_ETARGET, "target", "target names are 1..63 of [A-Za-z0-9._-]");
+        snprintf(target, cap, "%s", tg ? tg->name : tgq);
+        return TT_OK;
+    }
+    if (!ds->device || !*ds->device)
+        return tt_errf(err, TT_ETARGET, "target", "the file names no device: add target=NAME");
+    size_t k = 0;
+    for (const char *p = ds->device; *p && k + 1 < cap; p++)
+        target[k++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '-';
+    target[k] = '\0';
+    return TT_OK;
+}
+
+/* Template, target, problem and the param mapping of a data import; TT_OK or err filled. */
+static tt_rc tt_import_resolve(tt_server *srv, const tt_req *req, const tt_import_args *a,
+                               const tt_dataset *ds, tt_import_ctx *c, tt_errinfo *err)
+{
+    const char *dsfmt = ds->format == TT_DS_FORMAT_T4 ? "t4" : "kt-cache";
+    if (a->format && strcmp(a->format, dsfmt))
+        return tt_errf(err, TT_EUNSUPPORTED, "format", "the file is %s, not %s", dsfmt,
+                       a->format);
+    if (!a->tmpl)
+        return tt_errf(err, TT_EINVAL, "template", "importing data needs template=NAME "
+                       "(import the T1 search space first for kernels without one)");
+    tt_rc rc = tt__req_template_name(srv, a->tmpl, &c->t, err);
+    if (!rc) rc = tt_import_target(srv, a->target, ds, c->target, sizeof c->target, err);
+    if (rc) return rc;
+    const tt_template *t = c->t;
+    if (a->problem ? tt__req_problem(t, a->problem, c->slots, err)
+                   : (t->ninputs && tt_tmpl_problem_parse(t, "", c->slots, err)))
+        return a->problem ? err->rc : tt_errf(err, TT_EPROBLEM, "problem", "template %s has "
+                                              "inputs: add problem=M=..,N=..", t->name);
+    /* params: the file's and the template's must be the same set */
+    for (size_t i = 0; i < t->nparams; i++) {
+        c->dsmap[i] = tt_dataset_param(ds, t->params[i].name);
+        if (c->dsmap[i] < 0)
+            return tt_errf(err, TT_EUNSUPPORTED, "template", "the file has no param \"%s\" of "
+                           "template %s", t->params[i].name, t->name);
+    }
+    if (ds->nparams != t->nparams)
+        return tt_errf(err, TT_EUNSUPPORTED, "template", "the file has %zu params, template %s "
+                       "has %zu", ds->nparams, t->name, t->nparams);
+    tt_tmpl_problem_key(t, c->slots, c->pkey, sizeof c->pkey);
+    snprintf(c->fp, sizeof c->fp, "import:%s", ds->hash);
+    snprintf(c->owner, sizeof c->owner, "import:%s", req->token_name ? req->token_name : "");
+    return TT_OK;
+}
+
+/* The import job, inserted already running and leased to this request. */
+static tt_rc tt_import_job(tt_server *srv, const tt_req *req, const tt_import_args *a,
+                           const tt_dataset *ds, tt_import_ctx *c, tt_errinfo *err)
+{
+    const tt_template *t = c->t;
+    tt_job *j = &c->job;
+    const char *dsfmt = ds->format == TT_DS_FORMAT_T4 ? "t4" : "kt-cache";
+    snprintf(j->template_name, sizeof j->template_name, "%s", t->name);
+    snprintf(j->template_hash, sizeof j->template_hash, "%s", t->hash);
+    snprintf(j->target, sizeof j->target, "%s", c->target);
+    snprintf(j->backend, sizeof j->backend, "%s", c->fp);
+    snprintf(j->backend_fp, sizeof j->backend_fp, "%s", c->fp);
+    snprintf(j->strategy, sizeof j->strategy, "import");
+    snprintf(j->owner, sizeof j->owner, "%s", req->token_name ? req->token_name : "");
+    j->problem_key = strdup(c->pkey);
+    json_t *pj = tt_tmpl_problem_json(t, c->slots);
+    j->problem_json = pj ? tt_json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(pj);
+    json_t *oj = json_pack("{s:s, s:s, s:s?, s:s?}", "format", dsfmt, "hash", ds->hash, "file",
+                           a->file, "device", ds->device);
+    j->options_json = oj ? tt_json_dumps(oj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(oj);
+    j->budget_trials = (int64_t)ds->nrecords;
+    if (!j->problem_key || !j->problem_json || !j->options_json)
+        return tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+    tt_rc rc = tt_store_job_create_running(srv->store, j, c->owner, TT_IMPORT_LEASE_S);
+    if (rc) return tt_errf(err, rc, NULL, "cannot create the import job: %s",
+                           tt_store_errmsg(srv->store));
+    return TT_OK;
+}
+
+/* Store the records (those already stored skipped, off-domain ones rejected). */
+static tt_rc tt_import_records(tt_server *srv, const tt_req *req, const tt_import_args *a,
+                               const tt_dataset *ds, tt_import_ctx *c, tt_errinfo *err)
+{
+    const tt_template *t = c->t;
+    tt_trial_key key = {t->hash, c->pkey, c->target, c->fp};
+    for (size_t r = 0; r < ds->nrecords; r++) {
+        const tt_ds_record *rec = &ds->records[r];
+        const int64_t *v = tt_ds_values(ds, rec);
+        int ok = 1;
+        for (size_t i = 0; i < t->nparams && ok; i++) {
+            int64_t x = v[c->dsmap[i]];
+            ok = 0;
+            for (size_t k = 0; k < t->params[i].nvalues; k++)
+                if (t->params[i].values[k] == x) { ok = 1; break; }
+            c->slots[tt_tmpl_param_slot(t, i)] = x;
+        }
+        if (!ok) { c->rejected++; continue; }
+        tt_trial tr;
+        tt_rc rc = tt_store_trial_lookup(srv->store, &key, tt_tmpl_config_hash(t, c->slots), &tr);
+        if (rc == TT_OK) { tt_trial_clear(&tr); c->skipped++; continue; }
+        if (rc != TT_ENOTFOUND)
+            return tt_errf(err, rc, NULL, "store: %s", tt_store_errmsg(srv->store));
+        if (!c->job.id && (rc = tt_import_job(srv, req, a, ds, c, err))) return rc;
+        if ((rc = tt_import_trial(t, ds, rec, c->slots, &tr)) ||
+            (rc = tt_store_trial_record(srv->store, &key, t->name, c->job.id,
+                                        (int64_t)c->added + 1, &tr))) {
+            tt_trial_clear(&tr);
+            tt_store_job_finish(srv->store, c->job.id, c->owner, TT_JOB_FAILED,
+                                "import interrupted");
+            return tt_errf(err, rc, NULL, "cannot store record %zu: %s", r,
+                           tt_store_errmsg(srv->store));
+        }
+        tt_trial_clear(&tr);
+        c->added++;
+    }
+    if (!c->job.id) return TT_OK;
+    tt_store_job_progress(srv->store, c->job.id, (int64_t)c->added, (int64_t)c->added);
+    tt_rc rc = tt_store_job_finish(srv->store, c->job.id, c->owner, TT_JOB_DONE, NULL);
+    if (rc) return tt_errf(err, rc, NULL, "cannot finish the import job: %s",
+                           tt_store_errmsg(srv->store));
+    return TT_OK;
+}
+
+/* A T4 / Kernel Tuner cache body: records become trials of a done import job. */
+static void tt_import_data(tt_server *srv, const tt_req *req, const tt_import_args *a,
+                           tt_resp *resp)
+{
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    const json_t *q = req->query;
-    if (tt__req_known_members(q, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
-    const char *fmt = json_string_value(json_object_get(q, "format"));
+    tt_dataset *ds = NULL;
+    if (tt_dataset_load_buffer(req->raw_body, req->raw_len, &ds, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
+    tt_import_ctx *c = calloc(1, sizeof *c);
+    if (!c) tt_errf(&err, TT_ENOMEM, NULL, "out of memory");
+    if (!c || tt_import_resolve(srv, req, a, ds, c, &err) ||
+        tt_import_records(srv, req, a, ds, c, &err)) {
+        tt_resp_errinfo(resp, &err);
+    } else {
+        tt_resp_json(resp, c->added ? 201 : 200,
+                     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I}",
+                               "kind", "data", "format",
+                               ds->format == TT_DS_FORMAT_T4 ? "t4" : "kt-cache", "template",
+                               c->t->name, "target", c->target, "problem_key", c->pkey,
+                               "measured_by", c->fp, "job",
+                               c->job.id ? json_integer((json_int_t)c->job.id) : json_null(),
+                               "records", (json_int_t)ds->nrecords, "added",
+                               (json_int_t)c->added, "skipped", (json_int_t)c->skipped,
+                               "rejected", (json_int_t)c->rejected, "duplicates",
+                               (json_int_t)ds->nduplicates));
+    }
+    if (c) tt_job_clear(&c->job);
+    free(c);
+    tt_dataset_free(ds);
+}
+
+void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_import_args a = {0};
+    if (TT__PARSE(req->query, tt_import_members, TT__PARSE_QUERY, NULL, &a, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
+    const char *fmt = a.format;
     if (fmt && strcmp(fmt, "t4") && strcmp(fmt, "kt-cache") && strcmp(fmt, "t1")) {
-        tt_resp_error(resp, TT_EINVAL, "format", "unknown format \"%.32s\" (t4, kt-cache, t1)",
+        tt_resp_error(resp, TT_EINVAL, "format", "unknown format \"%s\" (t4, kt-cache, t1)",
                       fmt);
         return;
     }
@@ -139,166 +327,14 @@ void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
         json_error_t je;
         json_t *doc = (unsigned char)req->raw_body[0] == 0x1f
                           ? NULL : json_loadb(req->raw_body, req->raw_len, 0, &je);
-        if (fmt || json_object_get(doc, "ConfigurationSpace")) {
-            if (!doc)
-                tt_resp_error(resp, TT_EJSON, NULL, "T1 file: line %d column %d: %s", je.line,
-                              je.column, je.text);
-            else tt_import_t1(srv, req, doc, resp);
-            json_decref(doc);
-            return;
-        }
+        int t1 = fmt || json_object_get(doc, "ConfigurationSpace");
+        if (t1 && !doc)
+            tt_resp_error(resp, TT_EJSON, NULL, "T1 file: line %d column %d: %s", je.line,
+                          je.column, je.text);
+        else if (t1)
+            tt_import_t1(srv, a.tmpl, doc, resp);
         json_decref(doc);
+        if (t1) return;
     }
-    tt_dataset *ds = NULL;
-    if (tt_dataset_load_buffer(req->raw_body, req->raw_len, &ds, &err)) {
-        tt_resp_errinfo(resp, &err);
-        return;
-    }
-    const char *dsfmt = ds->format == TT_DS_FORMAT_T4 ? "t4" : "kt-cache";
-    const char *tname = json_string_value(json_object_get(q, "template"));
-    const tt_template *t = NULL;
-    const char *tgq = json_string_value(json_object_get(q, "target"));
-    char target[64] = "";
-    int dsmap[TT_MAX_SLOTS];
-    int64_t slots[TT_MAX_SLOTS];
-    memset(slots, 0, sizeof slots);
-    tt_job j;
-    memset(&j, 0, sizeof j);
-    if (fmt && strcmp(fmt, dsfmt)) {
-        tt_resp_error(resp, TT_EUNSUPPORTED, "format", "the file is %s, not %s", dsfmt, fmt);
-        goto out;
-    }
-    if (!tname) {
-        tt_resp_error(resp, TT_EINVAL, "template", "importing data needs template=NAME "
-                      "(import the T1 search space first for kernels without one)");
-        goto out;
-    }
-    if (tt_catalog_template(srv->catalog, srv->store, tname, NULL, &t, &err)) {
-        tt_resp_error(resp, TT_ENOTFOUND, "template", "unknown template \"%.64s\"", tname);
-        goto out;
-    }
-    if (tgq) {
-        const tt_target *tg = tt_catalog_target(srv->catalog, tgq);
-        if (!tg && !tt_safe_name(tgq)) {
-            tt_resp_error(resp, TT_ETARGET, "target", "target names are 1..63 of [A-Za-z0-9._-]");
-            goto out;
-        }
-        snprintf(target, sizeof target, "%s", tg ? tg->name : tgq);
-    } else if (ds->device && *ds->device) {
-        size_t k = 0;
-        for (const char *p = ds->device; *p && k + 1 < sizeof target; p++)
-            target[k++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '-';
-        target[k] = '\0';
-    } else {
-        tt_resp_error(resp, TT_ETARGET, "target", "the file names no device: add target=NAME");
-        goto out;
-    }
-    const json_t *pq = json_object_get(q, "problem");
-    if (pq ? tt__req_problem(t, pq, slots, &err)
-           : (t->ninputs && tt_tmpl_problem_parse(t, "", slots, &err))) {
-        if (!pq) tt_errf(&err, TT_EPROBLEM, "problem", "template %s has inputs: add "
-                         "problem=M=..,N=..", t->name);
-        tt_resp_errinfo(resp, &err);
-        goto out;
-    }
-    /* params: the file's and the template's must be the same set */
-    for (size_t i = 0; i < t->nparams; i++) {
-        dsmap[i] = tt_dataset_param(ds, t->params[i].name);
-        if (dsmap[i] < 0) {
-            tt_resp_error(resp, TT_EUNSUPPORTED, "template", "the file has no param \"%s\" of "
-                          "template %s", t->params[i].name, t->name);
-            goto out;
-        }
-    }
-    if (ds->nparams != t->nparams) {
-        tt_resp_error(resp, TT_EUNSUPPORTED, "template", "the file has %zu params, template %s "
-                      "has %zu", ds->nparams, t->name, t->nparams);
-        goto out;
-    }
-    char pkey[1024], fp[80];
-    tt_tmpl_problem_key(t, slots, pkey, sizeof pkey);
-    snprintf(fp, sizeof fp, "import:%s", ds->hash);
-    tt_trial_key key = {t->hash, pkey, target, fp};
-    size_t added = 0, skipped = 0, rejected = 0;
-    char owner[96];
-    snprintf(owner, sizeof owner, "import:%s", req->token_name ? req->token_name : "");
-    for (size_t r = 0; r < ds->nrecords; r++) {
-        const tt_ds_record *rec = &ds->records[r];
-        const int64_t *v = tt_ds_values(ds, rec);
-        int ok = 1;
-        for (size_t i = 0; i < t->nparams && ok; i++) {
-            int64_t x = v[dsmap[i]];
-            ok = 0;
-            for (size_t k = 0; k < t->params[i].nvalues; k++)
-                if (t->params[i].values[k] == x) { ok = 1; break; }
-            slots[tt_tmpl_param_slot(t, i)] = x;
-        }
-        if (!ok) { rejected++; continue; }
-        tt_trial tr;
-        tt_rc rc = tt_store_trial_lookup(srv->store, &key, tt_tmpl_config_hash(t, slots), &tr);
-        if (rc == TT_OK) { tt_trial_clear(&tr); skipped++; continue; }
-        if (rc != TT_ENOTFOUND) {
-            tt_resp_error(resp, rc, NULL, "store: %s", tt_store_errmsg(srv->store));
-            goto out;
-        }
-        if (!j.id) {   /* the first new record: create the job */
-            snprintf(j.template_name, sizeof j.template_name, "%s", t->name);
-            snprintf(j.template_hash, sizeof j.template_hash, "%s", t->hash);
-            snprintf(j.target, sizeof j.target, "%s", target);
-            snprintf(j.backend, sizeof j.backend, "%s", fp);
-            snprintf(j.backend_fp, sizeof j.backend_fp, "%s", fp);
-            snprintf(j.strategy, sizeof j.strategy, "import");
-            snprintf(j.owner, sizeof j.owner, "%s", req->token_name ? req->token_name : "");
-            j.problem_key = strdup(pkey);
-            json_t *pj = tt_tmpl_problem_json(t, slots);
-            j.problem_json = pj ? tt_json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-            json_decref(pj);
-            const char *file = json_string_value(json_object_get(q, "file"));
-            json_t *oj = json_pack("{s:s, s:s, s:s?, s:s?}", "format", dsfmt, "hash", ds->hash,
-                                   "file", file, "device", ds->device);
-            j.options_json = oj ? tt_json_dumps(oj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-            json_decref(oj);
-            j.budget_trials = (int64_t)ds->nrecords;
-            if (!j.problem_key || !j.problem_json || !j.options_json) {
-                tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
-                goto out;
-            }
-            if ((rc = tt_store_job_create_running(srv->store, &j, owner, TT_IMPORT_LEASE_S))) {
-                tt_resp_error(resp, rc, NULL, "cannot create the import job: %s",
-                              tt_store_errmsg(srv->store));
-                goto out;
-            }
-        }
-        if ((rc = tt_import_trial(t, ds, rec, slots, &tr)) ||
-            (rc = tt_store_trial_record(srv->store, &key, t->name, j.id, (int64_t)added + 1,
-                                        &tr))) {
-            tt_trial_clear(&tr);
-            tt_store_job_finish(srv->store, j.id, owner, TT_JOB_FAILED, "import interrupted");
-            tt_resp_error(resp, rc, NULL, "cannot store record %zu: %s", r,
-                          tt_store_errmsg(srv->store));
-            goto out;
-        }
-        tt_trial_clear(&tr);
-        added++;
-    }
-    if (j.id) {
-        tt_store_job_progress(srv->store, j.id, (int64_t)added, (int64_t)added);
-        tt_rc rc = tt_store_job_finish(srv->store, j.id, owner, TT_JOB_DONE, NULL);
-        if (rc) {
-            tt_resp_error(resp, rc, NULL, "cannot finish the import job: %s",
-                          tt_store_errmsg(srv->store));
-            goto out;
-        }
-    }
-    tt_resp_json(resp, added ? 201 : 200,
-                 json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I}", "kind",
-                           "data", "format", dsfmt, "template", t->name, "target", target,
-                           "problem_key", pkey, "measured_by", fp, "job",
-                           j.id ? json_integer((json_int_t)j.id) : json_null(), "records",
-                           (json_int_t)ds->nrecords, "added", (json_int_t)added, "skipped",
-                           (json_int_t)skipped, "rejected", (json_int_t)rejected, "duplicates",
-                           (json_int_t)ds->nduplicates));
-out:
-    tt_job_clear(&j);
-    tt_dataset_free(ds);
+    tt_import_data(srv, req, &a, resp);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "api_parse.h"
 #include "metrics.h"
 #include "model.h"
 #include "target.h"
@@ -68,18 +69,25 @@ tt_rc tt__req_template(tt_server *srv, const json_t *v, int store, tt__tmpl_ref 
 void tt__tmpl_ref_close(tt__tmpl_ref *ref);
 /* Target by name or alias; TT_ETARGET with path "target" when unknown or not a string. */
 tt_rc tt__req_target(tt_server *srv, const json_t *v, const tt_target **out, tt_errinfo *err);
-/* Problem (object or "M=..,N=.." string) into slots[0..ninputs); path "problem...". */
+/* Problem (object or "M=..,N=.." string) into slots[0..ninputs); path "problem.M". */
 tt_rc tt__req_problem(const tt_template *t, const json_t *v, int64_t *slots, tt_errinfo *err);
-/* Config (object or "block_M=..,.." string) into the param slots; path is e.g. "config". */
+/* Config (object or "block_M=..,.." string) into the param slots; `path` is where it sits
+ * in the request ("config", "configs[3]"): errors name e.g. "configs[3].block_N". */
 tt_rc tt__req_config(const tt_template *t, const json_t *v, const char *path, int64_t *slots,
                      tt_errinfo *err);
-/* Reject members of obj not in the NULL-terminated list: TT_EINVAL naming the member. */
-tt_rc tt__req_known_members(const json_t *obj, const char *const *allowed, tt_errinfo *err);
-/* The request body must be a JSON object whose members are all in `allowed`. */
-tt_rc tt__req_body(const tt_req *req, const char *const *allowed, tt_errinfo *err);
-/* Integer query argument: def when absent; TT_EINVAL when not an integer in lo..hi. */
-tt_rc tt__query_int(const json_t *query, const char *key, int64_t def, int64_t lo, int64_t hi,
-                    int64_t *out, tt_errinfo *err);
+/* A backend spec ("sim", "cmd:NAME", ...) checked for template t, fingerprint into fp
+ * (>= 80 bytes); spec NULL is TT_OK (fp untouched).  Errors name path "backend". */
+tt_rc tt__req_backend(tt_server *srv, const tt_template *t, const char *spec, char *fp,
+                      tt_errinfo *err);
+/* A stored or built-in template by name (query arguments, CI entries): TT_EINVAL when name
+ * is NULL, TT_ENOTFOUND "unknown template"; path "template". */
+tt_rc tt__req_template_name(tt_server *srv, const char *name, const tt_template **out,
+                            tt_errinfo *err);
+/* The request body must be a JSON object checked by the member table (tt__parse). */
+tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst,
+                   tt_errinfo *err);
+#define TT__REQ_BODY(req, tab, dst, err) \
+    tt__req_body((req), (tab), sizeof(tab) / sizeof((tab)[0]), (dst), (err))
 
 /* The model's answer for a problem: space counts, and either the given configs (configs:
  * a JSON array, borrowed) or the top `top` of the space.  max_space caps enumeration.

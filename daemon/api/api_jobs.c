@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,242 +86,219 @@ json_t *tt__job_json(const tt_job *j)
 }
 
 /* ---- POST /v1/tune ------------------------------------------------------------------ */
-static const char *const tt_tune_members[] = {"template", "problem",  "target", "backend",
-                                              "strategy", "budget",   "seed",   "options",
-                                              NULL};
+typedef struct tt_tune_args {
+    const json_t *tmpl, *problem, *target, *budget, *options;
+    const char *backend, *strategy;
+    int64_t seed, trials;
+    double seconds;
+} tt_tune_args;
 
-void tt__api_tune(tt_server *srv, const tt_req *req, tt_resp *resp)
+#define TT_TA(f) offsetof(tt_tune_args, f)
+static const tt__member tt_tune_members[] = {
+    {"template", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_TA(tmpl), NULL},
+    {"problem", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_TA(problem), NULL},
+    {"target", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_TA(target), NULL},
+    {"backend", TT__P_STRING, 0, 0, 0, TT_TA(backend), "must be a string such as \"sim\""},
+    {"strategy", TT__P_STRING, 0, 0, 0, TT_TA(strategy),
+     "must be a string such as \"model-refine\""},
+    {"budget", TT__P_ANY, 0, 0, 0, TT_TA(budget), NULL},
+    {"seed", TT__P_INT, 0, 0, 0, TT_TA(seed), NULL},
+    {"options", TT__P_OBJECT, 0, 0, 0, TT_TA(options), NULL},
+};
+static const tt__member tt_budget_members[] = {
+    {"trials", TT__P_INT, TT__M_RANGE, 1, TT_MAX_BUDGET_TRIALS, TT_TA(trials), NULL},
+    {"seconds", TT__P_NUMBER, TT__M_RANGE, 0, 7 * 86400.0, TT_TA(seconds), NULL},
+};
+static const tt__member tt_options_members[] = {   /* other options are the backend's */
+    {"remeasure", TT__P_INT, TT__M_RANGE, 0, 1024, 0, NULL},
+    {"remeasured", TT__P_RESERVED, 0, 0, 0, 0, NULL},   /* the runner's own bookkeeping */
+};
+
+/* The members of a tune request (a.* borrowed from the body); TT_OK or err filled. */
+static tt_rc tt_tune_parse(const tt_req *req, tt_tune_args *a, tt_errinfo *err)
 {
-    tt_errinfo err;
-    tt_errinfo_clear(&err);
-    const json_t *b = req->body;
-    if (tt__req_body(req, tt_tune_members, &err)) { tt_resp_errinfo(resp, &err); return; }
-    /* cheap checks first */
-    const json_t *jb = json_object_get(b, "backend");
-    const json_t *js = json_object_get(b, "strategy");
-    if (jb && !json_is_string(jb)) {
-        tt_resp_error(resp, TT_EINVAL, "backend", "must be a string such as \"sim\"");
-        return;
+    memset(a, 0, sizeof *a);
+    a->backend = "sim";
+    a->strategy = "model-refine";
+    a->trials = TT_DEFAULT_BUDGET_TRIALS;
+    tt_rc rc = TT__REQ_BODY(req, tt_tune_members, a, err);
+    if (rc) return rc;
+    if (!tt_runner_strategy_known(a->strategy))
+        return tt_errf(err, TT_EINVAL, "strategy", "unknown strategy \"%s\" (model-topk, "
+                       "model-refine, evolution, anneal, random, exhaustive)", a->strategy);
+    if (json_is_integer(a->budget)) {   /* "budget": N is {"trials": N} */
+        json_t *o = json_pack("{s:O}", "trials", a->budget);
+        rc = o ? TT__PARSE(o, tt_budget_members, 0, "budget", a, err)
+               : tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+        json_decref(o);
+    } else if (json_is_object(a->budget)) {
+        rc = TT__PARSE(a->budget, tt_budget_members, 0, "budget", a, err);
+    } else if (a->budget) {
+        rc = tt_errf(err, TT_EINVAL, "budget", "must be {\"trials\": N, \"seconds\": S}");
     }
-    if (js && !json_is_string(js)) {
-        tt_resp_error(resp, TT_EINVAL, "strategy", "must be a string such as \"model-refine\"");
-        return;
+    if (!rc && a->options) {
+        int64_t remeasure;
+        rc = TT__PARSE(a->options, tt_options_members, TT__PARSE_OPEN, "options", &remeasure,
+                       err);
     }
-    const char *backend = jb ? json_string_value(jb) : "sim";
-    const char *strategy = js ? json_string_value(js) : "model-refine";
-    if (!tt_runner_strategy_known(strategy)) {
-        tt_resp_error(resp, TT_EINVAL, "strategy",
-                      "unknown strategy \"%.32s\" (model-topk, model-refine, evolution, "
-                      "anneal, random, exhaustive)", strategy);
-        return;
-    }
-    int64_t trials = TT_DEFAULT_BUDGET_TRIALS;
-    double seconds = 0;
-    const json_t *bud = json_object_get(b, "budget");
-    if (json_is_integer(bud)) {
-        trials = json_integer_value(bud);
-    } else if (json_is_object(bud)) {
-        static const char *const bm[] = {"trials", "seconds", NULL};
-        if (tt__req_known_members(bud, bm, &err)) {
-            char p[sizeof err.path];
-            snprintf(p, sizeof p, "budget.%.100s", err.path);
-            memcpy(err.path, p, sizeof p);
-            tt_resp_errinfo(resp, &err);
-            return;
-        }
-        const json_t *t = json_object_get(bud, "trials"), *s = json_object_get(bud, "seconds");
-        if (t && !json_is_integer(t)) {
-            tt_resp_error(resp, TT_EINVAL, "budget.trials", "must be an integer");
-            return;
-        }
-        if (s && !json_is_number(s)) {
-            tt_resp_error(resp, TT_EINVAL, "budget.seconds", "must be a number");
-            return;
-        }
-        if (t) trials = json_integer_value(t);
-        if (s) seconds = json_number_value(s);
-    } else if (bud) {
-        tt_resp_error(resp, TT_EINVAL, "budget", "must be {\"trials\": N, \"seconds\": S}");
-        return;
-    }
-    if (trials < 1 || trials > TT_MAX_BUDGET_TRIALS) {
-        tt_resp_error(resp, TT_EINVAL, "budget.trials", "must be in 1..%d",
-                      TT_MAX_BUDGET_TRIALS);
-        return;
-    }
-    if (!(seconds >= 0 && seconds <= 7 * 86400.0)) {
-        tt_resp_error(resp, TT_EINVAL, "budget.seconds", "must be in 0..604800");
-        return;
-    }
-    const json_t *jseed = json_object_get(b, "seed");
-    if (jseed && !json_is_integer(jseed)) {
-        tt_resp_error(resp, TT_EINVAL, "seed", "must be an integer");
-        return;
-    }
-    const json_t *opts = json_object_get(b, "options");
-    if (opts && !json_is_object(opts)) {
-        tt_resp_error(resp, TT_EINVAL, "options", "must be an object");
-        return;
-    }
-    if (opts) {
-        const json_t *rm = json_object_get(opts, "remeasure");
-        if (rm && (!json_is_integer(rm) || json_integer_value(rm) < 0 ||
-                   json_integer_value(rm) > 1024)) {
-            tt_resp_error(resp, TT_EINVAL, "options.remeasure", "must be an integer in 0..1024");
-            return;
-        }
-        if (json_object_get(opts, "remeasured")) {   /* the runner's own bookkeeping */
-            tt_resp_error(resp, TT_EINVAL, "options.remeasured", "is reserved");
-            return;
-        }
-    }
-    if (!json_object_get(b, "template") || !json_object_get(b, "problem") ||
-        !json_object_get(b, "target")) {
-        const char *miss = !json_object_get(b, "template") ? "template"
-                           : !json_object_get(b, "problem") ? "problem" : "target";
-        tt_resp_error(resp, TT_EINVAL, miss, "missing member \"%s\"", miss);
-        return;
-    }
-    /* target before template: an inline template is stored only for a valid request */
-    const tt_target *tgt;
-    if (tt__req_target(srv, json_object_get(b, "target"), &tgt, &err)) {
-        tt_resp_errinfo(resp, &err);
-        return;
-    }
-    /* per-token limit */
+    return rc;
+}
+
+/* The per-token limit of queued + running jobs: TT_OK, or the error answered. */
+static int tt_tune_limit(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
     int64_t counts[TT_JOB__COUNT] = {0};
     if (tt_store_job_counts(srv->store, req->token_name, counts) != TT_OK) {
         tt_resp_error(resp, TT_EDB, NULL, "cannot count jobs: %s", tt_store_errmsg(srv->store));
-        return;
+        return -1;
     }
     if (counts[TT_JOB_QUEUED] + counts[TT_JOB_RUNNING] >= srv->max_jobs_per_token) {
         tt_resp_error(resp, TT_ELIMIT, NULL,
                       "token %s already has %lld queued or running jobs (limit %d)",
                       req->token_name, (long long)(counts[TT_JOB_QUEUED] + counts[TT_JOB_RUNNING]),
                       srv->max_jobs_per_token);
-        return;
+        return -1;
     }
-    tt__tmpl_ref ref;
-    tt_space *sp = NULL;
-    char *pkey = NULL, *pjson = NULL, *ojson = NULL;
-    int64_t slots[TT_MAX_SLOTS];
-    memset(slots, 0, sizeof slots);
-    if (tt__req_template(srv, json_object_get(b, "template"), 1, &ref, &err)) {
-        tt_resp_errinfo(resp, &err);
-        return;
-    }
-    const tt_template *t = ref.t;
-    if (tt__req_problem(t, json_object_get(b, "problem"), slots, &err)) {
-        tt_resp_errinfo(resp, &err);
-        goto out;
-    }
-    char fp[80] = "";
-    tt_rc rc = tt_runner_check_backend(&srv->runner_cfg, t, backend, fp, &err);
-    if (rc) {
-        if (!err.path[0]) snprintf(err.path, sizeof err.path, "backend");
-        tt_resp_errinfo(resp, &err);
-        goto out;
-    }
+    return 0;
+}
+
+/* The space of the problem: its size, refused when the strategy must enumerate it all. */
+static tt_rc tt_tune_space(tt_server *srv, const tt_template *t, const tt_target *tgt,
+                           const int64_t *slots, const char *strategy, uint64_t *total,
+                           tt_errinfo *err)
+{
     tt_caps caps;
     tt_target_caps(tgt, &caps);
-    rc = tt_space_new(t, slots, &caps, &sp, &err);
+    tt_space *sp = NULL;
+    tt_rc rc = tt_space_new(t, slots, &caps, &sp, err);
     if (rc) {
-        if (rc == TT_EPROBLEM && !err.path[0]) snprintf(err.path, sizeof err.path, "problem");
-        tt_resp_errinfo(resp, &err);
-        goto out;
+        if (rc == TT_EPROBLEM && !err->path[0]) snprintf(err->path, sizeof err->path, "problem");
+        return rc;
     }
-    uint64_t total = tt_space_total(sp);
-    if (tt__strategy_enumerates(strategy) && (double)total > srv->max_space) {
-        tt_resp_error(resp, TT_EUNSUPPORTED, "strategy",
-                      "space too large (%.3g configs, 10^%.0f) for strategy %s (limit %.3g); "
-                      "use evolution/anneal/random", (double)total, floor(log10((double)total)),
-                      strategy, srv->max_space);
-        goto out;
-    }
+    *total = tt_space_total(sp);
+    tt_space_free(sp);
+    if (tt__strategy_enumerates(strategy) && (double)*total > srv->max_space)
+        return tt_errf(err, TT_EUNSUPPORTED, "strategy",
+                       "space too large (%.3g configs, 10^%.0f) for strategy %s (limit %.3g); "
+                       "use evolution/anneal/random", (double)*total,
+                       floor(log10((double)*total)), strategy, srv->max_space);
+    return TT_OK;
+}
+
+/* Fill and insert the job row (j->id set); the strings j owns are freed by tt_job_clear. */
+static tt_rc tt_tune_create(tt_server *srv, const tt_req *req, const tt_tune_args *a,
+                            const tt_template *t, const tt_target *tgt, const int64_t *slots,
+                            const char *fp, uint64_t total, tt_job *j, tt_errinfo *err)
+{
+    memset(j, 0, sizeof *j);
     size_t need = tt_tmpl_problem_key(t, slots, NULL, 0) + 1;
-    pkey = malloc(need);
+    j->problem_key = malloc(need);
     json_t *pj = tt_tmpl_problem_json(t, slots);
-    pjson = pj ? tt_json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    j->problem_json = pj ? tt_json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(pj);
-    ojson = opts ? tt_json_dumps(opts, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (!pkey || !pjson || (opts && !ojson)) {
-        tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
-        goto out;
-    }
-    tt_tmpl_problem_key(t, slots, pkey, need);
-    tt_job j;
-    memset(&j, 0, sizeof j);
-    snprintf(j.template_name, sizeof j.template_name, "%s", t->name);
-    snprintf(j.template_hash, sizeof j.template_hash, "%s", t->hash);
-    snprintf(j.target, sizeof j.target, "%s", tgt->name);
-    snprintf(j.backend, sizeof j.backend, "%s", backend);
-    snprintf(j.backend_fp, sizeof j.backend_fp, "%s", fp);
-    snprintf(j.strategy, sizeof j.strategy, "%s", strategy);
-    snprintf(j.owner, sizeof j.owner, "%s", req->token_name ? req->token_name : "");
-    j.problem_key = pkey;
-    j.problem_json = pjson;
-    j.options_json = ojson;
-    pkey = pjson = ojson = NULL;    /* owned by j now */
-    j.budget_trials = trials;
-    j.budget_seconds = seconds;
-    j.seed = jseed ? json_integer_value(jseed) : 0;
-    j.planned = (int64_t)((uint64_t)trials < total ? (uint64_t)trials : total);
-    j.state = TT_JOB_QUEUED;
-    rc = tt_store_job_create(srv->store, &j);
-    if (rc) {
-        tt_resp_error(resp, rc, NULL, "cannot create the job: %s", tt_store_errmsg(srv->store));
-        tt_job_clear(&j);
-        goto out;
-    }
+    j->options_json = a->options ? tt_json_dumps(a->options, JSON_COMPACT | JSON_SORT_KEYS)
+                                 : NULL;
+    if (!j->problem_key || !j->problem_json || (a->options && !j->options_json))
+        return tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+    tt_tmpl_problem_key(t, slots, j->problem_key, need);
+    snprintf(j->template_name, sizeof j->template_name, "%s", t->name);
+    snprintf(j->template_hash, sizeof j->template_hash, "%s", t->hash);
+    snprintf(j->target, sizeof j->target, "%s", tgt->name);
+    snprintf(j->backend, sizeof j->backend, "%s", a->backend);
+    snprintf(j->backend_fp, sizeof j->backend_fp, "%s", fp);
+    snprintf(j->strategy, sizeof j->strategy, "%s", a->strategy);
+    snprintf(j->owner, sizeof j->owner, "%s", req->token_name ? req->token_name : "");
+    j->budget_trials = a->trials;
+    j->budget_seconds = a->seconds;
+    j->seed = a->seed;
+    j->planned = (int64_t)((uint64_t)a->trials < total ? (uint64_t)a->trials : total);
+    j->state = TT_JOB_QUEUED;
+    tt_rc rc = tt_store_job_create(srv->store, j);
+    if (rc) return tt_errf(err, rc, NULL, "cannot create the job: %s", tt_store_errmsg(srv->store));
+    return TT_OK;
+}
+
+static json_t *tt_tune_answer(const tt_job *j, const tt_template *t, uint64_t total)
+{
     char self[64], ev[80], tr[80];
-    snprintf(self, sizeof self, "/v1/jobs/%lld", (long long)j.id);
+    snprintf(self, sizeof self, "/v1/jobs/%lld", (long long)j->id);
     snprintf(ev, sizeof ev, "%s/events", self);
     snprintf(tr, sizeof tr, "%s/trials", self);
-    tt_resp_json(resp, 202,
-                 json_pack("{s:I, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:I, s:{s:s, s:s, s:s}}",
-                           "job", (json_int_t)j.id, "state", "queued", "template", "name",
-                           t->name, "hash", t->hash, "target", tgt->name, "backend_fp", fp,
-                           "problem_key", j.problem_key, "space_total", (json_int_t)total,
-                           "links", "self", self, "events", ev, "trials", tr));
+    return json_pack("{s:I, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:I, s:{s:s, s:s, s:s}}", "job",
+                     (json_int_t)j->id, "state", "queued", "template", "name", t->name, "hash",
+                     t->hash, "target", j->target, "backend_fp", j->backend_fp, "problem_key",
+                     j->problem_key, "space_total", (json_int_t)total, "links", "self", self,
+                     "events", ev, "trials", tr);
+}
+
+void tt__api_tune(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_tune_args a;
+    const tt_target *tgt;
+    /* target before template: an inline template is stored only for a valid request */
+    if (tt_tune_parse(req, &a, &err) || tt__req_target(srv, a.target, &tgt, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
+    if (tt_tune_limit(srv, req, resp)) return;
+    tt__tmpl_ref ref;
+    if (tt__req_template(srv, a.tmpl, 1, &ref, &err)) { tt_resp_errinfo(resp, &err); return; }
+    int64_t slots[TT_MAX_SLOTS];
+    memset(slots, 0, sizeof slots);
+    char fp[80] = "";
+    uint64_t total = 0;
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    if (tt__req_problem(ref.t, a.problem, slots, &err) ||
+        tt__req_backend(srv, ref.t, a.backend, fp, &err) ||
+        tt_tune_space(srv, ref.t, tgt, slots, a.strategy, &total, &err) ||
+        tt_tune_create(srv, req, &a, ref.t, tgt, slots, fp, total, &j, &err))
+        tt_resp_errinfo(resp, &err);
+    else
+        tt_resp_json(resp, 202, tt_tune_answer(&j, ref.t, total));
     tt_job_clear(&j);
-out:
-    free(pkey);
-    free(pjson);
-    free(ojson);
-    tt_space_free(sp);
     tt__tmpl_ref_close(&ref);
 }
 
 /* ---- GET /v1/jobs ------------------------------------------------------------------- */
+typedef struct tt_list_args {
+    const char *state, *tmpl, *target, *owner;
+    int64_t limit, offset;
+} tt_list_args;
+#define TT_LA(f) offsetof(tt_list_args, f)
+#define TT_PAGE_MEMBERS                                                                    \
+    {"limit", TT__P_INT, TT__M_RANGE, 1, 1000, TT_LA(limit), NULL},                        \
+    {"offset", TT__P_INT, TT__M_RANGE, 0, (double)(INT64_MAX / 2), TT_LA(offset), NULL}
+static const tt__member tt_list_members[] = {
+    {"state", TT__P_STRING, 0, 0, 0, TT_LA(state), NULL},
+    {"template", TT__P_STRING, 0, 0, 0, TT_LA(tmpl), NULL},
+    {"target", TT__P_STRING, 0, 0, 0, TT_LA(target), NULL},
+    {"owner", TT__P_STRING, 0, 0, 0, TT_LA(owner), NULL},
+    TT_PAGE_MEMBERS,
+};
+static const tt__member tt_page_members[] = {TT_PAGE_MEMBERS};
+
 void tt__api_jobs_list(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    static const char *const allowed[] = {"state", "template", "target", "owner",
-                                          "limit", "offset",   NULL};
-    if (tt__req_known_members(req->query, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
-    tt_job_filter f = {-1, NULL, NULL, NULL, 100, 0};
-    const char *st = json_string_value(json_object_get(req->query, "state"));
-    if (st) {
-        f.state = tt_job_state_parse(st);
-        if (f.state < 0) {
-            tt_resp_error(resp, TT_EINVAL, "state",
-                          "unknown state \"%.32s\" (queued, running, done, failed, cancelled)",
-                          st);
-            return;
-        }
+    tt_list_args a = {.limit = 100};
+    if (TT__PARSE(req->query, tt_list_members, TT__PARSE_QUERY, NULL, &a, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
     }
-    f.template_name = json_string_value(json_object_get(req->query, "template"));
-    f.target = json_string_value(json_object_get(req->query, "target"));
-    f.owner = json_string_value(json_object_get(req->query, "owner"));
+    tt_job_filter f = {-1, a.tmpl, a.target, a.owner, a.limit, a.offset};
+    if (a.state && (f.state = tt_job_state_parse(a.state)) < 0) {
+        tt_resp_error(resp, TT_EINVAL, "state",
+                      "unknown state \"%s\" (queued, running, done, failed, cancelled)",
+                      a.state);
+        return;
+    }
     if (f.target) {
         const tt_target *tg = tt_catalog_target(srv->catalog, f.target);
         if (tg) f.target = tg->name;
-    }
-    if (tt__query_int(req->query, "limit", 100, 1, 1000, &f.limit, &err) ||
-        tt__query_int(req->query, "offset", 0, 0, INT64_MAX / 2, &f.offset, &err)) {
-        tt_resp_errinfo(resp, &err);
-        return;
     }
     tt_job *jobs = NULL;
     size_t n = 0;
@@ -397,12 +375,12 @@ void tt__api_job_trials(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    int64_t limit, offset;
-    if (tt__query_int(req->query, "limit", 100, 1, 1000, &limit, &err) ||
-        tt__query_int(req->query, "offset", 0, 0, INT64_MAX / 2, &offset, &err)) {
+    tt_list_args a = {.limit = 100};
+    if (TT__PARSE(req->query, tt_page_members, TT__PARSE_QUERY, NULL, &a, &err)) {
         tt_resp_errinfo(resp, &err);
         return;
     }
+    int64_t limit = a.limit, offset = a.offset;
     tt_job j;
     if (tt_job_from_path(srv, req, resp, &j)) return;
     tt_trial *trials = NULL;

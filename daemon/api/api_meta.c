@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * api_meta.c - templates, targets, config, health, readiness and Prometheus metrics routes.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,12 @@ void tt__api_template_get(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    const char *hash = json_string_value(json_object_get(req->query, "hash"));
+    static const tt__member tab[] = {{"hash", TT__P_STRING, 0, 0, 0, 0, NULL}};
+    const char *hash = NULL;
+    if (TT__PARSE(req->query, tab, TT__PARSE_QUERY, NULL, &hash, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
     const tt_template *t;
     tt_rc rc = tt_catalog_template(srv->catalog, srv->store, req->params[0], hash, &t, &err);
     if (rc == TT_ENOTFOUND) {
@@ -70,38 +76,50 @@ void tt__api_template_get(tt_server *srv, const tt_req *req, tt_resp *resp)
     tt_resp_json(resp, 200, o);
 }
 
-void tt__api_template_put(tt_server *srv, const tt_req *req, tt_resp *resp)
+/* The body of PUT / validate: a template document whose name (if any) is the URL's. */
+static int tt_doc_check(const tt_req *req, tt_resp *resp)
 {
-    tt_errinfo err;
-    tt_errinfo_clear(&err);
     if (!json_is_object(req->body)) {
         tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a template document (object)");
-        return;
+        return -1;
     }
     const char *dn = json_string_value(json_object_get(req->body, "name"));
     if (dn && strcmp(dn, req->params[0]) != 0) {
         tt_resp_error(resp, TT_EINVAL, "name", "the document is named \"%.64s\", the URL "
                       "says \"%.64s\"", dn, req->params[0]);
-        return;
+        return -1;
     }
+    return 0;
+}
+
+void tt__api_template_put(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    if (tt_doc_check(req, resp)) return;
     const tt_template *t;
     tt_rc rc = tt_catalog_put(srv->catalog, srv->store, req->params[0], req->body, &t, &err);
     if (rc) { tt_resp_errinfo(resp, &err); return; }
     tt_resp_json(resp, 201, tt_template_summary(t));
 }
 
+typedef struct tt_validate_query {
+    const char *target, *problem;
+} tt_validate_query;
+static const tt__member tt_validate_members[] = {
+    {"target", TT__P_STRING, 0, 0, 0, offsetof(tt_validate_query, target), NULL},
+    {"problem", TT__P_STRING, 0, 0, 0, offsetof(tt_validate_query, problem), NULL},
+};
+
 void tt__api_template_validate(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    if (!json_is_object(req->body)) {
-        tt_resp_error(resp, TT_EINVAL, NULL, "the body must be a template document (object)");
-        return;
-    }
-    const char *dn = json_string_value(json_object_get(req->body, "name"));
-    if (dn && strcmp(dn, req->params[0]) != 0) {
-        tt_resp_error(resp, TT_EINVAL, "name", "the document is named \"%.64s\", the URL "
-                      "says \"%.64s\"", dn, req->params[0]);
+    if (tt_doc_check(req, resp)) return;
+    /* optional: counts of the space for ?target=..&problem=M=..,N=.. */
+    tt_validate_query q = {0};
+    if (TT__PARSE(req->query, tt_validate_members, TT__PARSE_QUERY, NULL, &q, &err)) {
+        tt_resp_errinfo(resp, &err);
         return;
     }
     tt_template *t = NULL;
@@ -109,9 +127,7 @@ void tt__api_template_validate(tt_server *srv, const tt_req *req, tt_resp *resp)
     if (rc) { tt_resp_errinfo(resp, &err); return; }
     json_t *o = tt_template_summary(t);
     if (o) json_object_set_new(o, "valid", json_true());
-    /* optional: counts of the space for ?target=..&problem=M=..,N=.. */
-    const char *tg = json_string_value(json_object_get(req->query, "target"));
-    const char *pb = json_string_value(json_object_get(req->query, "problem"));
+    const char *tg = q.target, *pb = q.problem;
     if (o && tg && pb) {
         const tt_target *tgt = tt_catalog_target(srv->catalog, tg);
         int64_t slots[TT_MAX_SLOTS];

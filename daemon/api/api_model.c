@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,86 +332,76 @@ char *tt__sim_text(const json_t *a)
     return buf;
 }
 
-/* ---- POST /v1/predict --------------------------------------------------------------- */
+/* ---- POST /v1/predict, POST /v1/simulate -------------------------------------------- */
+typedef struct tt_model_args {
+    const json_t *tmpl, *target, *problem, *configs, *config;
+    int64_t top, trace_core;
+    int trace;
+} tt_model_args;
+#define TT_MA(f) offsetof(tt_model_args, f)
+static const tt__member tt_predict_members[] = {
+    {"template", TT__P_ANY, 0, 0, 0, TT_MA(tmpl), NULL},
+    {"target", TT__P_ANY, 0, 0, 0, TT_MA(target), NULL},
+    {"problem", TT__P_ANY, 0, 0, 0, TT_MA(problem), NULL},
+    {"configs", TT__P_ARRAY, TT__M_RANGE, 0, 10000, TT_MA(configs),
+     "must be an array of at most 10000 configs"},
+    {"config", TT__P_ANY, 0, 0, 0, TT_MA(config), NULL},
+    {"top", TT__P_INT, TT__M_RANGE, 1, TT_MAX_TOP, TT_MA(top), NULL},
+};
+static const tt__member tt_simulate_members[] = {
+    {"template", TT__P_ANY, 0, 0, 0, TT_MA(tmpl), NULL},
+    {"target", TT__P_ANY, 0, 0, 0, TT_MA(target), NULL},
+    {"problem", TT__P_ANY, 0, 0, 0, TT_MA(problem), NULL},
+    {"config", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_MA(config), NULL},
+    {"trace", TT__P_BOOL, 0, 0, 0, TT_MA(trace), NULL},
+    {"trace_core", TT__P_INT, TT__M_RANGE, 0, 1024, TT_MA(trace_core), "must be a core index"},
+};
+
+/* Target, template (never stored) and problem of a model request; ref closed by the caller. */
+static tt_rc tt_model_resolve(tt_server *srv, const tt_model_args *a, const tt_target **tgt,
+                              tt__tmpl_ref *ref, int64_t *slots, tt_errinfo *err)
+{
+    memset(slots, 0, TT_MAX_SLOTS * sizeof *slots);
+    tt_rc rc = tt__req_target(srv, a->target, tgt, err);
+    if (!rc) rc = tt__req_template(srv, a->tmpl, 0, ref, err);
+    if (!rc) rc = tt__req_problem(ref->t, a->problem, slots, err);
+    return rc;
+}
+
 void tt__api_predict(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
-    static const char *const allowed[] = {"template", "target", "problem", "configs",
-                                          "config",   "top",    NULL};
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    const json_t *b = req->body;
-    if (tt__req_body(req, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
-    const json_t *jtop = json_object_get(b, "top");
-    if (jtop && (!json_is_integer(jtop) || json_integer_value(jtop) < 1 ||
-                 json_integer_value(jtop) > TT_MAX_TOP)) {
-        tt_resp_error(resp, TT_EINVAL, "top", "must be an integer in 1..%d", TT_MAX_TOP);
-        return;
-    }
-    const json_t *cfgs = json_object_get(b, "configs");
-    const json_t *one = json_object_get(b, "config");
-    json_t *tmp = NULL;
-    if (cfgs && (!json_is_array(cfgs) || json_array_size(cfgs) > 10000)) {
-        tt_resp_error(resp, TT_EINVAL, "configs", "must be an array of at most 10000 configs");
-        return;
-    }
-    if (one && !cfgs) cfgs = tmp = json_pack("[O]", one);
+    tt_model_args a = {.top = 10};
+    if (TT__REQ_BODY(req, tt_predict_members, &a, &err)) { tt_resp_errinfo(resp, &err); return; }
+    json_t *tmp = a.config && !a.configs ? json_pack("[O]", a.config) : NULL;
     const tt_target *tgt;
     tt__tmpl_ref ref = {0};
     int64_t slots[TT_MAX_SLOTS];
-    memset(slots, 0, sizeof slots);
-    if (tt__req_target(srv, json_object_get(b, "target"), &tgt, &err) ||
-        tt__req_template(srv, json_object_get(b, "template"), 0, &ref, &err) ||
-        tt__req_problem(ref.t, json_object_get(b, "problem"), slots, &err)) {
-        tt_resp_errinfo(resp, &err);
-    } else {
-        json_t *a = tt__model_predict(ref.t, tgt, slots, cfgs,
-                                      jtop ? (int)json_integer_value(jtop) : 10, srv->max_space,
-                                      &err);
-        if (a) tt_resp_json(resp, 200, a);
-        else tt_resp_errinfo(resp, &err);
-    }
+    json_t *ans = NULL;
+    if (!tt_model_resolve(srv, &a, &tgt, &ref, slots, &err))
+        ans = tt__model_predict(ref.t, tgt, slots, tmp ? tmp : a.configs, (int)a.top,
+                                srv->max_space, &err);
+    if (ans) tt_resp_json(resp, 200, ans);
+    else tt_resp_errinfo(resp, &err);
     json_decref(tmp);
     tt__tmpl_ref_close(&ref);
 }
 
-/* ---- POST /v1/simulate -------------------------------------------------------------- */
 void tt__api_simulate(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
-    static const char *const allowed[] = {"template", "target", "problem", "config",
-                                          "trace",    "trace_core", NULL};
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    const json_t *b = req->body;
-    if (tt__req_body(req, allowed, &err)) { tt_resp_errinfo(resp, &err); return; }
-    const json_t *tr = json_object_get(b, "trace"), *tc = json_object_get(b, "trace_core");
-    if (tr && !json_is_boolean(tr)) {
-        tt_resp_error(resp, TT_EINVAL, "trace", "must be true or false");
-        return;
-    }
-    if (tc && (!json_is_integer(tc) || json_integer_value(tc) < 0 ||
-               json_integer_value(tc) > 1024)) {
-        tt_resp_error(resp, TT_EINVAL, "trace_core", "must be a core index");
-        return;
-    }
-    if (!json_object_get(b, "config")) {
-        tt_resp_error(resp, TT_EINVAL, "config", "missing member \"config\"");
-        return;
-    }
+    tt_model_args a = {0};
+    if (TT__REQ_BODY(req, tt_simulate_members, &a, &err)) { tt_resp_errinfo(resp, &err); return; }
     const tt_target *tgt;
     tt__tmpl_ref ref = {0};
     int64_t slots[TT_MAX_SLOTS];
-    memset(slots, 0, sizeof slots);
-    if (tt__req_target(srv, json_object_get(b, "target"), &tgt, &err) ||
-        tt__req_template(srv, json_object_get(b, "template"), 0, &ref, &err) ||
-        tt__req_problem(ref.t, json_object_get(b, "problem"), slots, &err) ||
-        tt__req_config(ref.t, json_object_get(b, "config"), "config", slots, &err)) {
-        tt_resp_errinfo(resp, &err);
-        tt__tmpl_ref_close(&ref);
-        return;
-    }
-    int core = json_is_true(tr) ? (tc ? (int)json_integer_value(tc) : 0) : -1;
-    json_t *a = tt__sim_run(ref.t, tgt, slots, core, &err);
-    if (a) tt_resp_json(resp, 200, a);
+    json_t *ans = NULL;
+    if (!tt_model_resolve(srv, &a, &tgt, &ref, slots, &err) &&
+        !tt__req_config(ref.t, a.config, "config", slots, &err))
+        ans = tt__sim_run(ref.t, tgt, slots, a.trace ? (int)a.trace_core : -1, &err);
+    if (ans) tt_resp_json(resp, 200, ans);
     else tt_resp_errinfo(resp, &err);
     tt__tmpl_ref_close(&ref);
 }
@@ -462,143 +453,114 @@ static void tt_best_resp_text(tt_resp *resp, char *body)
     resp->content_type = "application/json";
 }
 
-void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
+typedef struct tt_best_args {
+    const char *tmpl, *backend, *hash;
+    const json_t *target;
+    int nearest;
+} tt_best_args;
+#define TT_BA(f) offsetof(tt_best_args, f)
+static const tt__member tt_best_members[] = {   /* every other argument is an input */
+    {"nearest", TT__P_BOOL, 0, 0, 0, TT_BA(nearest), "must be 0 or 1"},
+    {"template", TT__P_STRING, TT__M_REQUIRED, 0, 0, TT_BA(tmpl),
+     "the query needs template= and target="},
+    {"target", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_BA(target),
+     "the query needs template= and target="},
+    {"backend", TT__P_STRING, 0, 0, 0, TT_BA(backend), NULL},
+    {"hash", TT__P_STRING, 0, 0, 0, TT_BA(hash), NULL},
+};
+
+/* The query arguments that are not members of tt_best_members, as template t's problem. */
+static tt_rc tt_best_problem(const tt_template *t, const json_t *q, int64_t *slots,
+                             tt_errinfo *err)
 {
-    tt_errinfo err;
-    tt_errinfo_clear(&err);
-    const json_t *q = req->query;
-    const char *tname = json_string_value(json_object_get(q, "template"));
-    const char *tgname = json_string_value(json_object_get(q, "target"));
-    const char *backend = json_string_value(json_object_get(q, "backend"));
-    const char *hash = json_string_value(json_object_get(q, "hash"));
-    const char *nearest_s = json_string_value(json_object_get(q, "nearest"));
-    int nearest = nearest_s && (!strcmp(nearest_s, "1") || !strcmp(nearest_s, "true") ||
-                                !*nearest_s);
-    if (nearest_s && !nearest && strcmp(nearest_s, "0") && strcmp(nearest_s, "false")) {
-        tt_resp_error(resp, TT_EINVAL, "nearest", "must be 0 or 1");
-        return;
-    }
-    if (!tname || !tgname) {
-        tt_resp_error(resp, TT_EINVAL, tname ? "target" : "template",
-                      "the query needs template= and target=");
-        return;
-    }
-    const tt_target *tgt = tt_catalog_target(srv->catalog, tgname);
-    if (!tgt) {
-        tt_resp_error(resp, TT_ETARGET, "target", "unknown target \"%.64s\"", tgname);
-        return;
-    }
-    const tt_template *t;
-    tt_rc rc = tt_catalog_template(srv->catalog, srv->store, tname, NULL, &t, &err);
-    if (rc) {
-        tt_resp_error(resp, rc, "template", "unknown template \"%.64s\"", tname);
-        return;
-    }
-    /* every other argument is an input of the template */
     json_t *prob = json_object();
     const char *k;
     json_t *v;
+    tt_rc rc = prob ? TT_OK : tt_errf(err, TT_ENOMEM, NULL, "out of memory");
     json_object_foreach((json_t *)q, k, v) {
-        if (!strcmp(k, "template") || !strcmp(k, "target") || !strcmp(k, "backend") ||
-            !strcmp(k, "hash") || !strcmp(k, "nearest"))
-            continue;
+        size_t m = 0, nm = sizeof tt_best_members / sizeof tt_best_members[0];
+        while (m < nm && strcmp(tt_best_members[m].name, k)) m++;
+        if (rc || m < nm) continue;
         int slot = tt_tmpl_slot_of(t, k);
         if (slot < 0 || (size_t)slot >= t->ninputs) {
-            tt_resp_error(resp, TT_EPROBLEM, k, "\"%.32s\" is not an input of %s", k, t->name);
-            json_decref(prob);
-            return;
+            rc = tt_errf(err, TT_EPROBLEM, k, "\"%s\" is not an input of %s", k, t->name);
+            continue;
         }
         const char *s = json_string_value(v);
-        if (t->inputs[slot].kind == TT_INPUT_INT) {
-            char *end;
-            errno = 0;
-            long long x = strtoll(s, &end, 10);
-            if (errno || end == s || *end) {
-                tt_resp_error(resp, TT_EPROBLEM, k, "%s must be an integer", k);
-                json_decref(prob);
-                return;
-            }
-            json_object_set_new(prob, k, json_integer(x));
-        } else {
+        char *end;
+        errno = 0;
+        long long x = t->inputs[slot].kind == TT_INPUT_INT ? strtoll(s, &end, 10) : 0;
+        if (t->inputs[slot].kind != TT_INPUT_INT)
             json_object_set_new(prob, k, json_string(s));
-        }
+        else if (errno || end == s || *end)
+            rc = tt_errf(err, TT_EPROBLEM, k, "%s must be an integer", k);
+        else
+            json_object_set_new(prob, k, json_integer(x));
     }
-    int64_t slots[TT_MAX_SLOTS];
-    memset(slots, 0, sizeof slots);
-    rc = tt__req_problem(t, prob, slots, &err);
+    memset(slots, 0, TT_MAX_SLOTS * sizeof *slots);
+    if (!rc) rc = tt__req_problem(t, prob, slots, err);
     json_decref(prob);
-    if (rc) { tt_resp_errinfo(resp, &err); return; }
-    char fp[80] = "";
-    if (backend) {
-        rc = tt_runner_check_backend(&srv->runner_cfg, t, backend, fp, &err);
-        if (rc) {
-            if (!err.path[0]) snprintf(err.path, sizeof err.path, "backend");
-            tt_resp_errinfo(resp, &err);
-            return;
-        }
-    }
-    char key[1024];
-    tt_tmpl_problem_key(t, slots, key, sizeof key);
-    tt_best_query bq = {t->name, tgt->name, key, backend ? fp : NULL, hash};
-    /* Exact answers go through the read-through cache (bestcache.h) when the store gives a
-     * stamp (SQLite); the stamp is taken before the store is read. */
+    return rc;
+}
+
+/* The exact answer, through the read-through cache (bestcache.h) when the store gives a
+ * stamp (SQLite; taken before the store is read).  TT_ENOTFOUND with nothing answered when
+ * there is no row; else resp is filled (200 or an error). */
+static tt_rc tt_best_exact(tt_server *srv, const tt_best_query *bq, int nearest, tt_resp *resp)
+{
     tt_store_stamp st;
     char ckey[1400];
     int cacheable = tt_store_best_stamp(srv->store, &st) == TT_OK;
+    const char *fp = bq->backend_fp, *hash = bq->template_hash;
     if (cacheable) {
         int m = snprintf(ckey, sizeof ckey, "%p|%zu:%s|%zu:%s|%zu:%s|%d:%s|%d:%s|%d",
-                         (void *)srv->store, strlen(t->name), t->name, strlen(tgt->name),
-                         tgt->name, strlen(key), key, backend ? (int)strlen(fp) : -1,
-                         backend ? fp : "", hash ? (int)strlen(hash) : -1, hash ? hash : "",
-                         nearest);
+                         (void *)srv->store, strlen(bq->template_name), bq->template_name,
+                         strlen(bq->target), bq->target, strlen(bq->problem_key),
+                         bq->problem_key, fp ? (int)strlen(fp) : -1, fp ? fp : "",
+                         hash ? (int)strlen(hash) : -1, hash ? hash : "", nearest);
         cacheable = m > 0 && (size_t)m < sizeof ckey;
     }
-    if (cacheable) {
-        char *body = tt_bestcache_get(ckey, &st);
-        if (body) {
-            tt_best_resp_text(resp, body);
-            return;
-        }
-    }
+    char *body = cacheable ? tt_bestcache_get(ckey, &st) : NULL;
+    if (body) { tt_best_resp_text(resp, body); return TT_OK; }
     tt_best b;
     memset(&b, 0, sizeof b);
-    rc = tt_store_best_get(srv->store, &bq, &b);
-    if (rc == TT_OK) {
-        json_t *o = tt_best_json(&b, tgt->name);
-        if (o) {
-            json_object_set_new(o, "exact", json_true());
-            if (nearest) json_object_set_new(o, "distance", json_real(0));
-        }
-        tt_best_clear(&b);
-        char *text = o && cacheable ? tt_json_dumps(o, JSON_COMPACT) : NULL;
-        size_t n = text ? strlen(text) : 0;
-        char *body = text ? realloc(text, n + 2) : NULL;
-        if (!body) {          /* not cacheable (or out of memory): http.c dumps the JSON */
-            free(text);
-            tt_resp_json(resp, 200, o);
-            return;
-        }
-        body[n] = '\n';       /* the same bytes as http.c's JSON answers */
-        body[n + 1] = '\0';
-        json_decref(o);
-        tt_bestcache_put(ckey, &st, body);
-        tt_best_resp_text(resp, body);
-        return;
-    }
-    if (rc != TT_ENOTFOUND) {
+    tt_rc rc = tt_store_best_get(srv->store, bq, &b);
+    if (rc == TT_ENOTFOUND) return rc;
+    if (rc) {
         tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
-        return;
+        return rc;
     }
-    if (!nearest) {
-        tt_resp_error(resp, TT_ENOTFOUND, NULL,
-                      "no tuned config for %s on %s at %s (add nearest=1 for the closest shape)",
-                      t->name, tgt->name, key);
-        return;
+    json_t *o = tt_best_json(&b, bq->target);
+    if (o) {
+        json_object_set_new(o, "exact", json_true());
+        if (nearest) json_object_set_new(o, "distance", json_real(0));
     }
+    tt_best_clear(&b);
+    char *text = o && cacheable ? tt_json_dumps(o, JSON_COMPACT) : NULL;
+    size_t n = text ? strlen(text) : 0;
+    body = text ? realloc(text, n + 2) : NULL;
+    if (!body) {          /* not cacheable (or out of memory): http.c dumps the JSON */
+        free(text);
+        tt_resp_json(resp, 200, o);
+        return TT_OK;
+    }
+    body[n] = '\n';       /* the same bytes as http.c's JSON answers */
+    body[n + 1] = '\0';
+    json_decref(o);
+    tt_bestcache_put(ckey, &st, body);
+    tt_best_resp_text(resp, body);
+    return TT_OK;
+}
+
+/* The closest stored problem of the same template, target, backend and dtypes. */
+static void tt_best_nearest(tt_server *srv, const tt_template *t, tt_best_query bq,
+                            const int64_t *slots, tt_resp *resp)
+{
+    const char *key = bq.problem_key;
     bq.problem_key = NULL;
     tt_best *rows = NULL;
     size_t n = 0;
-    rc = tt_store_best_list(srv->store, &bq, &rows, &n);
+    tt_rc rc = tt_store_best_list(srv->store, &bq, &rows, &n);
     if (rc && rc != TT_ENOTFOUND) {
         tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
         return;
@@ -621,9 +583,9 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
     }
     if (bestd < 0) {
         tt_resp_error(resp, TT_ENOTFOUND, NULL,
-                      "no tuned config for %s on %s with matching dtypes", t->name, tgt->name);
+                      "no tuned config for %s on %s with matching dtypes", t->name, bq.target);
     } else {
-        json_t *o = tt_best_json(&rows[bi], tgt->name);
+        json_t *o = tt_best_json(&rows[bi], bq.target);
         if (o) {
             json_object_set_new(o, "exact", json_false());
             json_object_set_new(o, "distance", json_real(bestd));
@@ -633,4 +595,33 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
     }
     for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
     free(rows);
+}
+
+void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_best_args a = {0};
+    const tt_target *tgt;
+    const tt_template *t;
+    int64_t slots[TT_MAX_SLOTS];
+    char fp[80] = "", key[1024];
+    if (TT__PARSE(req->query, tt_best_members, TT__PARSE_QUERY | TT__PARSE_OPEN, NULL, &a,
+                  &err) ||
+        tt__req_target(srv, a.target, &tgt, &err) ||
+        tt__req_template_name(srv, a.tmpl, &t, &err) ||
+        tt_best_problem(t, req->query, slots, &err) ||
+        tt__req_backend(srv, t, a.backend, fp, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
+    tt_tmpl_problem_key(t, slots, key, sizeof key);
+    tt_best_query bq = {t->name, tgt->name, key, a.backend ? fp : NULL, a.hash};
+    tt_rc rc = tt_best_exact(srv, &bq, a.nearest, resp);
+    if (rc != TT_ENOTFOUND) return;
+    if (a.nearest) tt_best_nearest(srv, t, bq, slots, resp);
+    else
+        tt_resp_error(resp, TT_ENOTFOUND, NULL,
+                      "no tuned config for %s on %s at %s (add nearest=1 for the closest shape)",
+                      t->name, tgt->name, key);
 }
