@@ -500,14 +500,12 @@ static tt_template *load(const char *dir, const char *name)
 
 int main(int argc, char **argv)
 {
-    /* shared/ next to the checkout, or next to its parent (a worktree in /work/wt/NAME) */
-    const char *pub = TT_DEFAULT_TARGETS_DIR "/../../../shared/ascend/published.json";
-    const char *pub2 = TT_DEFAULT_TARGETS_DIR "/../../../../shared/ascend/published.json";
+    const char *pub = TT_DEFAULT_DATASETS_DIR "/../ascend/published.json";
     const char *tpl = TT_DEFAULT_TEMPLATES_DIR, *tdir = TT_DEFAULT_TARGETS_DIR;
     int each = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--points")) each = 1;
-        else if (i + 1 < argc && !strcmp(argv[i], "--published")) pub = argv[++i], pub2 = NULL;
+        else if (i + 1 < argc && !strcmp(argv[i], "--published")) pub = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--templates")) tpl = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--targets")) tdir = argv[++i];
         else {
@@ -517,7 +515,6 @@ int main(int argc, char **argv)
     }
     json_error_t je;
     json_t *doc = json_load_file(pub, 0, &je);
-    if (!doc && pub2) doc = json_load_file(pub2, 0, &je);
     if (!doc) { fprintf(stderr, "%s: %s\n", pub, je.text); return 1; }
     ctx c = {.tdir = tdir};
     tt_targets *ts = NULL;

@@ -212,7 +212,7 @@ int main(int argc, char **argv)
 {
     const char *tname = "Ascend910_9391", *tdir = TT_DEFAULT_TARGETS_DIR;
     const char *tpl = TT_DEFAULT_TEMPLATES_DIR;
-    const char *cal = TT_DEFAULT_TARGETS_DIR "/../../../shared/ascend/calibration.json";
+    const char *cal = TT_DEFAULT_DATASETS_DIR "/../ascend/calibration.json";
     size_t nconf = 200;
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--list")) { g_list = 1; i--; continue; }
