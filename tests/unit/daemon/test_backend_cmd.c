@@ -272,12 +272,84 @@ static void test_render_failure(void)
     tt_tmpl_free(t);
 }
 
+/* The shipped sample toolchains (deploy/ascend-toolchains.sample.json) are valid definitions. */
+static void test_sample_toolchains_open(void)
+{
+    json_t *sample = tt_test_load_json("deploy/ascend-toolchains.sample.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sample);
+    tt_backend_env env = {.toolchains = sample, .work_dir = g_work, .repeats = 1};
+    int64_t problem[TT_MAX_SLOTS] = {0};
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(g_t, "N=1000,dtype=float16", problem, &e), TT_OK);
+    const char *name;
+    json_t *def;
+    size_t n = 0;
+    json_object_foreach(sample, name, def) {
+        char spec[80];
+        snprintf(spec, sizeof spec, "cmd:%s", name);
+        tt_backend *b = NULL;
+        tt_rc rc = tt_backend_open(spec, &env, g_t, NULL, problem, &b, &e);
+        if (rc) fprintf(stderr, "%s: %s %s\n", spec, e.path, e.msg);
+        CU_ASSERT_EQUAL(rc, TT_OK);
+        tt_backend_close(b);
+        n++;
+    }
+    CU_ASSERT_EQUAL(n, 2);
+    json_decref(sample);
+}
+
+/* templates/tt_ascend_runner.py as the run step, timing through the fake `msprof op`: the
+ * samples are the Task Duration(us) of the launches after the checked one and the warm-up. */
+static void test_ascend_runner_msprof(void)
+{
+    char *runner = tt_test_src("templates/tt_ascend_runner.py");
+    char *msprof = tt_test_src("tests/data/fake-toolchain/msprof");
+    char run[700];
+    snprintf(run, sizeof run, "/usr/bin/python3 '%s' run \"$TT_SOURCE\"", runner);
+    static const struct {
+        const char *verdict;
+        tt_rc status;
+    } rows[] = {{"true", TT_OK}, {"false", TT_EWRONG}};
+    for (size_t i = 0; i < 2; i++) {
+        char app[128];
+        snprintf(app, sizeof app, "echo '{\"correct\": %s}' > tt_correct.json", rows[i].verdict);
+        json_t *tcs = json_pack("{s:{s:s,s:{s:s,s:s,s:s,s:s,s:s},s:f}}", "msfake", "run", run,
+                                "env", "MSPROF", msprof, "TIMER", "msprof", "WARMUP", "1",
+                                "SAMPLES", "3", "FAKE_MSPROF_APP", app, "run_timeout", 60.0);
+        tt_backend_env env = {.toolchains = tcs, .work_dir = g_work, .repeats = 1};
+        int64_t slots[TT_MAX_SLOTS] = {0};
+        tt_errinfo e;
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(g_t, "N=1000,dtype=float16", slots, &e), TT_OK);
+        tt_backend *b = NULL;
+        CU_ASSERT_EQUAL_FATAL(tt_backend_open("cmd:msfake", &env, g_t, NULL, slots, &b, &e), TT_OK);
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(g_t, "BLOCK=32,MODE=0", slots, &e), TT_OK);
+        tt_measurement m;
+        CU_ASSERT_EQUAL(tt_backend_measure(b, slots, &m), TT_OK);
+        CU_ASSERT_EQUAL(m.status, rows[i].status);
+        if (m.status != rows[i].status) fprintf(stderr, "msprof run: %s\n", m.error);
+        if (rows[i].status == TT_OK) {
+            /* 1 checked + 1 warm-up + 3 timed launches: launches 2..4 of the fake, all at the
+             * rated clock, taking 100 + (i % 3) * 0.5 us */
+            CU_ASSERT_EQUAL(m.nsamples, 3);
+            CU_ASSERT_DOUBLE_EQUAL(m.samples_us[0], 101.0, 1e-9);
+            CU_ASSERT_DOUBLE_EQUAL(m.samples_us[1], 100.0, 1e-9);
+            CU_ASSERT_DOUBLE_EQUAL(m.samples_us[2], 100.5, 1e-9);
+        }
+        tt_backend_close(b);
+        json_decref(tcs);
+    }
+    free(runner);
+    free(msprof);
+}
+
 static const tt_test_case cases[] = {
     {"error_classes", test_error_classes},
     {"success_and_build_cache", test_success_and_build_cache},
     {"repeats", test_repeats},
     {"bad_definitions", test_bad_definitions},
     {"render_failure", test_render_failure},
+    {"sample_toolchains_open", test_sample_toolchains_open},
+    {"ascend_runner_msprof", test_ascend_runner_msprof},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"backend_cmd", setup, teardown, cases},
                                        {NULL, NULL, NULL, NULL}};
