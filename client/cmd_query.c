@@ -105,9 +105,9 @@ int tl_cmd_templates(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     int rc = tl_call(c, "GET", "/v1/templates", NULL, &out);
     if (rc) return rc;
     if (c->json) { tl_print_json(out); json_decref(out); return 0; }
-    static const char *const hdr[] = {"NAME", "VERSION", "HASH", "BUILTIN", "KERNEL"};
+    static const char *const hdr[] = {"NAME", "VERSION", "HASH", "BUILTIN", "KERNEL", "DESCRIPTION"};
     tl_table t;
-    tl_table_init(&t, 5, hdr);
+    tl_table_init(&t, 6, hdr);
     size_t i;
     json_t *x;
     json_array_foreach(json_object_get(out, "templates"), i, x) {
@@ -115,7 +115,8 @@ int tl_cmd_templates(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
                      json_string_value(json_object_get(x, "version")),
                      json_string_value(json_object_get(x, "hash")),
                      json_is_true(json_object_get(x, "builtin")) ? "yes" : "no",
-                     json_is_true(json_object_get(x, "has_kernel")) ? "yes" : "no (replay/cmd only)");
+                     json_is_true(json_object_get(x, "has_kernel")) ? "yes" : "no (replay/cmd only)",
+                     json_string_value(json_object_get(x, "summary")));
     }
     tl_table_print(c, &t, stdout);
     json_decref(out);

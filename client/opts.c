@@ -107,7 +107,10 @@ const tl_cmd tl_cmds[] = {
      tl_cmd_job},
     {"cancel", "ID", "cancel a queued or running job", "DELETE /v1/jobs/{id}.", o_none, 1, 1,
      tl_cmd_cancel},
-    {"templates", "", "list templates", "GET /v1/templates.", o_none, 0, 0, tl_cmd_templates},
+    {"templates", "", "list templates",
+     "GET /v1/templates: name, version, hash, built-in, kernel and a one-line description "
+     "(`summary`, the first sentence of the template's description).",
+     o_none, 0, 0, tl_cmd_templates},
     {"targets", "", "list targets", "GET /v1/targets.", o_none, 0, 0, tl_cmd_targets},
     {"predict", "TEMPLATE -p K=V,.. -t TARGET [--config K=V,..] [--top K]",
      "cost-model predictions (not measurements)",

@@ -177,6 +177,10 @@ struct tt_op {
             tt_along *along;  /* for GM copies: what selects the tile (may be empty) */
             size_t nalong;
             int nd2nz;        /* GM->L1 layout conversion: 1 yes, 0 no, -1 default of path */
+            tt_expr *rows;    /* gather (GM reads): the tile is this many rows, each its own
+                                 transfer (selected by an index tensor); NULL: one transfer */
+            tt_expr *atomic;  /* GM writes: non-zero means an atomic-add write (split-K
+                                 partial sums); NULL: a plain write */
         } copy;
         struct {
             int a, b, c;      /* buffers: L0A [m,k], L0B [k,n], L0C [m,n] */

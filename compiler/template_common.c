@@ -177,7 +177,11 @@ static void free_ops(tt_op *ops, size_t n)
             tt_expr_free(o->u.loop.stages);
             free_ops(o->u.loop.body, o->u.loop.nbody);
             break;
-        case TT_OP_COPY: free(o->u.copy.along); break;
+        case TT_OP_COPY:
+            free(o->u.copy.along);
+            tt_expr_free(o->u.copy.rows);
+            tt_expr_free(o->u.copy.atomic);
+            break;
         case TT_OP_VEC:
             free(o->u.vec.op);
             tt_expr_free(o->u.vec.elems);

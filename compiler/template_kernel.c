@@ -107,12 +107,45 @@ static tt_rc kp_for(tt__tp *p, tt_op *o, const json_t *v, const char *path)
     return TT_OK;
 }
 
+/* "rows" (a gather: GM reads only) and "atomic" (an atomic-add write: GM writes only),
+ * both expressions of the config. */
+static tt_rc kp_copy_gather_atomic(tt__tp *p, tt_op *o, const json_t *v, const char *path,
+                                   tt_scope ss, tt_scope ds)
+{
+    char ep[192];
+    tt_rc rc;
+    const json_t *rows = json_object_get(v, "rows");
+    if (rows) {
+        tt__path(ep, sizeof ep, "%s.rows", path);
+        if (ss != TT_SCOPE_GM)
+            return tt_errf(p->err, TT_ETEMPLATE, ep, "only copies from GM gather rows");
+        if ((rc = tt__tp_expr(p, rows, ep, &o->u.copy.rows))) return rc;
+    }
+    const json_t *at = json_object_get(v, "atomic");
+    if (at) {
+        tt__path(ep, sizeof ep, "%s.atomic", path);
+        if (ds != TT_SCOPE_GM)
+            return tt_errf(p->err, TT_ETEMPLATE, ep, "only copies to GM add atomically");
+        if (json_is_boolean(at)) {
+            /* true / false: the constant 1 / 0 */
+            json_t *c = json_integer(json_is_true(at) ? 1 : 0);
+            if (!c) return tt__tp_oom(p, ep);
+            rc = tt__tp_expr(p, c, ep, &o->u.copy.atomic);
+            json_decref(c);
+            if (rc) return rc;
+        } else if ((rc = tt__tp_expr(p, at, ep, &o->u.copy.atomic))) {
+            return rc;
+        }
+    }
+    return TT_OK;
+}
+
 static tt_rc kp_copy(tt__tp *p, tt_op *o, const json_t *v, const char *path)
 {
     const tt_template *t = p->t;
     char ep[192];
     tt_rc rc;
-    static const char *const keys[] = {"copy", "along", "nd2nz", NULL};
+    static const char *const keys[] = {"copy", "along", "nd2nz", "rows", "atomic", NULL};
     if ((rc = tt__tp_keys(p, v, path, keys))) return rc;
     const json_t *c = json_object_get(v, "copy");
     tt__path(ep, sizeof ep, "%s.copy", path);
@@ -146,6 +179,7 @@ static tt_rc kp_copy(tt__tp *p, tt_op *o, const json_t *v, const char *path)
             return tt_errf(p->err, TT_ETEMPLATE, ep, "only GM->L1 copies convert ND to NZ");
         o->u.copy.nd2nz = json_is_true(nz) ? 1 : 0;
     }
+    if ((rc = kp_copy_gather_atomic(p, o, v, path, ss, ds))) return rc;
     const json_t *al = json_object_get(v, "along");
     if (!al) return TT_OK;
     tt__path(ep, sizeof ep, "%s.along", path);

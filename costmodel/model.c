@@ -112,6 +112,8 @@ static tt_rc flatten(flat_ctx *fc, const tt_op *body, size_t n, int depth)
             mo->buf = d->is_gm ? s->index : d->index;
             mo->gm_read = s->is_gm;
             mo->gm_write = d->is_gm;
+            mx_init(t, o->u.copy.rows, 1, &mo->rows);
+            mx_init(t, o->u.copy.atomic, 0, &mo->atomic);
             if (s->is_gm) mo->tensor = s->index;
             if (d->is_gm) mo->tensor = d->index;
             for (size_t a = 0; a < o->u.copy.nalong; a++) {
@@ -386,6 +388,7 @@ static tt_rc eval_ops(const tt_model *m, const int64_t *slots, tt__mscratch *sc,
                      : m->tesize[o->tensor] ? m->tesize[o->tensor]
                                             : tt_dtype_size(tt_dtref_eval(m->t->tensors[o->tensor].dtype, slots));
             sc->bytes[i] = (double)sc->belems[o->buf] * es;
+            if ((rc = tt__model_copy_variant(m, i, slots, sc))) return fail(out, rc, o->src->path, rc_word(rc));
             if (o->tensor >= 0) {
                 double d = 1;
                 for (int a = 0; a < o->ngrid_along; a++) d *= (double)sc->gext[o->along_grid[a]];
@@ -617,7 +620,7 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                 rate = sh;
                 sc->share_limited = 1;
             }
-            double occ = sc->bytes[i] / rate * us[o->unit];
+            double occ = (sc->bytes[i] / rate + sc->xcyc[i]) * us[o->unit];
             /* back-to-back transfers on one queue overlap their latency */
             int same = prev >= 0 && m->ops[prev].kind == TT_OP_COPY && m->ops[prev].unit == o->unit &&
                        m->ops[prev].side == o->side;

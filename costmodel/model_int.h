@@ -57,6 +57,7 @@ typedef struct tt__mop {
     int ngrid_along;
     int along_loop_depth[TT_TMPL_MAX_DEPTH + 1];   /* depths of the loops in `along` */
     int nloop_along;
+    tt__mx rows, atomic;         /* gather rows / atomic-add flag (kind 2, c 1 / 0: absent) */
     /* mma */
     int a, b, c;
     /* vec */
@@ -183,6 +184,8 @@ typedef struct tt__mscratch {
     double off[TT__MODEL_MAX_OPS];        /* start of the op in its parent's chain */
     double dur[TT__MODEL_MAX_OPS];        /* chain time of one execution (cycles) */
     double execs[TT__MODEL_MAX_OPS];      /* executions per block */
+    double xcyc[TT__MODEL_MAX_OPS];       /* copies: cycles beyond bytes / rate (a gather's
+                                             per-row transfers, model_ops.c) */
     int64_t blocks;                       /* grid points */
     double eff_gbps;                      /* effective chip bandwidth for GM copies */
     double core_bpc;                      /* chip bandwidth / cores in use, bytes/cycle */
@@ -215,6 +218,12 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used);
  * runs its transfers one after the other).  Sets sc->tl[k].share and .changed (1 when a
  * cap differs from the first pass's B_core / k); returns .changed. */
 int tt__model_share(tt__mscratch *sc, int k);
+
+/* model_ops.c: the copy variants of a GM copy (op i, sc->bytes[i] set to one plain
+ * transfer): an atomic-add write doubles the bytes (a read-modify-write at L2), a gather of
+ * `rows` rows sets sc->xcyc[i] to the per-row transfer cost.  Returns TT_OK or the
+ * expression's error. */
+tt_rc tt__model_copy_variant(const tt_model *m, int i, const int64_t *slots, tt__mscratch *sc);
 
 /* model_tables.c: build the lookup tables of the fast feasibility path (in tt_model_new). */
 tt_rc tt__model_prepare_fast(tt_model *m, tt_errinfo *err);

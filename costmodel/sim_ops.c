@@ -156,6 +156,32 @@ static tt_rc fail(char *reason, size_t cap, tt_rc rc, const char *path, const ch
     return rc;
 }
 
+/* The copy variants of a GM transfer (costmodel/model_ops.c charges the same): a gather
+ * of `rows` rows stretches the serial data phase by the per-row transfers; an atomic-add
+ * write moves its bytes twice through the shared memory (read-modify-write in L2). */
+static tt_rc copy_variant(const tt__sim *s, const tt_op *o, const tt_pathcost *pc, tt__sop *so,
+                          char *reason, size_t cap)
+{
+    int64_t v = 0;
+    tt_rc rc;
+    if (o->u.copy.rows) {
+        if ((rc = tt_expr_eval(o->u.copy.rows, s->slots, &v))) {
+            snprintf(reason, cap, "%s.rows: %s", o->path, tt_strerror(rc));
+            return rc;
+        }
+        double x = tt__gather_cycles(pc, v, s->dma_depth);
+        if (x > 0 && so->bytes > 0) so->cap = so->bytes / (so->bytes / pc->bytes_per_cycle + x);
+    }
+    if (o->u.copy.atomic) {
+        if ((rc = tt_expr_eval(o->u.copy.atomic, s->slots, &v))) {
+            snprintf(reason, cap, "%s.atomic: %s", o->path, tt_strerror(rc));
+            return rc;
+        }
+        if (v) so->bytes *= 2;
+    }
+    return TT_OK;
+}
+
 tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
 {
     const tt_template *t = s->t;
@@ -267,6 +293,7 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
                 so->dur = pc.latency_cycles;
                 so->bytes = bytes;
                 so->cap = pc.bytes_per_cycle;
+                if ((rc = copy_variant(s, o, &pc, so, reason, cap))) goto out;
             } else {
                 so->kind = TT__SI_FIXED;
                 so->dur = pc.latency_cycles + bytes / pc.bytes_per_cycle;

@@ -91,6 +91,10 @@ void tt_target_close(tt_target *t);   /* releases out->doc */
 
 /* Capacities for space enumeration. */
 void tt_target_caps(const tt_target *t, tt_caps *caps);
+/* Cycles of a gather of `rows` rows beyond one transfer of its bytes on path cost pc:
+ * every further row is its own transfer whose latency overlaps with at most `outstanding`
+ * others (model_ops.c; the model and the simulator charge the same). */
+double tt__gather_cycles(const tt_pathcost *pc, int64_t rows, int outstanding);
 /* Cycles <-> microseconds at the target's clock. */
 static inline double tt_target_us(const tt_target *t, double cycles)
 {

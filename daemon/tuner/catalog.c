@@ -155,10 +155,12 @@ const tt_target *tt_catalog_target(const tt_catalog *c, const char *name_or_alia
     return tt_targets_find(c->targets, name_or_alias);
 }
 
-/* Canonical text of a template document: sorted keys, compact.  malloc'd or NULL. */
+/* Stored text of a template document: compact, keys in the document's order (the order of
+ * inputs, params, lets and grid dims is significant: a let may read only earlier lets, so
+ * sorted keys could break a valid template; the hash sorts keys itself).  malloc'd or NULL. */
 static char *tt_cat_canonical(const json_t *doc)
 {
-    return tt_json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+    return tt_json_dumps(doc, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
 static tt_rc tt_cat_store_put(tt_store *s, const tt_template *t)
@@ -262,11 +264,24 @@ tt_rc tt_catalog_put(tt_catalog *c, tt_store *s, const char *name, const json_t 
     return TT_OK;
 }
 
+/* The first sentence of a description (up to ". " or the end), at most 100 bytes. */
+static json_t *tt_cat_summary(const char *d)
+{
+    if (!d) d = "";
+    size_t n = strlen(d);
+    const char *dot = strstr(d, ". ");
+    if (dot) n = (size_t)(dot - d) + 1;
+    if (n > 100) n = 100;
+    while (n > 0 && n < strlen(d) && (d[n] & 0xC0) == 0x80) n--;   /* not inside a UTF-8 char */
+    return json_stringn(d, n);
+}
+
 static json_t *tt_cat_entry_json(const tt_cat_entry *e)
 {
-    return json_pack("{s:s, s:s, s:s, s:b, s:b}", "name", e->t->name, "version",
+    return json_pack("{s:s, s:s, s:s, s:b, s:b, s:o*}", "name", e->t->name, "version",
                      e->t->version ? e->t->version : "", "hash", e->t->hash, "builtin",
-                     e->builtin, "has_kernel", e->t->kernel != NULL);
+                     e->builtin, "has_kernel", e->t->kernel != NULL, "summary",
+                     tt_cat_summary(e->t->description));
 }
 
 json_t *tt_catalog_list(tt_catalog *c, tt_store *s)

@@ -186,7 +186,42 @@ static void test_store_roundtrip(void)
     free(dir);
 }
 
+/* A template whose lets are not in sorted order ("z" before "b" that reads it) reads back
+ * from the store as it was written (the store once kept sorted keys: "unknown name 'z'"). */
+static void test_store_let_order(void)
+{
+    char *dir = tt_test_tmpdir("tt-cat");
+    char url[512];
+    snprintf(url, sizeof url, "sqlite:%s/tt.db", dir);
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    tt_catalog *c = NULL, *c2 = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_new(NULL, NULL, &c, NULL), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_new(NULL, NULL, &c2, NULL), TT_OK);
+    json_t *d = json_loads("{\"tiletune\":1,\"name\":\"order\",\"inputs\":{\"N\":\"int\"},"
+                           "\"params\":{\"p\":[1,2],\"a\":[3]},\"let\":{\"z\":\"a * 2\",\"b\":\"z + p\"}}",
+                           0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    const tt_template *t1 = NULL, *t2 = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(c, s, "order", d, &t1, NULL), TT_OK);
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    CU_ASSERT_EQUAL(tt_catalog_template(c2, s, "order", NULL, &t2, &e), TT_OK);
+    if (t2) {
+        CU_ASSERT_STRING_EQUAL(t2->hash, t1->hash);
+        CU_ASSERT_STRING_EQUAL(t2->params[0].name, "p");   /* config key order kept */
+        CU_ASSERT_STRING_EQUAL(t2->lets[0].name, "z");
+    }
+    json_decref(d);
+    tt_catalog_free(c2);
+    tt_catalog_free(c);
+    tt_store_close(s);
+    tt_test_rmrf(dir);
+    free(dir);
+}
+
 static const tt_test_case cases[] = {
+    {"store_let_order", test_store_let_order},
     {"builtins", test_builtins},
     {"put_get", test_put_get},
     {"bad_builtin_dir", test_bad_builtin_dir},
