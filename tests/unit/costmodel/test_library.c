@@ -149,22 +149,22 @@ static void test_shapes(void)
     CU_ASSERT(lines >= 5 * families);
 }
 
-/* A one-copy vector kernel: `n` int32 indices select rows of X; the copy is a gather when
+/* A two-copy vector kernel: X -> UB -> Y; the load is a gather of "rows" rows when
  * `rows` is given. */
-static const char *const gather_doc =
-    "{\"tiletune\": 1, \"name\": \"g\", \"inputs\": {\"R\": \"int\"},"
-    " \"params\": {\"p\": [1]},"
-    " \"tensors\": {\"X\": {\"shape\": [65536, 256], \"dtype\": \"float16\"},"
-    "   \"Y\": {\"shape\": [\"R\", 256], \"dtype\": \"float16\", \"output\": true}},"
-    " \"buffers\": {\"x\": {\"scope\": \"UB\", \"shape\": [64, 256], \"dtype\": \"float16\"}},"
-    " \"kernel\": {\"grid\": {\"bx\": 1}, \"cores\": \"vector\", \"body\": ["
-    "   {\"copy\": [\"gm:X\", \"x\"], %s},"
-    "   {\"copy\": [\"x\", \"gm:Y\"]%s}]}}";
+#define GATHER_DOC \
+    "{\"tiletune\": 1, \"name\": \"g\", \"inputs\": {\"R\": \"int\"}," \
+    " \"params\": {\"p\": [1]}," \
+    " \"tensors\": {\"X\": {\"shape\": [65536, 256], \"dtype\": \"float16\"}," \
+    "   \"Y\": {\"shape\": [\"R\", 256], \"dtype\": \"float16\", \"output\": true}}," \
+    " \"buffers\": {\"x\": {\"scope\": \"UB\", \"shape\": [64, 256], \"dtype\": \"float16\"}}," \
+    " \"kernel\": {\"grid\": {\"bx\": 1}, \"cores\": \"vector\", \"body\": [" \
+    "   {\"copy\": [\"gm:X\", \"x\"], %s}," \
+    "   {\"copy\": [\"x\", \"gm:Y\"]%s}]}}"
 
 static double run_variant(const char *rows, const char *atomic, int sim)
 {
     char doc[2048];
-    snprintf(doc, sizeof doc, gather_doc, rows, atomic);
+    snprintf(doc, sizeof doc, GATHER_DOC, rows, atomic);
     tt_template *t = NULL;
     tt_errinfo e;
     if (tt_tmpl_parse_string(doc, strlen(doc), NULL, &t, &e) != TT_OK) {
@@ -224,7 +224,7 @@ static void test_copy_variant_parse(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char doc[2048];
-        snprintf(doc, sizeof doc, gather_doc, bad[i].rows, bad[i].atomic);
+        snprintf(doc, sizeof doc, GATHER_DOC, bad[i].rows, bad[i].atomic);
         tt_template *t = NULL;
         tt_errinfo e;
         CU_ASSERT_NOT_EQUAL(tt_tmpl_parse_string(doc, strlen(doc), NULL, &t, &e), TT_OK);
