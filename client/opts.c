@@ -78,7 +78,7 @@ static const tl_opt o_check[] = {
 static const tl_opt o_export[] = {
     {"template", 'T', "T", "template to export (required)", NULL, 0},
     TG_OPT,
-    {"format", 'f', "FMT", "json (default), t4, specializations (Python), c-header", NULL, 0},
+    {"format", 'f', "FMT", "json (default), t4, specializations (xLLM Python), registry-inc (xLLM C++), c-header", NULL, 0},
     {"backend", 'b', "B", "only configs measured by this backend", NULL, 0},
     {"problem", 'p', "K=V,..", "only this problem (t4: the tuning run of this problem)", NULL, 0},
     {"job", 0, "ID", "t4: the trials of this job", NULL, 0},
@@ -126,11 +126,11 @@ const tl_cmd tl_cmds[] = {
      "baseline) or error (re-measurement failed).  Exit code 1 when any entry regressed or "
      "errored.  --pin NAME copies the current best rows into baseline NAME instead.  "
      "See docs/ci.md for the rule and the --measured file format.", o_check, 0, 0, tl_cmd_check},
-    {"export", "-T TEMPLATE -t TARGET [--format json|t4|specializations|c-header] [-o FILE]",
+    {"export", "-T TEMPLATE -t TARGET [--format json|t4|specializations|registry-inc|c-header] [-o FILE]",
      "export tuned configs for AOT builds or other tools",
-     "GET /v1/export.  specializations is a Python literal (DISPATCH_SCHEMA and SPECIALIZATIONS, "
-     "like xLLM's TileLang kernel registration); c-header a static dispatch table with an "
-     "exact-shape find_<template>_entry() lookup.", o_export, 0, 0, tl_cmd_export},
+     "GET /v1/export.  specializations is the DISPATCH_SCHEMA and SPECIALIZATIONS of an xLLM "
+     "TilelangKernel class; registry-inc a C++ header shaped like xLLM's generated registry.inc; "
+     "c-header a static dispatch table with an exact-shape find_<template>_entry() lookup.", o_export, 0, 0, tl_cmd_export},
     {"import", "FILE [--format t4|kt-cache|t1] [-T TEMPLATE] [-t TARGET] [-p K=V,..]",
      "import recorded measurements or a T1 search space",
      "POST /v1/import.  T4 and Kernel Tuner cache files (gzip accepted) become trials of a done "

@@ -405,36 +405,85 @@ static void test_export_json(void)
     resp_clear(&r);
 }
 
+/* format=specializations loads as an xLLM kernel module would (stand-in DispatchField, the
+ * relative import resolved) and holds what xLLM's contract allows: tests/data/xllm/check_specializations.py. */
 static void test_export_specializations_parse(void)
 {
     tt_resp r;
     call(tt_api_export, "GET", NULL, q_export("specializations", "gemm"), &r);
+    if (r.status != 200) fprintf(stderr, "export: %d %s %s\n", r.status, err_code(&r), err_path(&r));
     CU_ASSERT_EQUAL_FATAL(r.status, 200);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r.text);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "DISPATCH_SCHEMA = [(\"M\", \"int64\")"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "\"variant_key\": \"gemm_M1024_N1024_K1024_float16_float16\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "from ....common.spec import DispatchField\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "    DispatchField(\"M\", \"int32\"),\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "    DispatchField(\"out_dtype\", \"dtype\"),\n]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "{\"variant_key\": \"gemm_M1024_N1024_K1024_float16_float16\""));
+    CU_ASSERT_PTR_NULL(strstr(r.text, "\"median_us\""));
     char path[600], cmd[1400];
     snprintf(path, sizeof path, "%s/spec.py", g_dir);
     FILE *f = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs(r.text, f);
     fclose(f);
-    /* every assignment's value is a literal; the list has one dict per shape with all fields */
-    snprintf(cmd, sizeof cmd,
-             "python3 -c 'import ast,sys\n"
-             "m = ast.parse(open(sys.argv[1]).read())\n"
-             "v = {n.targets[0].id: ast.literal_eval(n.value) for n in m.body}\n"
-             "s = v[\"SPECIALIZATIONS\"]\n"
-             "assert [f for f, _ in v[\"DISPATCH_SCHEMA\"]] == [\"M\", \"N\", \"K\", \"dtype\", \"out_dtype\"]\n"
-             "assert len(s) >= 5 and len({d[\"variant_key\"] for d in s}) == len(s)\n"
-             "assert all(isinstance(d[\"block_M\"], int) and d[\"dtype\"] == \"float16\" for d in s)\n"
-             "' %s 2>/dev/null", path);
+    char *checker = tt_test_src("tests/data/xllm/check_specializations.py");
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s M,N,K,dtype,out_dtype "
+             "block_M,block_N,block_K,K_L1,S1,S2 5", checker, path);
     CU_ASSERT_EQUAL(run(cmd), 0);
-    /* a broken literal is detected by the same check */
+    /* the checker rejects what xLLM's loader rejects: an extra key in an entry */
     f = fopen(path, "a");
-    fputs("SPECIALIZATIONS = [{\"x\": foo()}]\n", f);
+    fputs("SPECIALIZATIONS[0][\"median_us\"] = 1.0\n", f);
     fclose(f);
     CU_ASSERT_NOT_EQUAL(run(cmd), 0);
+    free(checker);
+    resp_clear(&r);
+}
+
+/* format=registry-inc compiles (g++ -fsyntax-only) inside xLLM's namespace after a stand-in of
+ * dispatch_registry.h written from the contract, and declares what a wrapper calls. */
+static void test_export_registry_inc_compiles(void)
+{
+    tt_resp r;
+    call(tt_api_export, "GET", NULL, q_export("registry-inc", "gemm"), &r);
+    if (r.status != 200) fprintf(stderr, "export: %d %s %s\n", r.status, err_code(&r), err_path(&r));
+    CU_ASSERT_EQUAL_FATAL(r.status, 200);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r.text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "struct GemmSpecialization {\n  int32_t M;"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "extern \"C\" function_type_t<GemmKernelFn> "
+                                          "gemm__gemm_M1024_N1024_K1024_float16_float16_call;"));
+    char inc[600], cc[600], cmd[2400];
+    snprintf(inc, sizeof inc, "%s/registry.inc", g_dir);
+    snprintf(cc, sizeof cc, "%s/use_registry.cc", g_dir);
+    FILE *f = fopen(inc, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(r.text, f);
+    fclose(f);
+    size_t entries = 0;
+    for (const char *p = r.text; (p = strstr(p, "KernelEntry<GemmSpecialization, GemmKernelFn>{")); p++)
+        entries++;
+    CU_ASSERT(entries >= 5);
+    char *standin = tt_test_src("tests/data/xllm/dispatch_registry_standin.h");
+    f = fopen(cc, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "#include \"%s\"\nnamespace xllm::kernel::npu::tilelang {\nnamespace {\n"
+               "#include \"%s\"\n}\n"
+               "static_assert(kGemmRegistry.size() == %zu);\n"
+               "const GemmSpecialization kProbe = make_gemm_specialization(GemmM{1024}, GemmN{1024},"
+               " GemmK{1024}, GemmDType{TilelangDType::kFloat16}, GemmOutDType{TilelangDType::kFloat16});\n"
+               "const auto* kHit = find_gemm_kernel_entry(kProbe);\n"
+               "const std::string kKeys = available_gemm_variant_keys();\n}\n", standin, inc, entries);
+    fclose(f);
+    free(standin);
+    snprintf(cmd, sizeof cmd, "g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only %s", cc);
+    CU_ASSERT_EQUAL(run(cmd), 0);
+    resp_clear(&r);
+}
+
+/* Nothing tuned: 404, as for the other formats (the refusals are in test_export_xllm.c). */
+static void test_export_registry_inc_nothing_tuned(void)
+{
+    tt_resp r;
+    call(tt_api_export, "GET", NULL, q_export("registry-inc", "softmax"), &r);
+    CU_ASSERT_EQUAL(r.status, 404);
     resp_clear(&r);
 }
 
@@ -796,6 +845,8 @@ static const tt_test_case export_cases[] = {
     {"json", test_export_json},
     {"specializations_parse", test_export_specializations_parse},
     {"c_header_compiles", test_export_c_header_compiles},
+    {"registry_inc_compiles", test_export_registry_inc_compiles},
+    {"registry_inc_nothing_tuned", test_export_registry_inc_nothing_tuned},
     {"t4", test_export_t4},
     {"errors", test_export_errors},
     {NULL, NULL}};

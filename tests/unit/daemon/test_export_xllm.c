@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT
+ * test_export_xllm.c - the xLLM export rules that the integration tests cannot reach with the
+ * built-in templates: dtype spelling (bfloat16 -> bf16 / kBF16), int32 overflow, dtypes xLLM
+ * has no TilelangDType for, bad variant keys and names that collide with xLLM's reserved keys.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "export_xllm.h"
+#include "tt_test.h"
+
+static tt_template *parse(const char *input0)
+{
+    char doc[1024];
+    snprintf(doc, sizeof doc,
+             "{\"tiletune\": 1, \"name\": \"row_op\", \"version\": \"1\", \"inputs\": {"
+             "\"%s\": {\"type\": \"int\", \"min\": 1, \"max\": 1000000000000},"
+             "\"out_dtype\": {\"type\": \"dtype\", \"values\": [\"float16\", \"bfloat16\", \"int64\"]}},"
+             "\"params\": {\"block\": [16, 32]}}", input0);
+    tt_template *t = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = tt_tmpl_parse_string(doc, strlen(doc), NULL, &t, &e);
+    if (rc) fprintf(stderr, "parse: %s %s\n", e.path, e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    return t;
+}
+
+static tt_rc both(const tt_template *t, int64_t rows, int64_t dt, const char *vk, char **py,
+                  char **inc, tt_errinfo *e)
+{
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    slots[0] = rows;
+    slots[1] = dt;
+    slots[tt_tmpl_param_slot(t, 0)] = 32;
+    tt_xllm_row r = {slots, vk, 12.5, 0.25, "cmd:ascend@0123abcd", 7, 3};
+    tt_errinfo_clear(e);
+    tt_rc a = tt_xllm_specializations(t, "Ascend910B2", &r, 1, py, e);
+    tt_rc b = tt_xllm_registry_inc(t, "Ascend910B2", &r, 1, inc, e);
+    CU_ASSERT_EQUAL(a, b);
+    return a;
+}
+
+static void test_spelling(void)
+{
+    tt_template *t = parse("rows");
+    char *py = NULL, *inc = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(both(t, 4096, TT_DT_BFLOAT16, "row_op_4096_bf16", &py, &inc, &e), TT_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(py, "    DispatchField(\"rows\", \"int32\"),\n"
+                                      "    DispatchField(\"out_dtype\", \"dtype\"),\n]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(py, "    # median 12.5 us, spread 0.25 us, measured by "
+                                      "cmd:ascend@0123abcd (trial 7, job 3)\n"
+                                      "    {\"variant_key\": \"row_op_4096_bf16\", \"rows\": 4096, "
+                                      "\"out_dtype\": \"bf16\", \"block\": 32},\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(inc, "struct RowOpSpecialization {\n  int32_t rows;\n"
+                                       "  TilelangDType out_dtype;\n};"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(inc, "struct RowOpOutDType {\n  TilelangDType value;\n};"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(inc, "make_row_op_specialization(RowOpRows{4096}, "
+                                       "RowOpOutDType{TilelangDType::kBF16}), \"row_op_4096_bf16\", "
+                                       "&row_op__row_op_4096_bf16_call}"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(inc, "using RowOpKernelFn = void (*)(aclrtStream stream);"));
+    free(py);
+    free(inc);
+    /* float16 keeps its name (TilelangDType::kFloat16) */
+    CU_ASSERT_EQUAL_FATAL(both(t, 1, TT_DT_FLOAT16, "k", &py, &inc, &e), TT_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(py, "\"out_dtype\": \"float16\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(inc, "TilelangDType::kFloat16"));
+    free(py);
+    free(inc);
+    tt_tmpl_free(t);
+}
+
+static void test_refusals(void)
+{
+    tt_template *t = parse("rows");
+    char *py = (char *)"x", *inc = (char *)"x";
+    tt_errinfo e;
+    CU_ASSERT_EQUAL(both(t, INT64_C(3000000000), TT_DT_FLOAT16, "k", &py, &inc, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "rows=3000000000"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "int32"));
+    CU_ASSERT(py == NULL && inc == NULL);
+    CU_ASSERT_EQUAL(both(t, INT64_C(2147483647), TT_DT_FLOAT16, "k", &py, &inc, &e), TT_OK);
+    free(py);
+    free(inc);
+    CU_ASSERT_EQUAL(both(t, 8, TT_DT_INT64, "k", &py, &inc, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "out_dtype=int64"));
+    CU_ASSERT_EQUAL(both(t, 8, TT_DT_FLOAT16, "bad-key", &py, &inc, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "bad-key"));
+    tt_tmpl_free(t);
+    /* an input xLLM would take for its own `target` key */
+    t = parse("target");
+    CU_ASSERT_EQUAL(both(t, 8, TT_DT_FLOAT16, "k", &py, &inc, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "\"target\""));
+    tt_tmpl_free(t);
+}
+
+static const tt_test_case cases[] = {
+    {"spelling", test_spelling},
+    {"refusals", test_refusals},
+    {NULL, NULL}};
+static const tt_test_suite suites[] = {{"export_xllm", NULL, NULL, cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
