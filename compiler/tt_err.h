@@ -46,7 +46,9 @@
     X(TT_EUNAVAILABLE,    "service unavailable",            503, "unavailable")       \
     X(TT_EINTERNAL,       "internal error",                 500, "internal")          \
     X(TT_EMETHOD,         "method not allowed",             405, "method_not_allowed") \
-    X(TT_ETIMEOUT,        "timed out",                      503, "timeout")
+    X(TT_ETIMEOUT,        "timed out",                      503, "timeout")           \
+    X(TT_EBUDGET,         "work budget exceeded",           422, "over_budget")       \
+    X(TT_EBUSY,           "too many heavy requests",        503, "busy")
 
 typedef enum tt_rc {
 #define TT_X_ENUM(name, msg, http, code) name,

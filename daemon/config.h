@@ -75,7 +75,39 @@ typedef enum tt_cfg_type { TT_CFGT_STR, TT_CFGT_INT, TT_CFGT_NUM, TT_CFGT_BOOL, 
     X(REQUEST_TIMEOUT, "request_timeout", INT, "30", 1, 3600, NULL,                         \
       "TILETUNE_REQUEST_TIMEOUT", "seconds an idle or stalled connection is kept")          \
     X(MAX_CONNECTIONS, "max_connections", INT, "512", 1, 100000, NULL,                      \
-      "TILETUNE_MAX_CONNECTIONS", "concurrent HTTP connections")                            \
+      "TILETUNE_MAX_CONNECTIONS",                                                           \
+      "concurrent HTTP connections served; beyond, requests get 503 busy (Retry-After)")   \
+    X(CONNECTION_RESERVE, "connection_reserve", INT, "32", 0, 10000, NULL,                  \
+      "TILETUNE_CONNECTION_RESERVE",                                                        \
+      "connections beyond max_connections kept for /healthz, /readyz and /metrics")         \
+    X(MAX_CONNECTIONS_PER_IP, "max_connections_per_ip", INT, "256", 1, 100000, NULL,        \
+      "TILETUNE_MAX_CONNECTIONS_PER_IP",                                                    \
+      "connections of one client address; beyond, requests get 503 busy")                 \
+    X(HEADER_TIMEOUT, "header_timeout", NUM, "10", 0.1, 3600, NULL,                         \
+      "TILETUNE_HEADER_TIMEOUT",                                                            \
+      "seconds from connect (or the previous answer) to the end of a request's headers")   \
+    X(BODY_TIMEOUT, "body_timeout", NUM, "30", 0.1, 3600, NULL, "TILETUNE_BODY_TIMEOUT",    \
+      "seconds from the end of the headers to the end of the request body")                \
+    X(HTTP_THREADS, "http_threads", INT, "0", 0, 256, NULL, "TILETUNE_HTTP_THREADS",        \
+      "event-loop threads of the HTTP server (0: one per core)")                           \
+    X(MAX_HEAVY_REQUESTS, "max_heavy_requests", INT, "2", 1, 256, NULL,                     \
+      "TILETUNE_MAX_HEAVY_REQUESTS",                                                        \
+      "predict, simulate, import and check requests running at once; more get 503 busy")   \
+    X(SHUTDOWN_GRACE, "shutdown_grace", NUM, "10", 0, 3600, NULL, "TILETUNE_SHUTDOWN_GRACE", \
+      "seconds SIGTERM waits for in-flight requests (handed back with 503) before exiting") \
+    X(PREDICT_WORK_ANON, "predict_work_anon", NUM, "2e7", 1, 1e18, NULL,                    \
+      "TILETUNE_PREDICT_WORK_ANON",                                                         \
+      "predict budget without a token: configs x (constraints + 1) checked")               \
+    X(PREDICT_WORK_TOKEN, "predict_work_token", NUM, "5e8", 1, 1e18, NULL,                  \
+      "TILETUNE_PREDICT_WORK_TOKEN", "predict budget of requests with a token")            \
+    X(SIMULATE_EVENTS_ANON, "simulate_events_anon", INT, "5000000", 1000, 1e12, NULL,       \
+      "TILETUNE_SIMULATE_EVENTS_ANON", "simulate budget without a token: simulated events") \
+    X(SIMULATE_EVENTS_TOKEN, "simulate_events_token", INT, "50000000", 1000, 1e12, NULL,    \
+      "TILETUNE_SIMULATE_EVENTS_TOKEN", "simulate budget of requests with a token")        \
+    X(REQUEST_SECONDS_ANON, "request_seconds_anon", NUM, "5", 0.1, 86400, NULL,             \
+      "TILETUNE_REQUEST_SECONDS_ANON", "wall-time budget of a request without a token")    \
+    X(REQUEST_SECONDS_TOKEN, "request_seconds_token", NUM, "60", 0.1, 86400, NULL,          \
+      "TILETUNE_REQUEST_SECONDS_TOKEN", "wall-time budget of a request with a token")      \
     X(LEASE_SECONDS, "lease_seconds", NUM, "30", 1, 86400, NULL, "TILETUNE_LEASE_SECONDS",   \
       "job lease of a worker; a dead worker's jobs are taken over after it expires")        \
     X(POLL_SECONDS, "poll_seconds", NUM, "0.2", 0.01, 60, NULL, "TILETUNE_POLL_SECONDS",     \

@@ -177,6 +177,30 @@ static void tt_block_signals(sigset_t *set)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* The HTTP server's options from the config (limits, timeouts, budgets by tier). */
+static void tt_http_opts_from_config(const tt_config *cfg, tt_http_opts *ho)
+{
+    memset(ho, 0, sizeof *ho);
+    ho->listen = tt_config_str(cfg, TT_CFG_LISTEN);
+    ho->timeout_s = (int)tt_config_int(cfg, TT_CFG_REQUEST_TIMEOUT);
+    ho->max_connections = (int)tt_config_int(cfg, TT_CFG_MAX_CONNECTIONS);
+    ho->reserve = (int)tt_config_int(cfg, TT_CFG_CONNECTION_RESERVE);
+    ho->max_per_ip = (int)tt_config_int(cfg, TT_CFG_MAX_CONNECTIONS_PER_IP);
+    ho->header_timeout_s = tt_config_num(cfg, TT_CFG_HEADER_TIMEOUT);
+    ho->body_timeout_s = tt_config_num(cfg, TT_CFG_BODY_TIMEOUT);
+    ho->threads = (int)tt_config_int(cfg, TT_CFG_HTTP_THREADS);
+    ho->max_heavy = (int)tt_config_int(cfg, TT_CFG_MAX_HEAVY_REQUESTS);
+    ho->turbo = 1;
+    ho->anon.tier = "anon";
+    ho->anon.predict_work = tt_config_num(cfg, TT_CFG_PREDICT_WORK_ANON);
+    ho->anon.sim_events = tt_config_int(cfg, TT_CFG_SIMULATE_EVENTS_ANON);
+    ho->token.tier = "token";
+    ho->token.predict_work = tt_config_num(cfg, TT_CFG_PREDICT_WORK_TOKEN);
+    ho->token.sim_events = tt_config_int(cfg, TT_CFG_SIMULATE_EVENTS_TOKEN);
+    ho->seconds_anon = tt_config_num(cfg, TT_CFG_REQUEST_SECONDS_ANON);
+    ho->seconds_token = tt_config_num(cfg, TT_CFG_REQUEST_SECONDS_TOKEN);
+}
+
 /* ---- serve / worker ----------------------------------------------------------------- */
 static int tt_cmd_daemon(int argc, char **argv, int serve)
 {
@@ -269,9 +293,8 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
         srv.max_space = tt_config_num(&cfg, TT_CFG_MAX_SPACE);
         srv.max_jobs_per_token = (int)tt_config_int(&cfg, TT_CFG_MAX_JOBS_PER_TOKEN);
         srv.open_reads = (int)tt_config_int(&cfg, TT_CFG_OPEN_READS);
-        tt_http_opts ho = {tt_config_str(&cfg, TT_CFG_LISTEN),
-                           (int)tt_config_int(&cfg, TT_CFG_REQUEST_TIMEOUT),
-                           (int)tt_config_int(&cfg, TT_CFG_MAX_CONNECTIONS)};
+        tt_http_opts ho;
+        tt_http_opts_from_config(&cfg, &ho);
         if (tt_http_start(&srv, auth, &ho, &http, &err)) {
             tt_fatal("%s", err.msg);
             code = TT_EXIT_LISTEN;
@@ -288,7 +311,12 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
     tt_info("signal %d: stopping (running jobs stay resumable)", sig);
     code = TT_EXIT_OK;
 out:
-    tt_http_stop(http);             /* stop accepting, finish requests, end SSE streams */
+    /* stop accepting, hand back in-flight requests (503), end SSE streams */
+    if (tt_http_stop(http, tt_config_num(&cfg, TT_CFG_SHUTDOWN_GRACE))) {
+        tt_info("stopped (a request was still running after shutdown_grace)");
+        tt_log_close();
+        _exit(TT_EXIT_OK);          /* its handler may still use the store: do not close it */
+    }
     tt__api_set_runner(NULL);
     tt_runner_stop(runner);         /* workers finish their current trial */
     tt__api_set_runner_state(0);
@@ -405,12 +433,12 @@ static int tt_cmd_model(int argc, char **argv, int simulate)
             code = tt_report("--config", rc, &err);
             goto out;
         }
-        a = tt__sim_run(t, tgt, slots, c.trace ? 0 : -1, &err);
+        a = tt__sim_run(t, tgt, slots, c.trace ? 0 : -1, NULL, &err);
     } else {
         json_t *cfgs = NULL;
         if (c.config) cfgs = json_pack("[s]", c.config);
         a = tt__model_predict(t, tgt, slots, cfgs, c.top, tt_config_num(&cfg, TT_CFG_MAX_SPACE),
-                              &err);
+                              NULL, &err);
         json_decref(cfgs);
     }
     if (!a) {

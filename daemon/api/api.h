@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "budget.h"
 #include "catalog.h"
 #include "runner.h"
 #include "store.h"
@@ -51,6 +52,7 @@ typedef struct tt_req {
     const char *token_name;       /* authenticated token name, "" when anonymous */
     int scopes;                   /* TT_SCOPE_* bits of the token */
     const char *accept;           /* Accept header or NULL */
+    const tt_budget *budget;      /* work budget (budget.h); NULL: unlimited (CLI, tests) */
 } tt_req;
 
 typedef struct tt_resp {

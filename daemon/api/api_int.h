@@ -25,7 +25,8 @@
 enum {
     TT__ROUTE_PUBLIC = 0,      /* scope 0: no token ever needed (healthz, readyz) */
     TT__ROUTE_SSE = 1,         /* flag: the answer is a Server-Sent Events stream */
-    TT__ROUTE_NOJSON = 2       /* flag: the body is not parsed as JSON (raw_body only) */
+    TT__ROUTE_NOJSON = 2,      /* flag: the body is not parsed as JSON (raw_body only) */
+    TT__ROUTE_HEAVY = 4        /* flag: runs on the heavy-request pool (max_heavy_requests) */
 };
 
 typedef struct tt__route {
@@ -95,11 +96,12 @@ tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst
  * err set (TT_ETOOBIG when the space is too large to rank, TT_EUNSUPPORTED without a kernel).
  * Shared by POST /v1/predict and `tiletuned predict`. */
 json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int64_t *problem,
-                          const json_t *configs, int top, double max_space, tt_errinfo *err);
+                          const json_t *configs, int top, double max_space,
+                          const tt_budget *budget, tt_errinfo *err);
 /* The simulator's answer for one config (new JSON object, "source":"sim"), with the Chrome
  * trace of core trace_core (>= 0) as a parsed "trace" member.  NULL with err on failure. */
 json_t *tt__sim_run(const tt_template *t, const tt_target *tgt, const int64_t *slots,
-                    int trace_core, tt_errinfo *err);
+                    int trace_core, const tt_budget *budget, tt_errinfo *err);
 /* Human-readable tables of those answers (malloc'd text, caller frees). */
 char *tt__predict_text(const json_t *answer);
 char *tt__sim_text(const json_t *answer);

@@ -41,11 +41,23 @@ typedef struct tt_topk {
     double *time;
     int64_t *cfg;             /* k x nparams */
     uint64_t model_infeasible;
+    const tt_budget *budget;  /* checked every 4096 visits; a refusal stops the enumeration */
+    unsigned visits;
+    tt_rc stop;
+    tt_errinfo *err;
 } tt_topk;
+
+static int tt_visit_budget(tt_topk *tk)
+{
+    if (!tk->budget || (++tk->visits & 4095u)) return 0;
+    tk->stop = tt_budget_check(tk->budget, tk->err);
+    return tk->stop != TT_OK;
+}
 
 static int tt_topk_visit(void *ud, const int64_t *slots)
 {
     tt_topk *tk = ud;
+    if (tt_visit_budget(tk)) return 1;
     int64_t buf[TT_MAX_SLOTS];
     memcpy(buf, slots, tk->t->nslots * sizeof *buf);
     tt_model_result r;
@@ -99,9 +111,8 @@ static json_t *tt_result_json(const tt_template *t, const int64_t *slots,
 
 static int tt_count_only(void *ud, const int64_t *slots)
 {
-    (void)ud;
     (void)slots;
-    return 0;
+    return ud ? tt_visit_budget(ud) : 0;
 }
 
 json_t *tt__space_json(const tt_template *t, const tt_target *tgt, const int64_t *problem,
@@ -121,7 +132,8 @@ json_t *tt__space_json(const tt_template *t, const tt_target *tgt, const int64_t
 }
 
 json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int64_t *problem,
-                          const json_t *configs, int top, double max_space, tt_errinfo *err)
+                          const json_t *configs, int top, double max_space,
+                          const tt_budget *budget, tt_errinfo *err)
 {
     if (!t->kernel) {
         tt_errf(err, TT_EUNSUPPORTED, "template",
@@ -143,6 +155,12 @@ json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int6
     tt_space_counts c;
     memset(&c, 0, sizeof c);
     int enumerate = (double)total <= max_space;
+    tk.budget = budget;
+    tk.err = err;
+    if (tt_budget_predict(budget, ((configs ? (double)json_array_size(configs) : 0) +
+                                   (enumerate ? (double)total : 0)) *
+                                      (double)(t->nconstraints + 1), err))
+        goto fail;
     if (configs) {
         size_t i;
         json_t *cj;
@@ -153,6 +171,7 @@ json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int6
             char path[32];
             snprintf(path, sizeof path, "configs[%zu]", i);
             if (tt__req_config(t, cj, path, slots, err)) goto fail;
+            if ((i & 63) == 63 && tt_budget_check(budget, err)) goto fail;
             tt_model_result r;
             memset(&r, 0, sizeof r);
             tt_errinfo ce;
@@ -165,7 +184,8 @@ json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int6
             }
             json_array_append_new(results, tt_result_json(t, slots, &r));
         }
-        if (enumerate && tt_space_enumerate(sp, tt_count_only, NULL, 0, &c)) enumerate = 0;
+        if (enumerate && tt_space_enumerate(sp, tt_count_only, &tk, 0, &c)) enumerate = 0;
+        if (tk.stop) goto fail;
     } else {
         if (!enumerate) {
             tt_errf(err, TT_EUNSUPPORTED, "top",
@@ -185,6 +205,7 @@ json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int6
             tt_errf(err, TT_EINTERNAL, NULL, "enumeration failed");
             goto fail;
         }
+        if (tk.stop) goto fail;    /* out of budget, client gone or shutting down */
         for (int i = 0; i < tk.n; i++) {
             int64_t slots[TT_MAX_SLOTS];
             memset(slots, 0, sizeof slots);
@@ -220,16 +241,26 @@ fail:
 }
 
 json_t *tt__sim_run(const tt_template *t, const tt_target *tgt, const int64_t *slots_in,
-                    int trace_core, tt_errinfo *err)
+                    int trace_core, const tt_budget *budget, tt_errinfo *err)
 {
+    if (tt_budget_check(budget, err)) return NULL;
     int64_t slots[TT_MAX_SLOTS];
     memcpy(slots, slots_in, t->nslots * sizeof *slots);
     tt_sim_opts o;
     memset(&o, 0, sizeof o);
     o.trace_core = trace_core;
+    if (budget && budget->sim_events > 0) o.max_events = budget->sim_events;
     tt_sim_result r;
     memset(&r, 0, sizeof r);
     tt_rc rc = tt_sim_run(t, tgt, slots, &o, &r);
+    if (rc == TT_ELIMIT && budget && budget->sim_events > 0) {
+        tt_errf(err, TT_EBUDGET, "budget", "the simulation needs more than %lld events, the "
+                "budget of %s requests (simulate_events_%s)", (long long)budget->sim_events,
+                budget->tier && budget->tier[0] == 't' ? "token" : "anonymous",
+                budget->tier ? budget->tier : "anon");
+        tt_sim_result_close(&r);
+        return NULL;
+    }
     if (rc != TT_OK) {
         tt_errf(err, rc, "config", "%s", r.reason[0] ? r.reason : tt_strerror(rc));
         tt_sim_result_close(&r);
@@ -381,7 +412,7 @@ void tt__api_predict(tt_server *srv, const tt_req *req, tt_resp *resp)
     json_t *ans = NULL;
     if (!tt_model_resolve(srv, &a, &tgt, &ref, slots, &err))
         ans = tt__model_predict(ref.t, tgt, slots, tmp ? tmp : a.configs, (int)a.top,
-                                srv->max_space, &err);
+                                srv->max_space, req->budget, &err);
     if (ans) tt_resp_json(resp, 200, ans);
     else tt_resp_errinfo(resp, &err);
     json_decref(tmp);
@@ -400,7 +431,8 @@ void tt__api_simulate(tt_server *srv, const tt_req *req, tt_resp *resp)
     json_t *ans = NULL;
     if (!tt_model_resolve(srv, &a, &tgt, &ref, slots, &err) &&
         !tt__req_config(ref.t, a.config, "config", slots, &err))
-        ans = tt__sim_run(ref.t, tgt, slots, a.trace ? (int)a.trace_core : -1, &err);
+        ans = tt__sim_run(ref.t, tgt, slots, a.trace ? (int)a.trace_core : -1, req->budget,
+                          &err);
     if (ans) tt_resp_json(resp, 200, ans);
     else tt_resp_errinfo(resp, &err);
     tt__tmpl_ref_close(&ref);

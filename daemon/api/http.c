@@ -15,29 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api_int.h"
 #include "config.h"
+#include "http_int.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "metrics.h"
-
-struct tt_http {
-    struct MHD_Daemon *d;
-    tt_server *srv;
-    const tt_auth *auth;
-    int port;
-    _Atomic int stopping;
-    int keepalive_s;
-};
-
-/* Per-request state (MHD's con_cls). */
-typedef struct tt_conn {
-    double t0;
-    char *body;
-    size_t len, cap;
-    int too_big;
-    int headers_seen;
-} tt_conn;
 
 static double tt_now_mono(void)
 {
@@ -71,25 +53,27 @@ int tt_json_depth(const char *text, size_t len, int limit)
 
 /* ---- responses ---------------------------------------------------------------------- */
 static enum MHD_Result tt_send(struct MHD_Connection *c, int status, const char *ctype,
-                               char *body, size_t len)
+                               char *body, size_t len, int close_after)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     if (!r) { free(body); return MHD_NO; }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     MHD_add_response_header(r, "Cache-Control", "no-store");
+    if (status == 503 || status == 429) MHD_add_response_header(r, "Retry-After", "1");
+    if (close_after) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
 }
 
-static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp)
+static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp, int close_after)
 {
     if (resp->text) {
         char *t = resp->text;
         resp->text = NULL;
         return tt_send(c, resp->status, resp->content_type ? resp->content_type : "text/plain",
-                       t, strlen(t));
+                       t, strlen(t), close_after);
     }
     char *s = resp->json ? tt_json_dumps(resp->json, JSON_COMPACT) : strdup("");
     if (!s) s = strdup("{\"error\":{\"code\":\"out_of_memory\",\"message\":\"out of memory\"}}");
@@ -99,21 +83,12 @@ static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp)
         char *s2 = realloc(s, n + 2);
         if (s2) { s = s2; s[n++] = '\n'; s[n] = '\0'; }
     }
-    return tt_send(c, resp->status, "application/json", s, n);
+    return tt_send(c, resp->status, "application/json", s, n, close_after);
 }
 
 /* ---- Server-Sent Events ------------------------------------------------------------- */
-typedef struct tt_sse {
-    tt_http *h;
-    int64_t id;
-    int64_t last_done;
-    int last_state;
-    int started, ended;
-    double last_emit;
-    char buf[2048];
-    size_t blen, boff;
-} tt_sse;
-
+/* The content reader never blocks: with nothing new it parks the connection (suspended)
+ * until the next tick of the reaper thread (~200 ms), then polls the store again. */
 static ssize_t tt_sse_read(void *cls, uint64_t pos, char *out, size_t max)
 {
     (void)pos;
@@ -125,11 +100,11 @@ static ssize_t tt_sse_read(void *cls, uint64_t pos, char *out, size_t max)
         return (ssize_t)n;
     }
     if (e->ended || atomic_load(&e->h->stopping)) return MHD_CONTENT_READER_END_OF_STREAM;
-    if (e->started) {          /* poll the store every ~200 ms (this is our own thread) */
-        for (int i = 0; i < 4 && !atomic_load(&e->h->stopping); i++) usleep(50 * 1000);
-        if (atomic_load(&e->h->stopping)) return MHD_CONTENT_READER_END_OF_STREAM;
-    }
+    double now = tt_now_mono();
+    if (e->started && now < e->next_poll)
+        return tt__sse_park(e->h, e) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
     e->started = 1;
+    e->next_poll = now + 0.15;
     int finished = 0;
     int n = tt__job_event(e->h->srv->store, e->id, e->buf, sizeof e->buf, &e->last_done,
                           &e->last_state, &finished);
@@ -143,11 +118,11 @@ static ssize_t tt_sse_read(void *cls, uint64_t pos, char *out, size_t max)
         if (m > 0 && (size_t)m < sizeof e->buf - e->blen) e->blen += (size_t)m;
         e->ended = 1;
     }
-    double now = tt_now_mono();
     if (e->blen == 0 && now - e->last_emit >= e->h->keepalive_s) {
         e->blen = (size_t)snprintf(e->buf, sizeof e->buf, ": keep-alive\n\n");
     }
-    if (e->blen == 0) return 0;        /* nothing new: MHD calls again (we slept above) */
+    if (e->blen == 0)          /* nothing new: sleep until the next tick */
+        return tt__sse_park(e->h, e) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
     e->last_emit = now;
     size_t k = e->blen < max ? e->blen : max;
     memcpy(out, e->buf, k);
@@ -162,6 +137,7 @@ static enum MHD_Result tt_send_sse(tt_http *h, struct MHD_Connection *c, int64_t
     tt_sse *e = calloc(1, sizeof *e);
     if (!e) return MHD_NO;
     e->h = h;
+    e->c = c;
     e->id = id;
     e->last_done = -1;
     e->last_state = -1;
@@ -205,16 +181,231 @@ static tt_rc tt_authenticate(tt_http *h, struct MHD_Connection *c, char name[64]
     return TT_EUNAUTH;
 }
 
-static void tt_finish(tt_http *h, struct MHD_Connection *c, tt_conn *cc, const char *method,
-                      const char *url, size_t route, int status, const char *who)
+static void tt_finish(const tt_hconn *hc, const char *method, const char *url, size_t route,
+                      int status, const char *who)
 {
-    (void)c;
-    (void)h;
-    double dt = tt_now_mono() - cc->t0;
+    double dt = tt_now_mono() - hc->t0;
     tt_metrics_observe(tt__api_get_metrics(), route, status, dt);
     if (status >= 500) tt_warning("%s %s %d %.3fms token=%s", method, url, status, dt * 1e3, who);
     else if (status >= 400) tt_info("%s %s %d %.3fms token=%s", method, url, status, dt * 1e3, who);
     else tt_debug("%s %s %d %.3fms token=%s", method, url, status, dt * 1e3, who);
+}
+
+/* Answer an error now (before the body is read: too_big = 2 marks it answered). */
+static enum MHD_Result tt_refuse(tt_hconn *hc, struct MHD_Connection *c, const char *method,
+                                 const char *url, tt_rc rc, int close_after, const char *msg)
+{
+    tt_resp resp = {0};
+    tt_resp_error(&resp, rc, NULL, "%s", msg);
+    enum MHD_Result ret = tt_send_resp(c, &resp, close_after);
+    tt_req tmp;
+    int known = 0;
+    int ri = tt__route_match(method, url, &tmp, hc->scratch, sizeof hc->scratch, &known);
+    tt_finish(hc, method, url, ri < 0 ? tt__route_count() : (size_t)ri, resp.status, "-");
+    json_decref(resp.json);
+    hc->too_big = 2;
+    return ret;
+}
+
+static int tt_reserved_path(const char *url)
+{
+    return !strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/metrics");
+}
+
+#define TT_MAX_QUERY_ARGS 256
+
+/* First call of a request: the headers are in.  Limits that need no body are checked here. */
+static enum MHD_Result tt_begin(tt_http *h, tt_hconn *hc, struct MHD_Connection *c,
+                                const char *url, const char *method, void **con_cls)
+{
+    tt_server *srv = h->srv;
+    *con_cls = hc;
+    hc->in_request = 1;
+    atomic_fetch_add(&h->inflight, 1);
+    hc->t0 = tt_now_mono();
+    atomic_store(&hc->deadline_ms, (long long)((hc->t0 + h->o.body_timeout_s) * 1000.0));
+    char msg[200];
+    if (atomic_load(&h->stopping))
+        return tt_refuse(hc, c, method, url, TT_EUNAVAILABLE, 1, "the server is shutting down");
+    if (hc->over_limit && !tt_reserved_path(url)) {
+        snprintf(msg, sizeof msg, "too many connections (max_connections %d, "
+                 "max_connections_per_ip %d); retry later", h->o.max_connections,
+                 h->o.max_per_ip);
+        return tt_refuse(hc, c, method, url, TT_EBUSY, 1, msg);
+    }
+    int nargs = MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL);
+    if (nargs > TT_MAX_QUERY_ARGS) {
+        snprintf(msg, sizeof msg, "%d query arguments; at most %d are accepted", nargs,
+                 TT_MAX_QUERY_ARGS);
+        return tt_refuse(hc, c, method, url, TT_EINVAL, 1, msg);
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+    if (n > srv->max_body_bytes) {
+        /* Read and discard a body up to a bound, then answer (the client sees the 413
+         * instead of a reset); larger ones, or a client that waits for 100-continue, get
+         * the answer at once. */
+        const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+        size_t bound = srv->max_body_bytes * 8 > (16u << 20) ? srv->max_body_bytes * 8
+                                                              : (16u << 20);
+        if ((expect && !strcasecmp(expect, "100-continue")) || n > bound) {
+            snprintf(msg, sizeof msg, "request body of %s bytes exceeds the limit of %zu bytes",
+                     cl, srv->max_body_bytes);
+            return tt_refuse(hc, c, method, url, TT_ETOOBIG, 1, msg);
+        }
+        hc->too_big = 1;
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result tt_upload(tt_http *h, tt_hconn *hc, const char *upload_data,
+                                 size_t *upload_size)
+{
+    size_t max = h->srv->max_body_bytes;
+    if (!hc->too_big && hc->len + *upload_size > max) hc->too_big = 1;
+    if (!hc->too_big) {
+        if (hc->len + *upload_size + 1 > hc->cap) {
+            size_t nc = hc->cap ? hc->cap : 4096;
+            while (nc < hc->len + *upload_size + 1) nc *= 2;
+            char *nb = realloc(hc->body, nc);
+            if (!nb) return MHD_NO;
+            hc->body = nb;
+            hc->cap = nc;
+        }
+        memcpy(hc->body + hc->len, upload_data, *upload_size);
+        hc->len += *upload_size;
+        hc->body[hc->len] = '\0';
+    }
+    *upload_size = 0;
+    return MHD_YES;
+}
+
+/* Send the answer of a request and account for it. */
+static enum MHD_Result tt_answer(tt_hconn *hc, struct MHD_Connection *c, const char *method,
+                                 const char *url, int route)
+{
+    tt_resp *resp = &hc->resp;
+    if (!resp->json && !resp->text && resp->status != 204)
+        tt_resp_error(resp, TT_EINTERNAL, NULL, "handler gave no answer");
+    enum MHD_Result ret = tt_send_resp(c, resp, 0);
+    tt_finish(hc, method, url, route < 0 ? tt__route_count() : (size_t)route, resp->status,
+              hc->who[0] ? hc->who : "-");
+    return ret;
+}
+
+/* Route, authenticate and parse a complete request into hc->req.  Returns the route, or -1
+ * with hc->resp holding the refusal. */
+static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const char *method,
+                      const char *url)
+{
+    tt_server *srv = h->srv;
+    tt_req *req = &hc->req;
+    tt_resp *resp = &hc->resp;
+    memset(req, 0, sizeof *req);
+    req->method = method;
+    req->path = url;
+    req->accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+    if (hc->too_big) {
+        tt_resp_error(resp, TT_ETOOBIG, NULL, "request body exceeds the limit of %zu bytes",
+                      srv->max_body_bytes);
+        return -1;
+    }
+    int path_known = 0;
+    int ri = tt__route_match(method, url, req, hc->scratch, sizeof hc->scratch, &path_known);
+    if (ri < 0) {
+        if (path_known)
+            tt_resp_error(resp, TT_EMETHOD, NULL, "%s is not allowed on %s", method, url);
+        else
+            tt_resp_error(resp, TT_ENOTFOUND, NULL, "no route %s %s", method, url);
+        return -1;
+    }
+    const tt__route *rt = tt__route_at((size_t)ri);
+    int scopes = 0;
+    if (rt->scope != TT__ROUTE_PUBLIC) {
+        const char *sc = rt->scope == TT_SCOPE_ADMIN  ? "admin"
+                         : rt->scope == TT_SCOPE_TUNE ? "tune" : "read";
+        if (tt_authenticate(h, c, hc->who, &scopes) != TT_OK) {
+            tt_resp_error(resp, TT_EUNAUTH, NULL, "unknown or malformed bearer token");
+            return -1;
+        }
+        int open = rt->scope == TT_SCOPE_READ && srv->open_reads;
+        if (!open && !hc->who[0]) {
+            tt_resp_error(resp, TT_EUNAUTH, NULL, "this route needs a bearer token with scope %s",
+                          sc);
+            return -1;
+        }
+        if (!open && !(scopes & rt->scope)) {
+            tt_resp_error(resp, TT_EFORBIDDEN, NULL, "token %s lacks scope %s", hc->who, sc);
+            return -1;
+        }
+    }
+    req->token_name = hc->who;
+    req->scopes = scopes;
+    hc->query = json_object();
+    if (!hc->query) { tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory"); return -1; }
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, tt_query_it, hc->query);
+    req->query = hc->query;
+    if (hc->len) {
+        req->raw_body = hc->body;
+        req->raw_len = hc->len;
+        if (!(rt->flags & TT__ROUTE_NOJSON)) {
+            if (tt_json_depth(hc->body, hc->len, srv->max_json_depth) > srv->max_json_depth) {
+                tt_resp_error(resp, TT_EJSON, NULL, "JSON nesting deeper than %d",
+                              srv->max_json_depth);
+                return -1;
+            }
+            json_error_t je;
+            hc->jbody = json_loadb(hc->body, hc->len, JSON_REJECT_DUPLICATES, &je);
+            if (!hc->jbody) {
+                tt_resp_error(resp, TT_EJSON, NULL, "line %d column %d: %s", je.line,
+                              je.column, je.text);
+                return -1;
+            }
+            req->body = hc->jbody;
+        }
+    }
+    /* the budget: anonymous requests get the smaller one */
+    hc->budget = hc->who[0] ? h->o.token : h->o.anon;
+    hc->budget.deadline = hc->t0 + (hc->who[0] ? h->o.seconds_token : h->o.seconds_anon);
+    hc->budget.cancelled = tt__hconn_cancelled;
+    hc->budget.ctx = hc;
+    hc->next_peek = 0;
+    req->budget = &hc->budget;
+    return ri;
+}
+
+/* Last call: the whole request is here (or a heavy request's worker resumed us). */
+static enum MHD_Result tt_final(tt_http *h, tt_hconn *hc, struct MHD_Connection *c,
+                                const char *method, const char *url)
+{
+    if (hc->too_big == 2) return MHD_YES;   /* answered already */
+    if (atomic_load(&hc->task) == TT_TASK_DONE)
+        return tt_answer(hc, c, method, url, (int)hc->route);
+    atomic_store(&hc->deadline_ms, 0);       /* no deadline while we work on it */
+    hc->resp.status = 200;
+    int ri = tt_prepare(h, hc, c, method, url);
+    if (ri < 0) return tt_answer(hc, c, method, url, -1);
+    const tt__route *rt = tt__route_at((size_t)ri);
+    hc->route = (size_t)ri;
+    if (rt->flags & TT__ROUTE_HEAVY) {
+        if (tt__heavy_reserve(h) != TT_OK) {
+            tt_resp_error(&hc->resp, TT_EBUSY, NULL, "%d heavy requests (predict, simulate, "
+                          "import, check) are running; retry later (max_heavy_requests)",
+                          h->o.max_heavy);
+            return tt_answer(hc, c, method, url, ri);
+        }
+        MHD_suspend_connection(c);
+        tt__heavy_enqueue(h, hc);
+        return MHD_YES;
+    }
+    rt->fn(h->srv, &hc->req, &hc->resp);
+    if ((rt->flags & TT__ROUTE_SSE) && hc->resp.status == 200 && !hc->resp.json &&
+        !hc->resp.text) {
+        enum MHD_Result ret = tt_send_sse(h, c, strtoll(hc->req.params[0], NULL, 10));
+        tt_finish(hc, method, url, (size_t)ri, 200, hc->who[0] ? hc->who : "-");
+        return ret;
+    }
+    return tt_answer(hc, c, method, url, ri);
 }
 
 static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char *url,
@@ -223,163 +414,32 @@ static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char
 {
     (void)version;
     tt_http *h = cls;
-    tt_server *srv = h->srv;
-    tt_conn *cc = *con_cls;
-    size_t nroutes = tt__route_count();
-    if (!cc) {
-        cc = calloc(1, sizeof *cc);
-        if (!cc) return MHD_NO;
-        cc->t0 = tt_now_mono();
-        *con_cls = cc;
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > srv->max_body_bytes) {
-            tt_resp resp = {0};
-            tt_resp_error(&resp, TT_ETOOBIG, NULL, "request body of %s bytes exceeds the "
-                          "limit of %zu bytes", cl, srv->max_body_bytes);
-            enum MHD_Result ret = tt_send_resp(c, &resp);
-            tt_req tmp;
-            char scratch[1024];
-            int known = 0;
-            int ri = tt__route_match(method, url, &tmp, scratch, sizeof scratch, &known);
-            tt_finish(h, c, cc, method, url, ri < 0 ? nroutes : (size_t)ri, resp.status, "-");
-            json_decref(resp.json);
-            cc->too_big = 2;       /* answered */
-            return ret;
-        }
-        return MHD_YES;
-    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    tt_hconn *hc = ci ? ci->socket_context : NULL;
+    if (!hc) return MHD_NO;                  /* out of memory at connect */
+    if (!*con_cls) return tt_begin(h, hc, c, url, method, con_cls);
     if (*upload_size) {
-        if (cc->too_big == 2) { *upload_size = 0; return MHD_YES; }
-        if (!cc->too_big && cc->len + *upload_size > srv->max_body_bytes) {
-            cc->too_big = 1;
-            free(cc->body);
-            cc->body = NULL;
-            cc->len = cc->cap = 0;
-        }
-        if (!cc->too_big) {
-            if (cc->len + *upload_size + 1 > cc->cap) {
-                size_t nc = cc->cap ? cc->cap : 4096;
-                while (nc < cc->len + *upload_size + 1) nc *= 2;
-                char *nb = realloc(cc->body, nc);
-                if (!nb) return MHD_NO;
-                cc->body = nb;
-                cc->cap = nc;
-            }
-            memcpy(cc->body + cc->len, upload_data, *upload_size);
-            cc->len += *upload_size;
-            cc->body[cc->len] = '\0';
-        }
-        *upload_size = 0;
-        return MHD_YES;
+        if (hc->too_big == 2) { *upload_size = 0; return MHD_YES; }
+        return tt_upload(h, hc, upload_data, upload_size);
     }
-    if (cc->too_big == 2) return MHD_YES;   /* 413 already queued */
-
-    /* The whole request is here. */
-    tt_resp resp = {0};
-    tt_req req;
-    memset(&req, 0, sizeof req);
-    req.method = method;
-    req.path = url;
-    req.accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
-    char scratch[1024];
-    int path_known = 0;
-    int ri = -1;
-    char who[64] = "";
-    json_t *query = NULL, *body = NULL;
-    enum MHD_Result ret;
-
-    if (cc->too_big) {
-        tt_resp_error(&resp, TT_ETOOBIG, NULL, "request body exceeds the limit of %zu bytes",
-                      srv->max_body_bytes);
-        goto send;
-    }
-    ri = tt__route_match(method, url, &req, scratch, sizeof scratch, &path_known);
-    if (ri < 0) {
-        if (path_known)
-            tt_resp_error(&resp, TT_EMETHOD, NULL, "%s is not allowed on %s", method, url);
-        else
-            tt_resp_error(&resp, TT_ENOTFOUND, NULL, "no route %s %s", method, url);
-        goto send;
-    }
-    const tt__route *rt = tt__route_at((size_t)ri);
-    int scopes = 0;
-    if (rt->scope != TT__ROUTE_PUBLIC) {
-        if (tt_authenticate(h, c, who, &scopes) != TT_OK) {
-            tt_resp_error(&resp, TT_EUNAUTH, NULL, "unknown or malformed bearer token");
-            goto send;
-        }
-        int open = rt->scope == TT_SCOPE_READ && srv->open_reads;
-        if (!open && !who[0]) {
-            tt_resp_error(&resp, TT_EUNAUTH, NULL,
-                          "this route needs a bearer token with scope %s",
-                          rt->scope == TT_SCOPE_ADMIN ? "admin"
-                          : rt->scope == TT_SCOPE_TUNE ? "tune" : "read");
-            goto send;
-        }
-        if (!open && !(scopes & rt->scope)) {
-            tt_resp_error(&resp, TT_EFORBIDDEN, NULL, "token %s lacks scope %s", who,
-                          rt->scope == TT_SCOPE_ADMIN ? "admin"
-                          : rt->scope == TT_SCOPE_TUNE ? "tune" : "read");
-            goto send;
-        }
-    }
-    req.token_name = who;
-    req.scopes = scopes;
-    query = json_object();
-    if (!query) { tt_resp_error(&resp, TT_ENOMEM, NULL, "out of memory"); goto send; }
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, tt_query_it, query);
-    req.query = query;
-    if (cc->len) {
-        req.raw_body = cc->body;
-        req.raw_len = cc->len;
-        if (!(rt->flags & TT__ROUTE_NOJSON)) {
-            if (tt_json_depth(cc->body, cc->len, srv->max_json_depth) > srv->max_json_depth) {
-                tt_resp_error(&resp, TT_EJSON, NULL, "JSON nesting deeper than %d",
-                              srv->max_json_depth);
-                goto send;
-            }
-            json_error_t je;
-            body = json_loadb(cc->body, cc->len, JSON_REJECT_DUPLICATES, &je);
-            if (!body) {
-                tt_resp_error(&resp, TT_EJSON, NULL, "line %d column %d: %s", je.line,
-                              je.column, je.text);
-                goto send;
-            }
-            req.body = body;
-        }
-    }
-    resp.status = 200;
-    rt->fn(srv, &req, &resp);
-    if ((rt->flags & TT__ROUTE_SSE) && resp.status == 200 && !resp.json && !resp.text) {
-        ret = tt_send_sse(h, c, strtoll(req.params[0], NULL, 10));
-        tt_finish(h, c, cc, method, url, (size_t)ri, 200, who[0] ? who : "-");
-        json_decref(query);
-        json_decref(body);
-        return ret;
-    }
-send:
-    if (!resp.json && !resp.text && resp.status != 204)
-        tt_resp_error(&resp, TT_EINTERNAL, NULL, "handler gave no answer");
-    ret = tt_send_resp(c, &resp);
-    tt_finish(h, c, cc, method, url, ri < 0 ? nroutes : (size_t)ri, resp.status,
-              who[0] ? who : "-");
-    json_decref(resp.json);
-    free(resp.text);
-    json_decref(query);
-    json_decref(body);
-    return ret;
+    return tt_final(h, hc, c, method, url);
 }
 
 static void tt_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)c;
     (void)toe;
-    tt_conn *cc = *con_cls;
-    if (!cc) return;
-    free(cc->body);
-    free(cc);
+    tt_http *h = cls;
+    tt_hconn *hc = *con_cls;
+    if (!hc) return;
+    tt__hconn_reset(hc);
+    hc->in_request = 0;
+    atomic_fetch_sub(&h->inflight, 1);
+    /* the next request's headers (or an idle keep-alive connection) have header_timeout */
+    atomic_store(&hc->deadline_ms,
+                 (long long)((tt_now_mono() + h->o.header_timeout_s) * 1000.0));
     *con_cls = NULL;
 }
 
@@ -417,19 +477,37 @@ tt_rc tt_http_start(tt_server *srv, const tt_auth *auth, const tt_http_opts *o, 
     if (!h) { freeaddrinfo(ai); return tt_errf(err, TT_ENOMEM, NULL, "out of memory"); }
     h->srv = srv;
     h->auth = auth;
+    h->o = *o;
+    if (h->o.max_heavy < 1) h->o.max_heavy = 1;
+    if (h->o.max_per_ip < 1) h->o.max_per_ip = h->o.max_connections;
     h->keepalive_s = o->timeout_s > 10 ? 5 : (o->timeout_s + 1) / 2;
     atomic_init(&h->stopping, 0);
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL | MHD_USE_ITC;
+    atomic_init(&h->nconn, 0);
+    atomic_init(&h->inflight, 0);
+    if (tt__http_threads_start(h)) {
+        tt__http_threads_stop(h);
+        free(h);
+        freeaddrinfo(ai);
+        return tt_errf(err, TT_ENOMEM, NULL, "cannot start the HTTP helper threads");
+    }
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = (unsigned)(o->threads > 0 ? o->threads : nc > 0 ? nc : 1);
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+    if (o->turbo) flags |= MHD_USE_TURBO;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    unsigned limit = (unsigned)(o->max_connections + o->reserve);
+    if (limit < threads) limit = threads;
     h->d = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, tt_access, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)o->max_connections, MHD_OPTION_NOTIFY_COMPLETED, tt_completed, h,
-        MHD_OPTION_EXTERNAL_LOGGER, tt_mhd_log, h, MHD_OPTION_LISTEN_BACKLOG_SIZE, 512u,
-        MHD_OPTION_END);
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)o->timeout_s, MHD_OPTION_CONNECTION_LIMIT, limit,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, tt_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+        tt__http_notify, h, MHD_OPTION_EXTERNAL_LOGGER, tt_mhd_log, h,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {
+        tt__http_threads_stop(h);
         free(h);
         return tt_errf(err, TT_EIO, "listen", "cannot listen on %s (address in use?)",
                        o->listen);
@@ -442,12 +520,38 @@ tt_rc tt_http_start(tt_server *srv, const tt_auth *auth, const tt_http_opts *o, 
 
 int tt_http_port(const tt_http *h) { return h ? h->port : 0; }
 
-void tt_http_stop(tt_http *h)
+int tt_http_stop(tt_http *h, double grace_s)
 {
-    if (!h) return;
-    atomic_store(&h->stopping, 1);
+    if (!h) return 0;
     MHD_socket s = MHD_quiesce_daemon(h->d);   /* stop accepting first */
-    MHD_stop_daemon(h->d);                     /* joins the connection threads */
+    pthread_mutex_lock(&h->mu);
+    atomic_store(&h->stopping, 1);              /* heavy requests answer 503 at their next check */
+    pthread_mutex_unlock(&h->mu);
+    tt__sse_wake_all(h);                        /* parked SSE streams end */
+    double until = tt_now_mono() + grace_s;
+    int left;
+    while ((left = atomic_load(&h->inflight)) > 0 && tt_now_mono() < until) {
+        tt__sse_wake_all(h);
+        usleep(10 * 1000);
+    }
+    pthread_mutex_lock(&h->mu);
+    int heavy = h->heavy_used;
+    pthread_mutex_unlock(&h->mu);
+    if (heavy > 0) {
+        /* a handler is still running (it cannot be interrupted): its connection is
+         * suspended, and MHD_stop_daemon must not run with suspended connections */
+        tt_warning("http: %d request(s) still running after the %.1f s grace period; "
+                   "exiting without waiting", heavy, grace_s);
+        return -1;
+    }
+    if (left > 0) tt_info("http: %d request(s) still open after the grace period", left);
+    tt__sse_wake_all(h);
+    MHD_stop_daemon(h->d);                     /* joins the event-loop threads */
     if (s != MHD_INVALID_SOCKET) close(s);
+    tt__http_threads_stop(h);
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    pthread_cond_destroy(&h->qcv);
     free(h);
+    return 0;
 }

@@ -29,8 +29,17 @@
 
 typedef struct tt_http_opts {
     const char *listen;       /* "127.0.0.1:7878"; port 0 picks a free port */
-    int timeout_s;            /* idle connection timeout */
-    int max_connections;
+    int timeout_s;            /* idle connection timeout (no bytes either way) */
+    int max_connections;      /* served connections; beyond: 503 busy (reserve routes too) */
+    int reserve;              /* extra connections for /healthz, /readyz, /metrics */
+    int max_per_ip;           /* connections of one client address; beyond: 503 busy */
+    double header_timeout_s;  /* connect (or previous answer) -> end of the request headers */
+    double body_timeout_s;    /* end of headers -> end of the request body */
+    int threads;              /* event-loop threads; 0: one per core */
+    int max_heavy;            /* heavy requests queued or running at once (worker threads) */
+    int turbo;                /* MHD_USE_TURBO */
+    tt_budget anon, token;    /* request budgets by tier (cancelled/ctx/deadline unused) */
+    double seconds_anon, seconds_token;   /* wall time of one request */
 } tt_http_opts;
 
 typedef struct tt_http tt_http;
@@ -41,8 +50,11 @@ tt_rc tt_http_start(tt_server *srv, const tt_auth *auth, const tt_http_opts *o, 
                     tt_errinfo *err);
 /* The port actually bound. */
 int tt_http_port(const tt_http *h);
-/* Stop and free (NULL accepted). */
-void tt_http_stop(tt_http *h);
+/* Stop accepting, hand back in-flight heavy requests (503 unavailable), end SSE streams,
+ * wait up to grace_s for the answers to go out, then stop and free (NULL accepted).
+ * Returns 0, or -1 when a request still ran after grace_s: then nothing was freed and
+ * the caller should exit without releasing what handlers may still use. */
+int tt_http_stop(tt_http *h, double grace_s);
 
 /* Deepest nesting of arrays/objects in a JSON text (strings are skipped); stops counting
  * once it exceeds limit and returns limit + 1. */

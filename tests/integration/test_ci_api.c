@@ -91,13 +91,13 @@ static double record_best(const char *kv, const char *fp, double median, double 
     tt_errinfo err;
     tt_errinfo_clear(&err);
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(g_gemm, kv, slots, &err), TT_OK);
-    json_t *a = tt__model_predict(g_gemm, g_a2, slots, NULL, top_index + 1, 1e7, &err);
+    json_t *a = tt__model_predict(g_gemm, g_a2, slots, NULL, top_index + 1, 1e7, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     const json_t *cfg = json_object_get(json_array_get(json_object_get(a, "results"),
                                                        (size_t)top_index), "config");
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_from_json(g_gemm, cfg, slots, &err), TT_OK);
     json_decref(a);
-    json_t *sim = tt__sim_run(g_gemm, g_a2, slots, -1, &err);
+    json_t *sim = tt__sim_run(g_gemm, g_a2, slots, -1, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(sim);
     double sim_us = json_number_value(json_object_get(sim, "time_us"));
     json_decref(sim);
