@@ -74,10 +74,10 @@ typedef enum tt_cfg_type { TT_CFGT_STR, TT_CFGT_INT, TT_CFGT_NUM, TT_CFGT_BOOL, 
       "TILETUNE_MAX_JOBS_PER_TOKEN", "queued + running jobs one token may have (429 beyond)") \
     X(REQUEST_TIMEOUT, "request_timeout", INT, "30", 1, 3600, NULL,                         \
       "TILETUNE_REQUEST_TIMEOUT", "seconds an idle or stalled connection is kept")          \
-    X(MAX_CONNECTIONS, "max_connections", INT, "512", 1, 100000, NULL,                      \
+    X(MAX_CONNECTIONS, "max_connections", INT, "1024", 1, 100000, NULL,                      \
       "TILETUNE_MAX_CONNECTIONS",                                                           \
       "concurrent HTTP connections served; beyond, requests get 503 busy (Retry-After)")   \
-    X(CONNECTION_RESERVE, "connection_reserve", INT, "32", 0, 10000, NULL,                  \
+    X(CONNECTION_RESERVE, "connection_reserve", INT, "64", 0, 10000, NULL,                  \
       "TILETUNE_CONNECTION_RESERVE",                                                        \
       "connections beyond max_connections kept for /healthz, /readyz and /metrics")         \
     X(MAX_CONNECTIONS_PER_IP, "max_connections_per_ip", INT, "256", 1, 100000, NULL,        \

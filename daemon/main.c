@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -177,6 +178,17 @@ static void tt_block_signals(sigset_t *set)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* Connections are file descriptors: take the hard limit (max_connections + reserve + the
+ * database and log need more than the usual soft limit of 1024). */
+static void tt_raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl)) tt_warning("cannot raise the open-file limit");
+    }
+}
+
 /* The HTTP server's options from the config (limits, timeouts, budgets by tier). */
 static void tt_http_opts_from_config(const tt_config *cfg, tt_http_opts *ho)
 {
@@ -223,6 +235,7 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
 
     sigset_t sigs;
     tt_block_signals(&sigs);
+    tt_raise_fd_limit();
     tt_errinfo err;
     tt_errinfo_clear(&err);
     tt_catalog *cat = NULL;
