@@ -2,16 +2,15 @@
  * http.h - the HTTP server of tiletuned (libmicrohttpd): parse, limit, authenticate,
  * route, answer; Server-Sent Events for job progress.
  *
- * Threading: MHD_USE_THREAD_PER_CONNECTION with an internal accept thread (poll).  With
- * keep-alive each client connection is served by one thread that blocks in recv(), which on
- * loopback gives the highest request rate of MHD's modes for a small number of busy clients
- * (no epoll wake-up hand-off between threads), and it lets an SSE stream block for its
- * ~200 ms store poll without holding up other connections.  max_connections bounds the
- * threads.  The measurement workers never run on these threads (runner.h has its own).
+ * Threading: MHD_USE_EPOLL_INTERNAL_THREAD with a pool of event loops (one per core by
+ * default) and MHD_USE_TURBO.  Handlers of light routes run on the loops; heavy routes
+ * (TT__ROUTE_HEAVY) are suspended and run on max_heavy workers (503 busy when all are taken);
+ * SSE streams park themselves (suspend) between store polls.  http_conn.c owns the
+ * connection list, limits, deadlines and those threads; daemon/README.md argues the choice.
+ * The measurement workers never run on these threads (runner.h has its own).
  *
- * Per request: the body is accumulated up to max_body_bytes (a larger Content-Length gets
- * 413 before any of the body is read; a chunked body that grows past the limit is discarded
- * and answered 413), its JSON nesting is checked against max_json_depth before jansson
+ * Per request: the body is accumulated up to max_body_bytes (a larger one is read and
+ * discarded up to a bound, then answered 413; with Expect: 100-continue at once), its JSON nesting is checked against max_json_depth before jansson
  * parses it (400), bearer tokens are hashed with SHA-256 and compared in constant time
  * with the configured tokens only (401 unknown/missing, 403 insufficient scope; the store's
  * copies are a record, so removing a token from the config revokes it), and one line per
