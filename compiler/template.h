@@ -285,9 +285,16 @@ tt_rc tt_tmpl_config_parse(const tt_template *t, const char *kv, int64_t *slots,
                            tt_errinfo *err);
 tt_rc tt_tmpl_config_from_json(const tt_template *t, const json_t *obj, int64_t *slots,
                                tt_errinfo *err);
+/* The canonical key of a config: "K_L1=256,S1=2,block_M=128,..." with the params in byte
+ * order of their names (strcmp), whatever order the template declares them in, so that the
+ * same config has one key everywhere (store, imports, caches) and across restarts (a stored
+ * template is reloaded with sorted keys).  Returns the length it needs (like snprintf). */
 size_t tt_tmpl_config_key(const tt_template *t, const int64_t *slots, char *buf, size_t cap);
+/* New JSON object of the config, members in the same canonical order. */
 json_t *tt_tmpl_config_json(const tt_template *t, const int64_t *slots);
-/* FNV-1a 64 of the config's param values (stable across runs and hosts). */
+/* FNV-1a 64 of the config's param values, 8 little-endian bytes each, in the canonical
+ * (name) order of tt_tmpl_config_key: stable across runs, hosts and declaration orders
+ * (daemon/store/store_rekey.c computes the same from a stored key). */
 uint64_t tt_tmpl_config_hash(const tt_template *t, const int64_t *slots);
 
 /* Evaluate the lets in order (inputs and params already in slots).  TT_OK, or the

@@ -213,21 +213,41 @@ tt_rc tt_tmpl_config_from_json(const tt_template *t, const json_t *obj, int64_t 
     return vparse_json(t, 1, obj, slots, err);
 }
 
+/* The canonical order of a side: problems in declared order, configs by param name in byte
+ * order (strcmp), so that a config's key, JSON and hash do not depend on the order the
+ * params were declared in (a stored template is reloaded with its keys sorted).  Fills
+ * idx[0..n) with indices into the side; returns n. */
+static size_t vorder(const tt_template *t, const vside *s, size_t *idx)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        size_t j = i;
+        while (j > 0 && s->is_config && strcmp(vname(t, s, idx[j - 1]), vname(t, s, i)) > 0) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+    return s->n;
+}
+
 static size_t vkey(const tt_template *t, int is_config, const int64_t *slots, char *buf,
                    size_t cap)
 {
     vside s = side_of(t, is_config);
+    size_t idx[TT_MAX_SLOTS];
+    vorder(t, &s, idx);
     size_t len = 0;
     if (cap) buf[0] = '\0';
-    for (size_t i = 0; i < s.n; i++) {
+    for (size_t k = 0; k < s.n; k++) {
+        size_t i = idx[k];
         int64_t v = slots[s.base + i];
         char one[160];
         int n;
         if (is_dtype_input(t, &s, i))
-            n = snprintf(one, sizeof one, "%s%s=%s", i ? "," : "", vname(t, &s, i),
+            n = snprintf(one, sizeof one, "%s%s=%s", k ? "," : "", vname(t, &s, i),
                          tt_dtype_name(v));
         else
-            n = snprintf(one, sizeof one, "%s%s=%" PRId64, i ? "," : "", vname(t, &s, i), v);
+            n = snprintf(one, sizeof one, "%s%s=%" PRId64, k ? "," : "", vname(t, &s, i), v);
         if (n < 0) n = 0;
         if (len + (size_t)n < cap) memcpy(buf + len, one, (size_t)n + 1);
         else if (cap && len < cap) buf[len] = '\0';
@@ -239,9 +259,12 @@ static size_t vkey(const tt_template *t, int is_config, const int64_t *slots, ch
 static json_t *vjson(const tt_template *t, int is_config, const int64_t *slots)
 {
     vside s = side_of(t, is_config);
+    size_t idx[TT_MAX_SLOTS];
+    vorder(t, &s, idx);
     json_t *o = json_object();
     if (!o) return NULL;
-    for (size_t i = 0; i < s.n; i++) {
+    for (size_t k = 0; k < s.n; k++) {
+        size_t i = idx[k];
         int64_t v = slots[s.base + i];
         json_t *j = is_dtype_input(t, &s, i) ? json_string(tt_dtype_name(v))
                                              : json_integer((json_int_t)v);
@@ -275,9 +298,12 @@ json_t *tt_tmpl_config_json(const tt_template *t, const int64_t *slots)
 
 uint64_t tt_tmpl_config_hash(const tt_template *t, const int64_t *slots)
 {
+    vside s = side_of(t, 1);
+    size_t idx[TT_MAX_SLOTS];
+    vorder(t, &s, idx);
     uint64_t h = 14695981039346656037ULL;
-    for (size_t i = 0; i < t->nparams; i++) {
-        uint64_t v = (uint64_t)slots[t->ninputs + i];
+    for (size_t k = 0; k < s.n; k++) {
+        uint64_t v = (uint64_t)slots[t->ninputs + idx[k]];
         for (int b = 0; b < 8; b++) {   /* little-endian bytes: the same on every host */
             h ^= (v >> (8 * b)) & 0xff;
             h *= 1099511628211ULL;

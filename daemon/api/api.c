@@ -184,8 +184,8 @@ void tt_resp_json(tt_resp *r, int status, json_t *body)
 }
 
 /* ---- request helpers ---------------------------------------------------------------- */
-tt_rc tt__req_template(tt_server *srv, const json_t *v, int store, tt__tmpl_ref *ref,
-                       tt_errinfo *err)
+tt_rc tt__req_template(tt_server *srv, const json_t *v, const tt_req *store_as,
+                       tt__tmpl_ref *ref, tt_errinfo *err)
 {
     ref->t = NULL;
     ref->owned = NULL;
@@ -201,7 +201,10 @@ tt_rc tt__req_template(tt_server *srv, const json_t *v, int store, tt__tmpl_ref 
         return tt_errf(err, TT_EINVAL, "template",
                        "need a template name (string) or an inline template (object)");
     tt_rc rc;
-    if (store) rc = tt_catalog_put(srv->catalog, srv->store, NULL, v, &ref->t, err);
+    if (store_as)
+        rc = tt_catalog_put_as(srv->catalog, srv->store, NULL, v,
+                               store_as->token_name ? store_as->token_name : "",
+                               (store_as->scopes & TT_SCOPE_ADMIN) != 0, &ref->t, err);
     else {
         rc = tt_tmpl_parse_json(v, NULL, &ref->owned, err);
         ref->t = ref->owned;

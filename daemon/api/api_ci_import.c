@@ -11,8 +11,11 @@
  * recordings of other devices are data, not Ascend targets), problem=M=..,N=.. (required when
  * the template has inputs), file=NAME (recorded in the job's options).
  *
- * The job row is inserted already `running` and leased to this request
- * (tt_store_job_create_running: one statement), so no worker ever claims it; it is finished `done` once every record is stored.
+ * Atomic: the whole import -- the job row (inserted `running`, leased to this request), every
+ * record and the job's end (`done`) -- is ONE transaction (a store batch) on a connection of
+ * its own, so a crash (kill -9) in the middle leaves nothing of it, and no other connection
+ * ever sees the job unfinished (workers never claim imports anyway: store.h).  Other writers
+ * wait for it (SQLite's single writer); readers do not.
  */
 #include <ctype.h>
 #include <math.h>
@@ -58,7 +61,7 @@ static tt_rc tt_import_trial(const tt_template *t, const tt_dataset *ds, const t
     if (tr->config_key) tt_tmpl_config_key(t, slots, tr->config_key, need);
     tr->config_hash = tt_tmpl_config_hash(t, slots);
     json_t *cj = tt_tmpl_config_json(t, slots);
-    tr->config_json = cj ? tt_json_dumps(cj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    tr->config_json = cj ? tt_json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(cj);
     tr->status = tt_status_of(r->status);
     if (r->status != TT_DS_OK) tr->error = strdup(tt_ds_status_name(r->status));
@@ -85,7 +88,8 @@ static tt_rc tt_import_trial(const tt_template *t, const tt_dataset *ds, const t
     return TT_OK;
 }
 
-static void tt_import_t1(tt_server *srv, const char *name, const json_t *doc, tt_resp *resp)
+static void tt_import_t1(tt_server *srv, const tt_req *req, const char *name, const json_t *doc,
+                         tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
@@ -100,7 +104,10 @@ static void tt_import_t1(tt_server *srv, const char *name, const json_t *doc, tt
     const tt_template *old = NULL, *t = NULL;
     int exists = tt_catalog_template(srv->catalog, srv->store, parsed->name, parsed->hash, &old,
                                      NULL) == TT_OK;
-    tt_rc rc = exists ? TT_OK : tt_catalog_put(srv->catalog, srv->store, NULL, tdoc, &t, &err);
+    tt_rc rc = exists ? TT_OK
+                      : tt_catalog_put_as(srv->catalog, srv->store, NULL, tdoc,
+                                          req->token_name ? req->token_name : "",
+                                          (req->scopes & TT_SCOPE_ADMIN) != 0, &t, &err);
     if (rc) {
         tt_resp_errinfo(resp, &err);
     } else {
@@ -136,6 +143,7 @@ typedef struct tt_import_ctx {
     int64_t slots[TT_MAX_SLOTS];
     size_t added, skipped, rejected;
     tt_job job;                       /* created at the first new record (id 0 before) */
+    tt_store *st;                     /* the import's connection, inside its batch */
 } tt_import_ctx;
 
 /* The target: the query's (a catalog name, or any safe name), else the file's device. */
@@ -218,9 +226,10 @@ static tt_rc tt_import_job(tt_server *srv, const tt_req *req, const tt_import_ar
     j->budget_trials = (int64_t)ds->nrecords;
     if (!j->problem_key || !j->problem_json || !j->options_json)
         return tt_errf(err, TT_ENOMEM, NULL, "out of memory");
-    tt_rc rc = tt_store_job_create_running(srv->store, j, c->owner, TT_IMPORT_LEASE_S);
+    (void)srv;
+    tt_rc rc = tt_store_job_create_running(c->st, j, c->owner, TT_IMPORT_LEASE_S);
     if (rc) return tt_errf(err, rc, NULL, "cannot create the import job: %s",
-                           tt_store_errmsg(srv->store));
+                           tt_store_errmsg(c->st));
     return TT_OK;
 }
 
@@ -243,29 +252,52 @@ static tt_rc tt_import_records(tt_server *srv, const tt_req *req, const tt_impor
         }
         if (!ok) { c->rejected++; continue; }
         tt_trial tr;
-        tt_rc rc = tt_store_trial_lookup(srv->store, &key, tt_tmpl_config_hash(t, c->slots), &tr);
+        tt_rc rc = tt_store_trial_lookup(c->st, &key, tt_tmpl_config_hash(t, c->slots), &tr);
         if (rc == TT_OK) { tt_trial_clear(&tr); c->skipped++; continue; }
         if (rc != TT_ENOTFOUND)
-            return tt_errf(err, rc, NULL, "store: %s", tt_store_errmsg(srv->store));
+            return tt_errf(err, rc, NULL, "store: %s", tt_store_errmsg(c->st));
         if (!c->job.id && (rc = tt_import_job(srv, req, a, ds, c, err))) return rc;
         if ((rc = tt_import_trial(t, ds, rec, c->slots, &tr)) ||
-            (rc = tt_store_trial_record(srv->store, &key, t->name, c->job.id,
+            (rc = tt_store_trial_record(c->st, &key, t->name, c->job.id,
                                         (int64_t)c->added + 1, &tr))) {
-            tt_trial_clear(&tr);
-            tt_store_job_finish(srv->store, c->job.id, c->owner, TT_JOB_FAILED,
-                                "import interrupted");
+            tt_trial_clear(&tr);   /* the caller rolls the whole import back */
             return tt_errf(err, rc, NULL, "cannot store record %zu: %s", r,
-                           tt_store_errmsg(srv->store));
+                           tt_store_errmsg(c->st));
         }
         tt_trial_clear(&tr);
         c->added++;
     }
     if (!c->job.id) return TT_OK;
-    tt_store_job_progress(srv->store, c->job.id, (int64_t)c->added, (int64_t)c->added);
-    tt_rc rc = tt_store_job_finish(srv->store, c->job.id, c->owner, TT_JOB_DONE, NULL);
+    tt_rc rc = tt_store_job_progress(c->st, c->job.id, (int64_t)c->added, (int64_t)c->added);
+    if (!rc) rc = tt_store_job_finish(c->st, c->job.id, c->owner, TT_JOB_DONE, NULL);
     if (rc) return tt_errf(err, rc, NULL, "cannot finish the import job: %s",
-                           tt_store_errmsg(srv->store));
+                           tt_store_errmsg(c->st));
     return TT_OK;
+}
+
+/* Run the records in ONE transaction (a batch) on a connection of its own (the shared one
+ * when the database URL is unknown): all of them are stored, or none. */
+static tt_rc tt_import_atomic(tt_server *srv, const tt_req *req, const tt_import_args *a,
+                              const tt_dataset *ds, tt_import_ctx *c, tt_errinfo *err)
+{
+    tt_store *own = NULL;
+    if (srv->runner_cfg.db_url) {
+        tt_errinfo oe;
+        tt_errinfo_clear(&oe);
+        if (tt_store_open(srv->runner_cfg.db_url, &own, &oe) != TT_OK)
+            return tt_errf(err, oe.rc ? oe.rc : TT_EDB, NULL, "cannot open the database: %s",
+                           oe.msg);
+    }
+    c->st = own ? own : srv->store;
+    tt_rc rc = tt_store_batch_begin(c->st);
+    if (rc) tt_errf(err, rc, NULL, "cannot start the import: %s", tt_store_errmsg(c->st));
+    if (!rc && !(rc = tt_import_records(srv, req, a, ds, c, err)) &&
+        (rc = tt_store_batch_commit(c->st)))
+        tt_errf(err, rc, NULL, "cannot commit the import: %s", tt_store_errmsg(c->st));
+    tt_store_batch_rollback(c->st);   /* after an error; a no-op after the commit */
+    tt_store_close(own);
+    c->st = NULL;
+    return rc;
 }
 
 /* A T4 / Kernel Tuner cache body: records become trials of a done import job. */
@@ -282,7 +314,7 @@ static void tt_import_data(tt_server *srv, const tt_req *req, const tt_import_ar
     tt_import_ctx *c = calloc(1, sizeof *c);
     if (!c) tt_errf(&err, TT_ENOMEM, NULL, "out of memory");
     if (!c || tt_import_resolve(srv, req, a, ds, c, &err) ||
-        tt_import_records(srv, req, a, ds, c, &err)) {
+        tt_import_atomic(srv, req, a, ds, c, &err)) {
         tt_resp_errinfo(resp, &err);
     } else {
         tt_resp_json(resp, c->added ? 201 : 200,
@@ -332,7 +364,7 @@ void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
             tt_resp_error(resp, TT_EJSON, NULL, "T1 file: line %d column %d: %s", je.line,
                           je.column, je.text);
         else if (t1)
-            tt_import_t1(srv, a.tmpl, doc, resp);
+            tt_import_t1(srv, req, a.tmpl, doc, resp);
         json_decref(doc);
         if (t1) return;
     }

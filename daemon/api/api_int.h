@@ -59,14 +59,15 @@ void tt__api_set_runner(const tt_runner *r);
 const tt_runner *tt__api_get_runner(void);
 
 /* A template named in a request: a name (from the catalog/store), or an inline document.
- * Inline documents are stored in the catalog when `store` is 1 (tune, PUT), else parsed
- * privately and owned here.  Release with tt__tmpl_ref_close(). */
+ * Inline documents are stored in the catalog on behalf of the token of `store_as` when it is
+ * not NULL (tune: TT_EFORBIDDEN for a built-in's name or another token's template), else
+ * parsed privately and owned here.  Release with tt__tmpl_ref_close(). */
 typedef struct tt__tmpl_ref {
     const tt_template *t;
     tt_template *owned;
 } tt__tmpl_ref;
-tt_rc tt__req_template(tt_server *srv, const json_t *v, int store, tt__tmpl_ref *ref,
-                       tt_errinfo *err);
+tt_rc tt__req_template(tt_server *srv, const json_t *v, const tt_req *store_as,
+                       tt__tmpl_ref *ref, tt_errinfo *err);
 void tt__tmpl_ref_close(tt__tmpl_ref *ref);
 /* Target by name or alias; TT_ETARGET with path "target" when unknown or not a string. */
 tt_rc tt__req_target(tt_server *srv, const json_t *v, const tt_target **out, tt_errinfo *err);

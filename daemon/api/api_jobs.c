@@ -144,11 +144,13 @@ static tt_rc tt_tune_parse(const tt_req *req, tt_tune_args *a, tt_errinfo *err)
     return rc;
 }
 
-/* The per-token limit of queued + running jobs: TT_OK, or the error answered. */
+/* The per-token limit of queued + running jobs, checked early (before parsing a template):
+ * 0, or -1 with the error answered.  tt_tune_create checks it again atomically. */
 static int tt_tune_limit(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     int64_t counts[TT_JOB__COUNT] = {0};
-    if (tt_store_job_counts(srv->store, req->token_name, counts) != TT_OK) {
+    if (tt_store_job_counts(srv->store, req->token_name ? req->token_name : "", counts) !=
+        TT_OK) {
         tt_resp_error(resp, TT_EDB, NULL, "cannot count jobs: %s", tt_store_errmsg(srv->store));
         return -1;
     }
@@ -213,7 +215,13 @@ static tt_rc tt_tune_create(tt_server *srv, const tt_req *req, const tt_tune_arg
     j->seed = a->seed;
     j->planned = (int64_t)((uint64_t)a->trials < total ? (uint64_t)a->trials : total);
     j->state = TT_JOB_QUEUED;
-    tt_rc rc = tt_store_job_create(srv->store, j);
+    /* the limit again, atomically with the insert (tt_tune_limit is only the cheap refusal):
+     * concurrent submissions of one token can never pass it together */
+    int64_t active = 0;
+    tt_rc rc = tt_store_job_create_capped(srv->store, j, srv->max_jobs_per_token, &active);
+    if (rc == TT_ELIMIT)
+        return tt_errf(err, rc, NULL, "token %s already has %lld queued or running jobs "
+                       "(limit %d)", j->owner, (long long)active, srv->max_jobs_per_token);
     if (rc) return tt_errf(err, rc, NULL, "cannot create the job: %s", tt_store_errmsg(srv->store));
     return TT_OK;
 }
@@ -244,7 +252,7 @@ void tt__api_tune(tt_server *srv, const tt_req *req, tt_resp *resp)
     }
     if (tt_tune_limit(srv, req, resp)) return;
     tt__tmpl_ref ref;
-    if (tt__req_template(srv, a.tmpl, 1, &ref, &err)) { tt_resp_errinfo(resp, &err); return; }
+    if (tt__req_template(srv, a.tmpl, req, &ref, &err)) { tt_resp_errinfo(resp, &err); return; }
     int64_t slots[TT_MAX_SLOTS];
     memset(slots, 0, sizeof slots);
     char fp[80] = "";

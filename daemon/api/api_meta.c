@@ -98,7 +98,9 @@ void tt__api_template_put(tt_server *srv, const tt_req *req, tt_resp *resp)
     tt_errinfo_clear(&err);
     if (tt_doc_check(req, resp)) return;
     const tt_template *t;
-    tt_rc rc = tt_catalog_put(srv->catalog, srv->store, req->params[0], req->body, &t, &err);
+    tt_rc rc = tt_catalog_put_as(srv->catalog, srv->store, req->params[0], req->body,
+                                 req->token_name ? req->token_name : "",
+                                 (req->scopes & TT_SCOPE_ADMIN) != 0, &t, &err);
     if (rc) { tt_resp_errinfo(resp, &err); return; }
     tt_resp_json(resp, 201, tt_template_summary(t));
 }

@@ -394,7 +394,7 @@ static tt_rc tt_model_resolve(tt_server *srv, const tt_model_args *a, const tt_t
 {
     memset(slots, 0, TT_MAX_SLOTS * sizeof *slots);
     tt_rc rc = tt__req_target(srv, a->target, tgt, err);
-    if (!rc) rc = tt__req_template(srv, a->tmpl, 0, ref, err);
+    if (!rc) rc = tt__req_template(srv, a->tmpl, NULL, ref, err);
     if (!rc) rc = tt__req_problem(ref->t, a->problem, slots, err);
     return rc;
 }

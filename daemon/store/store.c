@@ -20,8 +20,8 @@
     "done, best_trial, best_us, best_pred_us, best_config_json, error, owner, lease_owner, " \
     "lease_expires, created_at, started_at, finished_at, claimed_from"
 #define CLAIM_PICK                                                                        \
-    "SELECT id FROM jobs WHERE state = 'queued' OR (state = 'running' AND "                 \
-    "lease_expires < tt_now()) ORDER BY id LIMIT 1"
+    "SELECT id FROM jobs WHERE strategy <> 'import' AND (state = 'queued' OR "              \
+    "(state = 'running' AND lease_expires < tt_now())) ORDER BY id LIMIT 1"
 #define CLAIM_SET                                                                         \
     "UPDATE jobs SET state = 'running', lease_owner = $1, lease_expires = tt_now() + $2, "  \
     "claimed_from = CASE WHEN state = 'running' THEN lease_owner ELSE NULL END, "          \
@@ -31,7 +31,8 @@
 enum {
     Q_PING, Q_TPL_PUT, Q_TPL_LATEST, Q_TPL_GET, Q_TPL_LIST, Q_JOB_CREATE, Q_JOB_GET,
     Q_JOB_LIST, Q_JOB_COUNTS, Q_JOB_CLAIM, Q_JOB_RENEW, Q_JOB_STATE, Q_JOB_PROGRESS,
-    Q_JOB_FINISH, Q_JOB_CANCEL, Q_JOB_RELEASE, Q_JOB_CREATE_RUNNING,
+    Q_JOB_FINISH, Q_JOB_CANCEL, Q_JOB_RELEASE, Q_JOB_CREATE_RUNNING, Q_JOB_ACTIVE,
+    Q_OWNER_LOCK, Q_TPL_OWNER, Q_TPL_PUT_OWNED,
     Q__COUNT
 };
 _Static_assert(Q__COUNT <= TT__Q_STORE_TRIALS, "store_trials.c query ids start there");
@@ -83,7 +84,17 @@ static const struct {
                       "lease_owner = '', lease_expires = 0 WHERE id = $1 AND "
                       "state IN ('queued', 'running')", NULL},
     [Q_JOB_RELEASE] = {"UPDATE jobs SET lease_owner = '', lease_expires = 0 "
-                       "WHERE state = 'running'", NULL},
+                       "WHERE state = 'running' AND strategy <> 'import'", NULL},
+    [Q_JOB_ACTIVE] = {"SELECT COUNT(*) FROM jobs WHERE owner = $1 AND "
+                      "state IN ('queued', 'running')", NULL},
+    /* PostgreSQL: serialise the count-and-insert of one owner across hosts until commit
+     * (SQLite: BEGIN IMMEDIATE already holds the single write lock). */
+    [Q_OWNER_LOCK] = {"SELECT 1", "SELECT pg_advisory_xact_lock($2::int, hashtext($1))"},
+    [Q_TPL_OWNER] = {"SELECT owner FROM templates WHERE name = $1 ORDER BY seq LIMIT 1", NULL},
+    [Q_TPL_PUT_OWNED] = {"INSERT INTO templates (name, hash, version, doc, seq, created_at, "
+                         "owner) VALUES ($1, $2, $3, $4, (SELECT COALESCE(MAX(seq), 0) + 1 "
+                         "FROM templates), tt_now(), $5) ON CONFLICT (name, hash) DO NOTHING",
+                         NULL},
 };
 
 /* ---- helpers shared with store_trials.c (store_internal.h) -------------------------- */
@@ -117,8 +128,29 @@ tt_rc tt__store_unlock(tt_store *s, tt_rc rc)
     return rc;
 }
 
+#define TT_SAVEPOINT "tt_sp"
+
+tt_rc tt__store_tx_begin(tt_store *s)
+{
+    tt__store_lock(s);
+    tt_rc rc = s->batch ? s->eng->exec_script(s, "SAVEPOINT " TT_SAVEPOINT) : s->eng->begin(s);
+    if (rc) tt__store_unlock(s, rc);
+    return rc;
+}
+
 tt_rc tt__store_tx_end(tt_store *s, tt_rc rc)
 {
+    if (s->batch) {
+        if (!rc) rc = s->eng->exec_script(s, "RELEASE SAVEPOINT " TT_SAVEPOINT);
+        if (rc) {
+            char msg[sizeof s->errmsg];
+            memcpy(msg, s->errmsg, sizeof msg);
+            (void)s->eng->exec_script(s, "ROLLBACK TO SAVEPOINT " TT_SAVEPOINT);
+            (void)s->eng->exec_script(s, "RELEASE SAVEPOINT " TT_SAVEPOINT);
+            memcpy(s->errmsg, msg, sizeof msg);
+        }
+        return tt__store_unlock(s, rc);
+    }
     if (!rc) rc = s->eng->commit(s);
     if (rc) {
         char msg[sizeof s->errmsg];
@@ -281,6 +313,13 @@ static tt_rc tt_store_migrate(tt_store *s)
             tt__store_fail(s, rc, "migration %s: %s", m->name, msg);
             goto fail;
         }
+        size_t merged = 0;
+        if (v == 3 && (rc = tt__store_rekey(s, &merged))) {   /* 003's data step */
+            char msg[sizeof s->errmsg];
+            memcpy(msg, s->errmsg, sizeof msg);
+            tt__store_fail(s, rc, "migration %s (canonical keys): %s", m->name, msg);
+            goto fail;
+        }
         tt__param p[] = {PI(v), PT(m->name), PF(tt__store_now())};
         if ((rc = s->eng->query(s, -1, "INSERT INTO schema_migrations (version, name, "
                                        "applied_at) VALUES ($1, $2, $3)", p, NP(p), &r)))
@@ -317,7 +356,11 @@ tt_rc tt_store_open(const char *url, tt_store **out, tt_errinfo *err)
     if (!url || !*url) return tt_errf(err, TT_EDB, NULL, "empty database URL");
     tt_store *s = calloc(1, sizeof *s);
     if (!s) return tt_errf(err, TT_ENOMEM, NULL, "out of memory");
-    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutexattr_t ma;   /* recursive: a batch holds it across the calls it groups */
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&s->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
     char *conninfo = NULL;
     const char *opts = NULL;
     tt_rc rc;
@@ -387,6 +430,52 @@ tt_rc tt_store_ping(tt_store *s)
     return tt_store_unlock(s, rc == TT_ENOTFOUND ? TT_EDB : rc);
 }
 
+/* PostgreSQL: hold an advisory lock on (class, name) until the transaction ends, so that a
+ * check-then-insert for one name is atomic across hosts (SQLite: BEGIN IMMEDIATE already
+ * holds the single write lock; nothing to do). */
+enum { TT_LOCK_JOBS = 7474, TT_LOCK_TEMPLATES = 7475 };
+static tt_rc tt_owner_lock(tt_store *s, int cls, const char *name)
+{
+    if (s->engine != TT_STORE_POSTGRES) return TT_OK;
+    tt__param p[] = {PT(name), PI(cls)};
+    tt__res r;
+    tt_rc rc = q_first(s, Q_OWNER_LOCK, p, NP(p), &r);
+    return rc ? rc : q_end(&r);
+}
+
+/* ---- batches (group commit) ---------------------------------------------------------- */
+tt_rc tt_store_batch_begin(tt_store *s)
+{
+    tt_store_lock(s);
+    if (s->batch) {
+        tt__store_fail(s, TT_EINVAL, "a batch is already open on this store");
+        return tt_store_unlock(s, TT_EINVAL);
+    }
+    tt_rc rc = s->eng->begin(s);
+    if (rc) return tt_store_unlock(s, rc);
+    s->batch = 1;
+    return TT_OK;   /* the lock stays held until the batch ends */
+}
+
+int tt_store_in_batch(const tt_store *s) { return s && s->batch; }
+
+tt_rc tt_store_batch_commit(tt_store *s)
+{
+    if (!s->batch) return TT_EINVAL;   /* not ours: the caller holds no batch */
+    s->batch = 0;
+    tt_rc rc = tt__store_tx_end(s, TT_OK);
+    tt__store_best_touch();   /* after the commit: a reader that saw the old rows misses */
+    return rc;
+}
+
+void tt_store_batch_rollback(tt_store *s)
+{
+    if (!s || !s->batch) return;
+    s->batch = 0;
+    s->eng->rollback(s);
+    tt_store_unlock(s, TT_OK);
+}
+
 /* ---- templates ---------------------------------------------------------------------- */
 tt_rc tt_store_template_put(tt_store *s, const char *name, const char *hash,
                             const char *version, const char *doc_json)
@@ -395,6 +484,29 @@ tt_rc tt_store_template_put(tt_store *s, const char *name, const char *hash,
     tt__param p[] = {PT(name), PT(hash), PT(version ? version : ""), PT(doc_json)};
     tt_store_lock(s);
     return tt_store_unlock(s, q_exec(s, Q_TPL_PUT, p, NP(p), NULL));
+}
+
+tt_rc tt_store_template_put_owned(tt_store *s, const char *name, const char *hash,
+                                  const char *version, const char *doc_json, const char *owner,
+                                  int admin)
+{
+    if (!name || !*name || !hash || !*hash || !doc_json || !owner) return TT_EINVAL;
+    tt_rc rc = tt__store_tx_begin(s);
+    if (rc) return rc;
+    tt__param pn[] = {PT(name)};
+    tt__res r;
+    if (!(rc = tt_owner_lock(s, TT_LOCK_TEMPLATES, name)) &&
+        !(rc = q_first(s, Q_TPL_OWNER, pn, NP(pn), &r))) {
+        int other = strcmp(C_T(&r, 0) ? C_T(&r, 0) : "", owner) != 0;
+        if (!(rc = q_end(&r)) && other && !admin)
+            rc = tt__store_fail(s, TT_EFORBIDDEN, "template '%s' belongs to another token",
+                                name);
+    } else if (rc == TT_ENOTFOUND) {
+        rc = TT_OK;   /* a new name: owner becomes its owner */
+    }
+    tt__param p[] = {PT(name), PT(hash), PT(version ? version : ""), PT(doc_json), PT(owner)};
+    if (!rc) rc = q_exec(s, Q_TPL_PUT_OWNED, p, NP(p), NULL);
+    return tt__store_tx_end(s, rc);
 }
 
 tt_rc tt_store_template_get(tt_store *s, const char *name, const char *hash, char **doc_json,
@@ -516,20 +628,18 @@ static tt_rc tt_job_from_row(tt__res *r, tt_job *j)
     return TT_OK;
 }
 
-tt_rc tt_store_job_create(tt_store *s, tt_job *j)
+/* Insert j as a queued job (lock held by the caller). */
+static tt_rc tt_job_insert(tt_store *s, tt_job *j)
 {
-    if (!j->template_name[0] || !j->target[0] || !j->backend[0] || !j->problem_key)
-        return TT_EINVAL;
     tt__param p[] = {PT(j->template_name), PT(j->template_hash), PT(j->target),
                      PT(j->backend), PT(j->backend_fp[0] ? j->backend_fp : j->backend),
                      PT(j->strategy), PT(j->problem_key),
                      PT(j->problem_json ? j->problem_json : "{}"), PT(j->options_json),
                      PI(j->budget_trials), PF(j->budget_seconds), PI(j->seed), PT(j->owner)};
     tt__res r;
-    tt_store_lock(s);
     tt_rc rc = q_first(s, Q_JOB_CREATE, p, NP(p), &r);
     if (rc == TT_ENOTFOUND) rc = tt__store_fail(s, TT_EDB, "job insert returned no id");
-    if (rc) return tt_store_unlock(s, rc);
+    if (rc) return rc;
     j->id = C_I(&r, 0);
     j->created_at = C_F(&r, 1);
     j->state = TT_JOB_QUEUED;
@@ -537,14 +647,46 @@ tt_rc tt_store_job_create(tt_store *s, tt_job *j)
     j->best_us = j->best_pred_us = 0;
     j->lease_owner[0] = '\0';
     j->lease_expires = j->started_at = j->finished_at = 0;
-    return tt_store_unlock(s, q_end(&r));
+    return q_end(&r);
+}
+
+static int tt_job_valid(const tt_job *j)
+{
+    return j->template_name[0] && j->target[0] && j->backend[0] && j->problem_key;
+}
+
+tt_rc tt_store_job_create(tt_store *s, tt_job *j)
+{
+    if (!tt_job_valid(j)) return TT_EINVAL;
+    tt_store_lock(s);
+    return tt_store_unlock(s, tt_job_insert(s, j));
+}
+
+tt_rc tt_store_job_create_capped(tt_store *s, tt_job *j, int64_t max_active, int64_t *active)
+{
+    if (active) *active = 0;
+    if (!tt_job_valid(j)) return TT_EINVAL;
+    if (max_active <= 0) return tt_store_job_create(s, j);
+    tt_rc rc = tt__store_tx_begin(s);
+    if (rc) return rc;
+    tt__param p[] = {PT(j->owner)};
+    tt__res r;
+    rc = tt_owner_lock(s, TT_LOCK_JOBS, j->owner);
+    if (!rc && !(rc = q_first(s, Q_JOB_ACTIVE, p, NP(p), &r))) {
+        int64_t n = C_I(&r, 0);
+        if (active) *active = n;
+        if (!(rc = q_end(&r)) && n >= max_active)
+            rc = tt__store_fail(s, TT_ELIMIT, "owner '%s' has %lld queued or running jobs "
+                                "(limit %lld)", j->owner, (long long)n, (long long)max_active);
+    }
+    if (!rc) rc = tt_job_insert(s, j);
+    return tt__store_tx_end(s, rc);
 }
 
 tt_rc tt_store_job_create_running(tt_store *s, tt_job *j, const char *owner,
                                   double lease_seconds)
 {
-    if (!j->template_name[0] || !j->target[0] || !j->backend[0] || !j->problem_key ||
-        !owner || !*owner || !(lease_seconds > 0))
+    if (!tt_job_valid(j) || !owner || !*owner || !(lease_seconds > 0))
         return TT_EINVAL;
     tt__param p[] = {PT(j->template_name), PT(j->template_hash), PT(j->target),
                      PT(j->backend), PT(j->backend_fp[0] ? j->backend_fp : j->backend),

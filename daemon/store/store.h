@@ -10,8 +10,9 @@
  *
  * A measurement is keyed by (template hash, problem key, target, backend fingerprint,
  * config hash): a config measured under the same key is reused, not measured again.
- * Trials are committed one by one; `best` is updated in the same transaction as the trial
- * that beats it.  A job's state lives only here, so a restarted daemon resumes it.
+ * Trials are committed one by one, or many in one transaction inside a batch (group commit,
+ * tt_store_batch_begin); `best` is updated in the same transaction as the trial that beats
+ * it.  A job's state lives only here, so a restarted daemon resumes it.
  *
  * URLs: "sqlite:PATH[?synchronous=normal|full]" (also "sqlite:///abs/path" or a bare path;
  * WAL, NORMAL by default: committed trials survive kill -9, see schema/README.md), and any
@@ -50,10 +51,35 @@ tt_rc tt_store_ping(tt_store *s);
 /* Last engine error text (borrowed, valid until the next call on s). */
 const char *tt_store_errmsg(const tt_store *s);
 
+/* ---- batches (group commit) --------------------------------------------------------- */
+/* Group the following calls of this thread on s into ONE transaction, committed by
+ * tt_store_batch_commit() (or dropped by tt_store_batch_rollback()): many trials of a cheap
+ * backend for the cost of one commit, or a whole import that is all or nothing.  While the
+ * batch is open the store's mutex stays held by its thread, so other threads' calls on s wait
+ * (open a second store for them).  Calls that are a transaction of their own
+ * (tt_store_trial_record, tt_store_trial_append, tt_store_job_create_capped,
+ * tt_store_baseline_put) run as a savepoint inside the batch: a failed one undoes only
+ * itself.  Nothing of a batch is visible to other connections, or survives a crash, before
+ * the commit.  TT_EINVAL when a batch is already open; engine errors as usual (then no batch
+ * is open).  tt_store_batch_commit() ends the batch also when the commit fails (its writes
+ * are then lost: TT_EDB and the engine's text); TT_EINVAL when no batch is open. */
+tt_rc tt_store_batch_begin(tt_store *s);
+tt_rc tt_store_batch_commit(tt_store *s);
+void tt_store_batch_rollback(tt_store *s);   /* no-op without an open batch; NULL accepted */
+int tt_store_in_batch(const tt_store *s);    /* 1 between begin and commit/rollback */
+
 /* ---- templates ---------------------------------------------------------------------- */
 /* Store a template document (canonical JSON text).  Idempotent on (name, hash). */
 tt_rc tt_store_template_put(tt_store *s, const char *name, const char *hash,
                             const char *version, const char *doc_json);
+/* Same, on behalf of the token `owner` ("" for an open daemon): the name's owner is the
+ * token that stored its first version; another token may store a version only when admin,
+ * else TT_EFORBIDDEN and nothing is stored.  Versions stored before schema 003 (and built-ins
+ * synced by tt_store_template_put) are owned by "".  Check and insert are one transaction
+ * (PostgreSQL: under a per-name advisory lock). */
+tt_rc tt_store_template_put_owned(tt_store *s, const char *name, const char *hash,
+                                  const char *version, const char *doc_json, const char *owner,
+                                  int admin);
 /* Latest document for name (hash NULL) or the exact (name, hash).  *doc_json is malloc'd,
  * caller frees.  TT_ENOTFOUND if absent. */
 tt_rc tt_store_template_get(tt_store *s, const char *name, const char *hash, char **doc_json,
@@ -106,6 +132,12 @@ void tt_job_clear(tt_job *j);
 /* Insert a new queued job (id, state, timestamps and counters are set by the store).
  * Sets j->id. */
 tt_rc tt_store_job_create(tt_store *s, tt_job *j);
+/* tt_store_job_create, refused atomically with TT_ELIMIT (nothing inserted) when j->owner
+ * already has max_active or more queued or running jobs: the count and the insert are one
+ * transaction (SQLite: the write lock; PostgreSQL: a per-owner advisory lock), so concurrent
+ * submissions can never exceed the limit.  *active (may be NULL) is the count seen.
+ * max_active <= 0: no limit. */
+tt_rc tt_store_job_create_capped(tt_store *s, tt_job *j, int64_t max_active, int64_t *active);
 /* Insert a new job already `running` and leased to `owner` for lease_seconds (one statement),
  * so that no worker ever claims it: for work the caller does itself (POST /v1/import), which
  * then ends it with tt_store_job_finish(owner) (or keeps it with tt_store_job_renew()).
@@ -129,7 +161,7 @@ tt_rc tt_store_job_list(tt_store *s, const tt_job_filter *f, tt_job **jobs, size
 tt_rc tt_store_job_counts(tt_store *s, const char *owner, int64_t counts[TT_JOB__COUNT]);
 
 /* Claim one job for worker `owner`: the oldest queued job, or a running job whose lease has
- * expired (a dead worker's), atomically (SQLite: BEGIN IMMEDIATE; PostgreSQL: FOR UPDATE
+ * expired (a dead worker's) -- never an import (strategy "import": work of the API), atomically (SQLite: BEGIN IMMEDIATE; PostgreSQL: FOR UPDATE
  * SKIP LOCKED).  It becomes running with lease_expires = now + lease_seconds.
  * TT_ENOTFOUND when there is nothing to do. */
 tt_rc tt_store_job_claim(tt_store *s, const char *owner, double lease_seconds, tt_job *out);

@@ -86,6 +86,8 @@ struct tt_store {
     pthread_mutex_t mu;
     int schema_version;
     int in_tx;                 /* inside begin()..commit()/rollback() */
+    int batch;                 /* inside tt_store_batch_begin()..commit/rollback: the mutex
+                                  (recursive) stays held by the batch's thread */
     void *conn;                /* sqlite3 * / PGconn * */
     void *cache[TT__Q_MAX];    /* SQLite: sqlite3_stmt *; PostgreSQL: non-NULL once prepared */
     tt_rc err_rc;              /* code of the last failure */
@@ -122,9 +124,13 @@ double tt__store_now(void);
 #define TT__CF(r, i) ((r)->s->eng->f64((r), (i)))
 
 void tt__store_lock(tt_store *s);
+/* Lock and start a write transaction: BEGIN, or inside a batch a savepoint (so that a failed
+ * call rolls back only its own writes).  On error the lock is released. */
+tt_rc tt__store_tx_begin(tt_store *s);
 /* Unlock and return rc. */
 tt_rc tt__store_unlock(tt_store *s, tt_rc rc);
-/* Commit when rc is TT_OK, else roll back (keeping the cause in errmsg); unlock; return. */
+/* Commit when rc is TT_OK, else roll back (keeping the cause in errmsg); unlock; return.
+ * Inside a batch: release or roll back to the savepoint of tt__store_tx_begin. */
 tt_rc tt__store_tx_end(tt_store *s, tt_rc rc);
 /* Bounded copy into a fixed field ("" for NULL). */
 void tt__cpy(char *dst, size_t n, const char *src);
@@ -148,6 +154,10 @@ tt_rc tt__q_first(tt_store *s, int id, const char *sql, const char *pg, const tt
                   int np, tt__res *r);
 /* Run the rest of the statement (writes with RETURNING) and finish it. */
 tt_rc tt__q_end(tt__res *r);
+
+/* store_rekey.c: the data step of migration 003 (inside its transaction): canonical config
+ * keys, hashes and JSON for every trial, duplicates merged (*merged counts them). */
+tt_rc tt__store_rekey(tt_store *s, size_t *merged);
 
 /* store_trials.c: every best row matching q (store_meta.c pins them as baselines). */
 tt_rc tt__store_best_rows(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n);

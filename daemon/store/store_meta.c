@@ -160,9 +160,8 @@ tt_rc tt_store_baseline_put(tt_store *s, const char *name, const tt_best_query *
     if (!name || !*name || !q || !q->template_name || !q->target) return TT_EINVAL;
     tt_best *rows = NULL;
     size_t n = 0;
-    tt__store_lock(s);
-    tt_rc rc = s->eng->begin(s);
-    if (rc) return tt__store_unlock(s, rc);
+    tt_rc rc = tt__store_tx_begin(s);
+    if (rc) return rc;
     if ((rc = tt__store_best_rows(s, q, &rows, &n))) return tt__store_tx_end(s, rc);
     if (n == 0) {
         tt__store_fail(s, TT_ENOTFOUND, "no best row to pin");

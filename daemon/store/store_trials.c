@@ -261,9 +261,8 @@ tt_rc tt_store_trial_record(tt_store *s, const tt_trial_key *k, const char *temp
         return TT_EINVAL;
     tt_trial stored = {0};
     char *problem_json = NULL;
-    tt__store_lock(s);
-    tt_rc rc = s->eng->begin(s);
-    if (rc) return tt__store_unlock(s, rc);
+    tt_rc rc = tt__store_tx_begin(s);
+    if (rc) return rc;
     if (job_id > 0) {
         tt__param p[] = {PI(job_id)};
         tt__res r;
@@ -428,9 +427,8 @@ tt_rc tt_store_trial_append(tt_store *s, const tt_trial_key *k, const char *temp
     char *opts = NULL, *problem_json = NULL, *merged = NULL, *newopts = NULL;
     json_t *oj = NULL, *arr = NULL;
     double *v = NULL;
-    tt__store_lock(s);
-    tt_rc rc = s->eng->begin(s);
-    if (rc) return tt__store_unlock(s, rc);
+    tt_rc rc = tt__store_tx_begin(s);
+    if (rc) return rc;
     tt__param pj[] = {PI(job_id)};
     tt__res r;
     rc = q_first(s, Q_JOB_OPTIONS, pj, NP(pj), &r);

@@ -52,6 +52,9 @@ static const tt_template *tt_cat_add(tt_catalog *c, tt_template *t, int builtin,
     return c->e[c->n++].t;
 }
 
+/* (name, hash), or for hash NULL the name's built-in if there is one (built-ins are
+ * read-only: a version stored under a built-in's name before schema 003 never shadows it),
+ * else its latest cached version. */
 static const tt_cat_entry *tt_cat_find(const tt_catalog *c, const char *name, const char *hash)
 {
     const tt_cat_entry *best = NULL;
@@ -59,7 +62,8 @@ static const tt_cat_entry *tt_cat_find(const tt_catalog *c, const char *name, co
         if (strcmp(c->e[i].t->name, name) != 0) continue;
         if (hash) {
             if (strcmp(c->e[i].t->hash, hash) == 0) return &c->e[i];
-        } else if (!best || c->e[i].order > best->order) {
+        } else if (!best || (c->e[i].builtin && !best->builtin) ||
+                   (c->e[i].builtin == best->builtin && c->e[i].order > best->order)) {
             best = &c->e[i];
         }
     }
@@ -217,7 +221,7 @@ tt_rc tt_catalog_template(tt_catalog *c, tt_store *s, const char *name, const ch
     pthread_mutex_lock(&c->mu);
     tt_rc rc = TT_OK;
     const tt_cat_entry *e = tt_cat_find(c, name, hash);
-    if (e && (hash || !s)) {
+    if (e && (hash || !s || e->builtin)) {
         *out = e->t;
     } else if (s) {
         rc = tt_cat_from_store(c, s, name, hash, out, err);
@@ -233,14 +237,37 @@ tt_rc tt_catalog_template(tt_catalog *c, tt_store *s, const char *name, const ch
     return rc;
 }
 
-tt_rc tt_catalog_put(tt_catalog *c, tt_store *s, const char *name, const json_t *doc,
-                     const tt_template **out, tt_errinfo *err)
+/* Parse doc as a stored template is reloaded: from its canonical text (sorted keys), so that
+ * params, inputs and the space enumerate in the same order before and after a restart and on
+ * every worker host. */
+static tt_rc tt_cat_parse_canonical(const json_t *doc, tt_template **out, tt_errinfo *err)
+{
+    tt_template *t = NULL;
+    tt_rc rc = tt_tmpl_parse_json(doc, NULL, &t, err);   /* errors name the caller's paths */
+    if (rc != TT_OK) return rc;
+    tt_tmpl_free(t);
+    char *text = tt_cat_canonical(doc);
+    if (!text) return tt_errf(err, TT_ENOMEM, "template", "out of memory");
+    rc = tt_tmpl_parse_string(text, strlen(text), NULL, out, err);
+    free(text);
+    return rc;
+}
+
+static int tt_cat_is_builtin(const tt_catalog *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].builtin && strcmp(c->e[i].t->name, name) == 0) return 1;
+    return 0;
+}
+
+tt_rc tt_catalog_put_as(tt_catalog *c, tt_store *s, const char *name, const json_t *doc,
+                        const char *owner, int admin, const tt_template **out, tt_errinfo *err)
 {
     if (out) *out = NULL;
     if (!doc || !json_is_object(doc))
         return tt_errf(err, TT_ETEMPLATE, "", "a template must be a JSON object");
     tt_template *t = NULL;
-    tt_rc rc = tt_tmpl_parse_json(doc, NULL, &t, err);
+    tt_rc rc = tt_cat_parse_canonical(doc, &t, err);
     if (rc != TT_OK) return rc;
     if (name && strcmp(name, t->name) != 0) {
         tt_errf(err, TT_EINVAL, "name", "document name '%s' differs from '%s'", t->name, name);
@@ -248,10 +275,26 @@ tt_rc tt_catalog_put(tt_catalog *c, tt_store *s, const char *name, const json_t 
         return TT_EINVAL;
     }
     pthread_mutex_lock(&c->mu);
+    if (tt_cat_is_builtin(c, t->name)) {
+        pthread_mutex_unlock(&c->mu);
+        tt_errf(err, TT_EFORBIDDEN, "name", "'%s' is a built-in template: built-ins are "
+                "read-only (store yours under another name)", t->name);
+        tt_tmpl_free(t);
+        return TT_EFORBIDDEN;
+    }
     if (s) {
-        rc = tt_cat_store_put(s, t);
-        if (rc != TT_OK) {
+        char *text = tt_cat_canonical(t->doc);
+        rc = text ? tt_store_template_put_owned(s, t->name, t->hash,
+                                                t->version ? t->version : "", text,
+                                                owner ? owner : "", owner ? admin : 1)
+                  : TT_ENOMEM;
+        free(text);
+        if (rc == TT_EFORBIDDEN)
+            tt_errf(err, rc, "name", "template '%s' belongs to another token: only its owner "
+                    "or an admin may store a new version", t->name);
+        else if (rc != TT_OK)
             tt_errf(err, rc, "template", "store: %s", tt_store_errmsg(s));
+        if (rc != TT_OK) {
             pthread_mutex_unlock(&c->mu);
             tt_tmpl_free(t);
             return rc;
@@ -262,6 +305,12 @@ tt_rc tt_catalog_put(tt_catalog *c, tt_store *s, const char *name, const json_t 
     if (!cached) return tt_errf(err, TT_ENOMEM, "template", "out of memory");
     if (out) *out = cached;
     return TT_OK;
+}
+
+tt_rc tt_catalog_put(tt_catalog *c, tt_store *s, const char *name, const json_t *doc,
+                     const tt_template **out, tt_errinfo *err)
+{
+    return tt_catalog_put_as(c, s, name, doc, NULL, 1, out, err);
 }
 
 /* The first sentence of a description (up to ". " or the end), at most 100 bytes. */

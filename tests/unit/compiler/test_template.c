@@ -656,6 +656,50 @@ static uint64_t fnv_values(const int64_t *v, size_t n)
     return h;
 }
 
+/* The same template with its params declared in another order (here: reversed, as a stored
+ * template is reloaded with sorted keys) gives every config the same key, hash and JSON. */
+static void test_config_order_free(void)
+{
+    json_t *doc = tt_test_load_json("templates/gemm.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    json_t *params = json_object_get(doc, "params"), *rev = json_object();
+    const char *names[16];
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(params, k, v) names[n++] = k;
+    for (size_t i = n; i-- > 0;) json_object_set(rev, names[i], json_object_get(params, names[i]));
+    json_t *doc2 = json_deep_copy(doc);
+    json_object_set_new(doc2, "params", rev);
+    tt_template *a = NULL, *b = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_json(doc, NULL, &a, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_json(doc2, NULL, &b, &e), TT_OK);
+    CU_ASSERT_STRING_EQUAL(a->hash, b->hash);              /* one template ... */
+    CU_ASSERT_STRING_NOT_EQUAL(a->params[0].name, b->params[0].name);   /* ... two orders */
+    int64_t sa[TT_MAX_SLOTS] = {0}, sb[TT_MAX_SLOTS] = {0};
+    const char *cfg = "block_M=64,block_N=128,block_K=32,K_L1=128,S1=3,S2=1";
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(a, cfg, sa, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(b, cfg, sb, &e), TT_OK);
+    char ka[256], kb[256];
+    tt_tmpl_config_key(a, sa, ka, sizeof ka);
+    tt_tmpl_config_key(b, sb, kb, sizeof kb);
+    CU_ASSERT_STRING_EQUAL(ka, kb);
+    CU_ASSERT_EQUAL(tt_tmpl_config_hash(a, sa), tt_tmpl_config_hash(b, sb));
+    json_t *ja = tt_tmpl_config_json(a, sa), *jb = tt_tmpl_config_json(b, sb);
+    char *ta = json_dumps(ja, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *tb = json_dumps(jb, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    CU_ASSERT_STRING_EQUAL(ta, tb);                        /* member order too */
+    free(ta);
+    free(tb);
+    json_decref(ja);
+    json_decref(jb);
+    tt_tmpl_free(a);
+    tt_tmpl_free(b);
+    json_decref(doc);
+    json_decref(doc2);
+}
+
 static void test_config(void)
 {
     tt_template *t = load("templates/gemm.json");
@@ -663,13 +707,14 @@ static void test_config(void)
     int64_t s[TT_MAX_SLOTS] = {0};
     tt_errinfo e;
     char key[256];
-    const char *kv = "block_M=128,block_N=256,block_K=64,K_L1=256,S1=2,S2=2";
+    const char *kv = "K_L1=256,S1=2,S2=2,block_K=64,block_M=128,block_N=256";
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(t, "S2=2,S1=2,K_L1=256,block_K=64,block_N=256,"
                                                   "block_M=128", s, &e), TT_OK);
     tt_tmpl_config_key(t, s, key, sizeof key);
-    CU_ASSERT_STRING_EQUAL(key, kv);                 /* declared order, whatever the input */
+    CU_ASSERT_STRING_EQUAL(key, kv);                 /* names in byte order, whatever the input */
     CU_ASSERT_EQUAL(s[t->ninputs], 128);
-    CU_ASSERT_EQUAL(tt_tmpl_config_hash(t, s), fnv_values(s + t->ninputs, 6));
+    const int64_t canon[6] = {256, 2, 2, 64, 128, 256};   /* the values in that order */
+    CU_ASSERT_EQUAL(tt_tmpl_config_hash(t, s), fnv_values(canon, 6));
     uint64_t h = tt_tmpl_config_hash(t, s);
     json_t *j = tt_tmpl_config_json(t, s);
     int64_t s2[TT_MAX_SLOTS] = {0};
@@ -771,7 +816,7 @@ static const tt_test_case tmpl_cases[] = {
     {"byte_flips", test_byte_flips},
     {"huge_deep_binary", test_huge_deep_binary},
     {"problem", test_problem},
-    {"config", test_config},
+    {"config", test_config}, {"config_order_free", test_config_order_free},
     {"lets_geom", test_lets_geom},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"template", NULL, NULL, tmpl_cases},

@@ -19,104 +19,8 @@
 
 #include "pg_cluster.h"
 #include "store.h"
+#include "store_fixture.h"
 #include "tt_test.h"
-
-/* ---- per-suite engine --------------------------------------------------------------- */
-static tt_store_engine g_engine;
-static char *g_tmp;              /* SQLite: dir of the case files */
-static tt_pg_cluster g_pg;       /* PostgreSQL: the cluster */
-static int g_ncase;
-static char g_url[700];
-
-static int sqlite_init(void)
-{
-    g_engine = TT_STORE_SQLITE;
-    g_tmp = tt_test_tmpdir("tt-store");
-    return g_tmp ? 0 : -1;
-}
-static int sqlite_cleanup(void)
-{
-    tt_test_rmrf(g_tmp);
-    free(g_tmp);
-    g_tmp = NULL;
-    return 0;
-}
-static int pg_init(void)
-{
-    g_engine = TT_STORE_POSTGRES;
-    char err[512];
-    if (tt_pg_cluster_start(&g_pg, err, sizeof err) != 0) {
-        fprintf(stderr, "\nPostgreSQL suite: %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-static int pg_cleanup(void)
-{
-    tt_pg_cluster_stop(&g_pg);
-    return 0;
-}
-
-/* A URL of a new empty database for this case (static buffer). */
-static const char *fresh_url(void)
-{
-    g_ncase++;
-    if (g_engine == TT_STORE_SQLITE) {
-        snprintf(g_url, sizeof g_url, "sqlite:%s/case%d.db", g_tmp, g_ncase);
-        return g_url;
-    }
-    char name[32], err[512];
-    snprintf(name, sizeof name, "tt_case%d", g_ncase);
-    if (tt_pg_cluster_createdb(&g_pg, name, g_url, sizeof g_url, err, sizeof err) != 0) {
-        fprintf(stderr, "createdb: %s\n", err);
-        return "postgresql://nowhere.invalid/x";
-    }
-    return g_url;
-}
-
-static tt_store *open_fresh(void)
-{
-    tt_store *s = NULL;
-    tt_errinfo e;
-    tt_errinfo_clear(&e);
-    tt_rc rc = tt_store_open(fresh_url(), &s, &e);
-    if (rc) fprintf(stderr, "open %s: %s\n", g_url, e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    CU_ASSERT_EQUAL(tt_store_engine_of(s), g_engine);
-    return s;
-}
-
-/* Run SQL directly on the case database, behind the store's back (fault injection). */
-static int raw_exec(const char *sql)
-{
-    int ok = 0;
-    if (g_engine == TT_STORE_SQLITE) {
-        sqlite3 *db = NULL;
-        if (sqlite3_open(g_url + strlen("sqlite:"), &db) == SQLITE_OK) {
-            sqlite3_busy_timeout(db, 5000);
-            char *msg = NULL;
-            ok = sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK;
-            if (!ok) fprintf(stderr, "raw_exec: %s\n", msg ? msg : "?");
-            sqlite3_free(msg);
-        }
-        sqlite3_close(db);
-    } else {
-        PGconn *c = PQconnectdb(g_url);
-        PGresult *r = PQexec(c, sql);
-        ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-        if (!ok) fprintf(stderr, "raw_exec: %s\n", PQerrorMessage(c));
-        PQclear(r);
-        PQfinish(c);
-    }
-    return ok;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
-}
 
 static void job_init(tt_job *j, const char *tpl, const char *target, const char *owner,
                      const char *pkey)
@@ -181,7 +85,7 @@ static const tt_trial_key KEY = {"0123456789abcdef", "M=64", "a2", "sim"};
 /* ---- cases -------------------------------------------------------------------------- */
 static void test_open_twice(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int v = tt_store_schema_version(s);
     CU_ASSERT(v >= 1);
     CU_ASSERT_EQUAL(tt_store_ping(s), TT_OK);
@@ -189,7 +93,7 @@ static void test_open_twice(void)
     tt_store_close(s);
     tt_errinfo e;
     for (int i = 0; i < 2; i++) {   /* migrations are applied once; data survives */
-        CU_ASSERT_EQUAL_FATAL(tt_store_open(g_url, &s, &e), TT_OK);
+        CU_ASSERT_EQUAL_FATAL(tt_store_open(tt_fx_url, &s, &e), TT_OK);
         CU_ASSERT_EQUAL(tt_store_schema_version(s), v);
         char *doc = NULL;
         CU_ASSERT_EQUAL(tt_store_template_get(s, "keep", NULL, &doc, NULL), TT_OK);
@@ -197,8 +101,8 @@ static void test_open_twice(void)
         tt_store_close(s);
     }
     tt_store_close(NULL);
-    if (g_engine == TT_STORE_SQLITE) {   /* the other spellings of the same file */
-        const char *path = g_url + strlen("sqlite:");
+    if (tt_fx_engine == TT_STORE_SQLITE) {   /* the other spellings of the same file */
+        const char *path = tt_fx_url + strlen("sqlite:");
         char u[800];
         static const char *const forms[][2] = {
             {"sqlite://", "?synchronous=full"}, {"", ""}, {"sqlite:", "?synchronous=normal"}};
@@ -213,10 +117,10 @@ static void test_open_twice(void)
         }
     }
     /* a database migrated by a newer build is refused, not damaged */
-    CU_ASSERT_FATAL(raw_exec("INSERT INTO schema_migrations (version, name, applied_at) "
+    CU_ASSERT_FATAL(tt_fx_raw_exec("INSERT INTO schema_migrations (version, name, applied_at) "
                              "VALUES (999, '999_future', 0)"));
     s = (tt_store *)&e;
-    CU_ASSERT_EQUAL(tt_store_open(g_url, &s, &e), TT_EDB);
+    CU_ASSERT_EQUAL(tt_store_open(tt_fx_url, &s, &e), TT_EDB);
     CU_ASSERT_PTR_NULL(s);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "newer"));
 }
@@ -246,7 +150,7 @@ static void test_bad_urls(void)
 
 static void test_templates(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     char *doc = NULL, hash[17];
     CU_ASSERT_EQUAL(tt_store_template_get(s, "gemm", NULL, &doc, hash), TT_ENOTFOUND);
     CU_ASSERT_PTR_NULL(doc);
@@ -284,7 +188,7 @@ static void test_templates(void)
 
 static void test_jobs(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t a = new_job(s, "gemm", "a2", "alice", "M=1");
     int64_t b = new_job(s, "gemm", "a3", "bob", "M=2");
     int64_t c = new_job(s, "fa", "a2", "alice", "M=3");
@@ -366,7 +270,7 @@ static void test_jobs(void)
 
 static void test_claim_lease(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     tt_job j;
     CU_ASSERT_EQUAL(tt_store_job_claim(s, "w1", 60, &j), TT_ENOTFOUND);
     int64_t a = new_job(s, "gemm", "a2", "", "M=1");
@@ -385,7 +289,7 @@ static void test_claim_lease(void)
     double started = j.started_at;
     tt_job_clear(&j);
     CU_ASSERT_EQUAL(tt_store_job_claim(s, "w3", 60, &j), TT_ENOTFOUND);
-    sleep_s(0.05);
+    tt_fx_sleep(0.05);
     CU_ASSERT_EQUAL_FATAL(tt_store_job_claim(s, "w3", 60, &j), TT_OK);
     CU_ASSERT_EQUAL(j.id, b);
     CU_ASSERT_STRING_EQUAL(j.lease_owner, "w3");
@@ -425,7 +329,7 @@ static void test_claim_lease(void)
  * by its owner; trials say who measured them (schema 002). */
 static void test_create_running_measured_by(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     CU_ASSERT(tt_store_schema_version(s) >= 2);   /* 002_measured_by */
     tt_job j;
     job_init(&j, "gemm", "a2", "tok", "M=64");
@@ -480,7 +384,7 @@ static void test_create_running_measured_by(void)
 
 static void test_cancel(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t a = new_job(s, "gemm", "a2", "", "M=1");
     int64_t b = new_job(s, "gemm", "a2", "", "M=2");
     tt_job j;
@@ -503,7 +407,7 @@ static void test_cancel(void)
 
 static void test_trials(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t j1 = new_job(s, "gemm", "a2", "", "M=64");
     int64_t j2 = new_job(s, "gemm", "a2", "", "M=64");
     const uint64_t HB = 0xF00DFACE12345678ull;   /* high bit set: signed in the database */
@@ -615,13 +519,13 @@ static void test_trials(void)
  * leaves nothing behind: no measurement, no best, no progress. */
 static void test_record_atomic(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t j1 = new_job(s, "gemm", "a2", "", "M=64");
     CU_ASSERT_EQUAL(record(s, &KEY, j1, 0, "A", 1, TT_OK, 10.0, NULL), TT_OK);
-    int ok = g_engine == TT_STORE_SQLITE
-                 ? raw_exec("CREATE TRIGGER boom BEFORE INSERT ON job_trials WHEN NEW.seq = 13 "
+    int ok = tt_fx_engine == TT_STORE_SQLITE
+                 ? tt_fx_raw_exec("CREATE TRIGGER boom BEFORE INSERT ON job_trials WHEN NEW.seq = 13 "
                             "BEGIN SELECT RAISE(ABORT, 'injected fault'); END")
-                 : raw_exec("CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                 : tt_fx_raw_exec("CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ "
                             "BEGIN IF NEW.seq = 13 THEN RAISE EXCEPTION 'injected fault'; "
                             "END IF; RETURN NEW; END $$; CREATE TRIGGER boom BEFORE INSERT ON "
                             "job_trials FOR EACH ROW EXECUTE FUNCTION boom()");
@@ -650,7 +554,7 @@ static void test_record_atomic(void)
 
 static void test_trial_list_stats(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t j1 = new_job(s, "gemm", "a2", "", "M=64");
     for (int i = 0; i < 5; i++) {
         char cfg[8];
@@ -700,7 +604,7 @@ static void test_trial_list_stats(void)
 
 static void test_calib_tokens(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     char *c = NULL;
     CU_ASSERT_EQUAL(tt_store_calib_get(s, "a2", "sim", &c), TT_ENOTFOUND);
     CU_ASSERT_EQUAL(tt_store_calib_put(s, "a2", "sim", "{\"k\":1}", 10, 0.05), TT_OK);
@@ -728,7 +632,7 @@ static void test_calib_tokens(void)
 
 static void test_baselines(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t j1 = new_job(s, "gemm", "a2", "", "M=64");
     tt_best_query q = {"gemm", "a2", NULL, NULL, NULL};
     size_t np = 99;
@@ -779,7 +683,7 @@ static void test_baselines(void)
 /* Quotes, semicolons and SQL fragments are data, never code. */
 static void test_quotes(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     static const char *const evil[] = {
         "o'brien", "say \"hi\"", "x'); DROP TABLE jobs;--", "back\\slash", "$1 ? :name @x",
         "\xc3\xa9t\xc3\xa9 \xe2\x9c\x93",
@@ -832,7 +736,7 @@ static void *cc_worker(void *arg)
 {
     intptr_t me = (intptr_t)arg;
     tt_store *s = NULL;
-    if (tt_store_open(g_url, &s, NULL) != TT_OK) {
+    if (tt_store_open(tt_fx_url, &s, NULL) != TT_OK) {
         pthread_mutex_lock(&cc_mu);
         cc_errors++;
         pthread_mutex_unlock(&cc_mu);
@@ -866,7 +770,7 @@ static void *cc_worker(void *arg)
 
 static void test_concurrent_claim(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     memset(cc_claimed_by, 0, sizeof cc_claimed_by);
     cc_errors = 0;
     for (int i = 0; i < CC_JOBS; i++) {
@@ -908,7 +812,7 @@ static void *co_worker(void *arg)
     intptr_t i = (intptr_t)arg;
     tt_store *s = NULL;
     tt_errinfo e;
-    co_rc[i] = tt_store_open(g_url, &s, &e);
+    co_rc[i] = tt_store_open(tt_fx_url, &s, &e);
     if (co_rc[i]) fprintf(stderr, "\nconcurrent open: %s\n", e.msg);
     if (co_rc[i] == TT_OK) {
         co_version[i] = tt_store_schema_version(s);
@@ -923,7 +827,7 @@ static void *co_worker(void *arg)
 
 static void test_concurrent_open(void)
 {
-    fresh_url();   /* a new, empty database: not opened through the store yet */
+    tt_fx_fresh_url();   /* a new, empty database: not opened through the store yet */
     pthread_t th[CC_THREADS];
     for (intptr_t i = 0; i < CC_THREADS; i++)
         CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, co_worker, (void *)i), 0);
@@ -934,7 +838,7 @@ static void test_concurrent_open(void)
     }
     tt_store *s = NULL;
     tt_errinfo e;
-    CU_ASSERT_EQUAL_FATAL(tt_store_open(g_url, &s, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(tt_fx_url, &s, &e), TT_OK);
     char *list = NULL;
     CU_ASSERT_EQUAL(tt_store_template_list(s, &list), TT_OK);
     json_t *a = json_loads(list ? list : "", 0, NULL);
@@ -955,7 +859,7 @@ static void *cr_worker(void *arg)
     intptr_t me = (intptr_t)arg;
     tt_store *s = NULL;
     int errors = 0, reused = 0;
-    if (tt_store_open(g_url, &s, NULL) != TT_OK) errors++;
+    if (tt_store_open(tt_fx_url, &s, NULL) != TT_OK) errors++;
     for (int i = 0; s && i < CR_PER; i++) {
         char cfg[32];
         int shared = i % 2 == 0;   /* even steps: the same config in every thread */
@@ -981,7 +885,7 @@ static void *cr_worker(void *arg)
 
 static void test_concurrent_record(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     cr_job = new_job(s, "gemm", "a2", "", "M=64");
     cr_errors = cr_reused = 0;
     pthread_t th[CC_THREADS];
@@ -1009,7 +913,7 @@ static void test_concurrent_record(void)
 /* ---- durability: a child recording trials is killed with SIGKILL --------------------- */
 static void test_crash_durability(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t job = new_job(s, "gemm", "a2", "", "M=64");
     tt_store_close(s);
     int fds[2];
@@ -1019,7 +923,7 @@ static void test_crash_durability(void)
     if (pid == 0) {
         close(fds[0]);
         tt_store *cs = NULL;
-        if (tt_store_open(g_url, &cs, NULL) != TT_OK) _exit(3);
+        if (tt_store_open(tt_fx_url, &cs, NULL) != TT_OK) _exit(3);
         for (int64_t seq = 0; seq < 100000; seq++) {
             char cfg[32];
             snprintf(cfg, sizeof cfg, "cfg%lld", (long long)seq);
@@ -1049,7 +953,7 @@ static void test_crash_durability(void)
     CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     CU_ASSERT(got >= 25);
     tt_errinfo e;
-    CU_ASSERT_EQUAL_FATAL(tt_store_open(g_url, &s, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(tt_fx_url, &s, &e), TT_OK);
     tt_trial *ts = NULL;
     size_t n = 0;
     int64_t total = 0;
@@ -1073,14 +977,14 @@ static void test_crash_durability(void)
  * link fails with TT_EDB, the next one reconnects and re-prepares its statements. */
 static void test_pg_reconnect(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t a = new_job(s, "gemm", "a2", "", "M=1");
     tt_job j;
     CU_ASSERT_EQUAL(tt_store_job_get(s, a, &j), TT_OK);   /* statement now prepared */
     tt_job_clear(&j);
-    CU_ASSERT_FATAL(raw_exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+    CU_ASSERT_FATAL(tt_fx_raw_exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
                              "datname = current_database() AND pid <> pg_backend_pid()"));
-    sleep_s(0.1);
+    tt_fx_sleep(0.1);
     CU_ASSERT_EQUAL(tt_store_job_get(s, a, &j), TT_EDB);
     CU_ASSERT(tt_store_errmsg(s)[0] != '\0');
     CU_ASSERT_EQUAL(tt_store_job_get(s, a, &j), TT_OK);
@@ -1095,7 +999,7 @@ static void test_pg_reconnect(void)
  * re-measured best that got slower loses its place), once per (job, trial). */
 static void test_trial_append(void)
 {
-    tt_store *s = open_fresh();
+    tt_store *s = tt_fx_open_fresh();
     int64_t a = new_job(s, "gemm", "a2", "", "M=64");
     tt_trial ta, tb;
     CU_ASSERT_EQUAL(record(s, &KEY, a, 1, "A", 1, TT_OK, 3.0, &ta), TT_OK);
@@ -1192,8 +1096,8 @@ static const tt_test_case pg_cases[] = {
     STORE_CASES, {"reconnect_after_server_kill", test_pg_reconnect}, {NULL, NULL}};
 
 static const tt_test_suite suites[] = {
-    {"store_sqlite", sqlite_init, sqlite_cleanup, sqlite_cases},
-    {"store_postgres", pg_init, pg_cleanup, pg_cases},
+    {"store_sqlite", tt_fx_sqlite_init, tt_fx_sqlite_cleanup, sqlite_cases},
+    {"store_postgres", tt_fx_pg_init, tt_fx_pg_cleanup, pg_cases},
     {NULL, NULL, NULL, NULL}};
 
 int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT
+ * store_fixture.c - one database per test case on either engine, for the store tests.
+ */
+#include "store_fixture.h"
+
+#include <libpq-fe.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tt_test.h"
+
+tt_store_engine tt_fx_engine;
+static char *tt_fx_tmp;              /* SQLite: dir of the case files */
+tt_pg_cluster tt_fx_pg;       /* PostgreSQL: the cluster */
+static int tt_fx_ncase;
+char tt_fx_url[700];
+
+int tt_fx_sqlite_init(void)
+{
+    tt_fx_engine = TT_STORE_SQLITE;
+    tt_fx_tmp = tt_test_tmpdir("tt-store");
+    return tt_fx_tmp ? 0 : -1;
+}
+int tt_fx_sqlite_cleanup(void)
+{
+    tt_test_rmrf(tt_fx_tmp);
+    free(tt_fx_tmp);
+    tt_fx_tmp = NULL;
+    return 0;
+}
+int tt_fx_pg_init(void)
+{
+    tt_fx_engine = TT_STORE_POSTGRES;
+    char err[512];
+    if (tt_pg_cluster_start(&tt_fx_pg, err, sizeof err) != 0) {
+        fprintf(stderr, "\nPostgreSQL suite: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+int tt_fx_pg_cleanup(void)
+{
+    tt_pg_cluster_stop(&tt_fx_pg);
+    return 0;
+}
+
+/* A URL of a new empty database for this case (static buffer). */
+const char *tt_fx_fresh_url(void)
+{
+    tt_fx_ncase++;
+    if (tt_fx_engine == TT_STORE_SQLITE) {
+        snprintf(tt_fx_url, sizeof tt_fx_url, "sqlite:%s/case%d.db", tt_fx_tmp, tt_fx_ncase);
+        return tt_fx_url;
+    }
+    char name[32], err[512];
+    snprintf(name, sizeof name, "tt_case%d", tt_fx_ncase);
+    if (tt_pg_cluster_createdb(&tt_fx_pg, name, tt_fx_url, sizeof tt_fx_url, err, sizeof err) != 0) {
+        fprintf(stderr, "createdb: %s\n", err);
+        return "postgresql://nowhere.invalid/x";
+    }
+    return tt_fx_url;
+}
+
+tt_store *tt_fx_open_fresh(void)
+{
+    tt_store *s = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = tt_store_open(tt_fx_fresh_url(), &s, &e);
+    if (rc) fprintf(stderr, "open %s: %s\n", tt_fx_url, e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(tt_store_engine_of(s), tt_fx_engine);
+    return s;
+}
+
+/* Run SQL directly on the case database, behind the store's back (fault injection). */
+int tt_fx_raw_exec(const char *sql)
+{
+    int ok = 0;
+    if (tt_fx_engine == TT_STORE_SQLITE) {
+        sqlite3 *db = NULL;
+        if (sqlite3_open(tt_fx_url + strlen("sqlite:"), &db) == SQLITE_OK) {
+            sqlite3_busy_timeout(db, 5000);
+            char *msg = NULL;
+            ok = sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK;
+            if (!ok) fprintf(stderr, "tt_fx_raw_exec: %s\n", msg ? msg : "?");
+            sqlite3_free(msg);
+        }
+        sqlite3_close(db);
+    } else {
+        PGconn *c = PQconnectdb(tt_fx_url);
+        PGresult *r = PQexec(c, sql);
+        ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+        if (!ok) fprintf(stderr, "tt_fx_raw_exec: %s\n", PQerrorMessage(c));
+        PQclear(r);
+        PQfinish(c);
+    }
+    return ok;
+}
+
+void tt_fx_sleep(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+

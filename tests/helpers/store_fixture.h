@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT
+ * store_fixture.h - the store tests' engine fixture: a suite runs its cases against SQLite
+ * (a temp dir, one file per case) or PostgreSQL (a throwaway cluster, one database per case).
+ *
+ * Use tt_fx_{sqlite,pg}_{init,cleanup} as the CUnit suite init/cleanup; every case then calls
+ * tt_fx_open_fresh() (a new empty, migrated database; tt_fx_url is its URL).  The PostgreSQL
+ * suite fails (does not skip) when the server binaries are missing.  Not thread-safe: call
+ * from the test's main thread.
+ */
+#ifndef TT_STORE_FIXTURE_H
+#define TT_STORE_FIXTURE_H
+
+#include "pg_cluster.h"
+#include "store.h"
+
+extern tt_store_engine tt_fx_engine;   /* engine of the running suite */
+extern tt_pg_cluster tt_fx_pg;         /* PostgreSQL: the cluster */
+extern char tt_fx_url[700];            /* URL of the current case's database */
+
+int tt_fx_sqlite_init(void);
+int tt_fx_sqlite_cleanup(void);
+int tt_fx_pg_init(void);
+int tt_fx_pg_cleanup(void);
+/* URL of a new empty database for this case (tt_fx_url). */
+const char *tt_fx_fresh_url(void);
+/* Open (and migrate) a new empty database; a fatal CUnit assertion when it fails. */
+tt_store *tt_fx_open_fresh(void);
+/* Run SQL on the case database behind the store's back (fault injection); 1 when it worked. */
+int tt_fx_raw_exec(const char *sql);
+void tt_fx_sleep(double s);
+
+#endif
