@@ -41,10 +41,12 @@ static int suite_clean(void)
     return 0;
 }
 
-static void test_kill_and_resume(void)
+/* Run job (a /v1/tune body), kill -9 the daemon in the middle, resume, compare with an
+ * uninterrupted run of the same job on a fresh database. */
+static void kill_and_resume(const char *job)
 {
     CU_ASSERT_EQUAL_FATAL(tt_daemon_start(&a, "{\"workers\": 1, \"lease_seconds\": 5}"), 0);
-    long long id = tt_daemon_submit(&a, JOB);
+    long long id = tt_daemon_submit(&a, job);
     CU_ASSERT_FATAL(id > 0);
     /* wait until some trials are committed, then kill -9 in the middle of the job */
     json_t *seen = NULL;
@@ -84,7 +86,7 @@ static void test_kill_and_resume(void)
 
     /* an uninterrupted run of the same job on a fresh database */
     CU_ASSERT_EQUAL_FATAL(tt_daemon_start(&b, "{\"workers\": 1}"), 0);
-    long long id2 = tt_daemon_submit(&b, JOB);
+    long long id2 = tt_daemon_submit(&b, job);
     CU_ASSERT_FATAL(id2 > 0);
     st = tt_daemon_wait_job(&b, id2, 60);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
@@ -122,9 +124,33 @@ static void test_kill_and_resume(void)
     json_decref(jb);
     CU_ASSERT_EQUAL(tt_daemon_stop(&a), 0);
     CU_ASSERT_EQUAL(tt_daemon_stop(&b), 0);
+    tt_daemon_cleanup(&a);
+    tt_daemon_cleanup(&b);
 }
 
-static const tt_test_case cases[] = {{"kill_and_resume", test_kill_and_resume}, {NULL, NULL}};
+static void test_kill_and_resume(void) { kill_and_resume(JOB); }
+
+/* The same with a user template whose params are declared in non-alphabetical order (gemm's
+ * block_M, block_N, block_K, K_L1, S1, S2, sent inline as "gemm_user"): stored, it is reloaded
+ * after the restart with sorted keys, and must still give the same configs, keys and best. */
+static void test_kill_and_resume_user_template(void)
+{
+    json_t *t = tt_test_load_json("templates/gemm.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    json_object_set_new(t, "name", json_string("gemm_user"));
+    json_t *j = json_loads(JOB, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    json_object_set_new(j, "template", t);
+    char *body = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    kill_and_resume(body);
+    free(body);
+}
+
+static const tt_test_case cases[] = {
+    {"kill_and_resume", test_kill_and_resume},
+    {"kill_and_resume_user_template", test_kill_and_resume_user_template},
+    {NULL, NULL}};
 static const tt_test_suite suites[] = {{"resume", NULL, suite_clean, cases}, {NULL, NULL, NULL, NULL}};
 
 int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
