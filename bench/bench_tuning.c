@@ -12,6 +12,9 @@
  *            --curve (print the replay curves) --cache DIR (keep the exhaustive simulations
  *            between runs) --strategies a,b (replay part: only these) --seed-base N (replay
  *            seeds are N..N+seeds-1, default 1: check a change on seeds it was not tuned on)
+ *   bench_tuning --library [fam,..]   the kernel library instead (issue 11): for every shape
+ *            of tests/data/library/shapes.txt, the exhaustive simulated optimum and the trials
+ *            model-refine needs to come within 3 % of it (--library-budget N, default 64)
  */
 #include <math.h>
 #include <stdio.h>
@@ -287,6 +290,138 @@ static void part_sim(const char *src, const char *tgtdir, const char *tname, int
     tt_tmpl_free(t);
 }
 
+static int in_list(const char *list, const char *name);
+
+/* ---- part 3: the kernel library (issue 11) ------------------------------------------ */
+/* For every (family, shape) of tests/data/library/shapes.txt: the exhaustive simulated
+ * optimum over the whole feasible space, and the trials model-refine needs until its best is
+ * within 3 % of it (the first trial whose best-so-far is <= 1.03 x optimum). */
+static int trials_to(const double *curve, size_t n, double target)
+{
+    for (size_t i = 0; i < n; i++)
+        if (curve[i] <= target) return (int)i + 1;
+    return -1;
+}
+
+typedef struct lib_row {
+    char fam[64];
+    int shapes, worst, over;     /* over: shapes never within 3 % in the budget */
+    double sum_trials, worst_gap32;
+    int64_t sims;
+} lib_row;
+
+static void lib_shape(const tt_template *t, const tt_target *tgt, const char *problem,
+                      int64_t budget, double *curve, lib_row *row)
+{
+    tt_caps caps;
+    tt_target_caps(tgt, &caps);
+    int64_t prob[TT_MAX_SLOTS];
+    tt_errinfo e;
+    tt_space *sp = NULL;
+    tt_model *m = NULL;
+    if (tt_tmpl_problem_parse(t, problem, prob, &e) != TT_OK || tt_space_new(t, prob, &caps, &sp, &e) != TT_OK ||
+        tt_model_new(t, tgt, prob, NULL, &m, &e) != TT_OK) {
+        fprintf(stderr, "%s %s: %s\n", t->name, problem, e.msg);
+        exit(1);
+    }
+    objective o = {.best = INFINITY, .worst = 0};
+    sim_ctx c = {.t = t, .tgt = tgt, .sp = sp, .o = &o};
+    char cpath[1400] = "";
+    if (cache_dir)
+        snprintf(cpath, sizeof cpath, "%.900s/lib-%s-%s-%.300s.bin", cache_dir, tgt->name, t->name, problem);
+    if (!cpath[0] || !obj_load(cpath, &o)) {
+        tt_space_enumerate(sp, sim_visit, &c, 0, NULL);
+        if (cpath[0]) obj_save(cpath, &o);
+    }
+    size_t n = run_strategy("model-refine", t, sp, prob, m, tgt, 1, budget, &o, curve);
+    int k = trials_to(curve, n, 1.03 * o.best);
+    size_t at32 = n < 32 ? n : 32;
+    double gap32 = 100.0 * (curve[at32 ? at32 - 1 : 0] / o.best - 1);
+    char kb[32];
+    if (k > 0) snprintf(kb, sizeof kb, "%d", k);
+    else snprintf(kb, sizeof kb, ">%lld", (long long)n);
+    printf("  %-60.60s %8zu %10.2f %8s %8.2f\n", problem, o.n, o.best, kb, gap32);
+    fflush(stdout);
+    row->shapes++;
+    row->sims += c.sims;
+    if (k < 0) row->over++;
+    else {
+        row->sum_trials += k;
+        if (k > row->worst) row->worst = k;
+    }
+    if (gap32 > row->worst_gap32) row->worst_gap32 = gap32;
+    free(o.idx);
+    free(o.us);
+    tt_model_free(m);
+    tt_space_free(sp);
+}
+static void part_library(const char *src, const char *tgtdir, const char *tname, const char *only,
+                         int64_t budget)
+{
+    tt_targets *ts = NULL;
+    tt_errinfo e;
+    if (tt_targets_load_dir(tgtdir, &ts, &e) != TT_OK) {
+        fprintf(stderr, "targets: %s\n", e.msg);
+        exit(1);
+    }
+    const tt_target *tgt = tt_targets_find(ts, tname);
+    if (!tgt) { fprintf(stderr, "no target %s\n", tname); exit(1); }
+    char path[1024];
+    snprintf(path, sizeof path, "%.900s/tests/data/library/shapes.txt", src);
+    FILE *f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
+    printf("== kernel library: tuning quality on `sim` (the pipeline simulator: a model of the "
+           "chip, not the chip) ==\n");
+    printf("target %s; per shape: feasible configs (all simulated), the optimum, the trials "
+           "model-refine (seed 1, budget %lld) needs to come within 3 %% of it, its gap after 32 "
+           "trials\n", tgt->name, (long long)budget);
+    printf("  %-60s %8s %10s %8s %8s\n", "shape", "feasible", "opt us", "trials", "gap@32 %");
+    lib_row rows[32];
+    int nrows = 0;
+    double *curve = malloc((size_t)budget * sizeof *curve);
+    tt_template *t = NULL;
+    char line[1024], fam[64], problem[512];
+    double t0 = now_s();
+    while (curve && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "%63s %511s", fam, problem) != 2) continue;
+        if (only && !in_list(only, fam)) continue;
+        if (!t || strcmp(t->name, fam) != 0) {
+            tt_tmpl_free(t);
+            snprintf(path, sizeof path, "%.900s/templates/%.60s.json", src, fam);
+            if (tt_tmpl_parse_file(path, &t, &e) != TT_OK) {
+                fprintf(stderr, "%s: %s: %s\n", path, e.path, e.msg);
+                exit(1);
+            }
+            if (nrows == 32) break;
+            memset(&rows[nrows], 0, sizeof rows[nrows]);
+            snprintf(rows[nrows].fam, sizeof rows[nrows].fam, "%s", fam);
+            nrows++;
+            printf("%s\n", fam);
+        }
+        lib_shape(t, tgt, problem, budget, curve, &rows[nrows - 1]);
+    }
+    fclose(f);
+    tt_tmpl_free(t);
+    free(curve);
+    printf("\n%-20s %6s %12s %12s %10s %10s %s\n", "family", "shapes", "max trials", "mean trials",
+           "gap@32 %", "sims", "<= 32 trials");
+    int pass = 0;
+    for (int r = 0; r < nrows; r++) {
+        const lib_row *w = &rows[r];
+        int ok = w->over == 0 && w->worst <= 32;
+        pass += ok;
+        char mx[48];
+        if (w->over) snprintf(mx, sizeof mx, ">%lld (%d)", (long long)budget, w->over);
+        else snprintf(mx, sizeof mx, "%d", w->worst);
+        int done = w->shapes - w->over;
+        printf("%-20s %6d %12s %12.1f %10.2f %10lld %s\n", w->fam, w->shapes, mx,
+               done ? w->sum_trials / done : 0.0, w->worst_gap32, (long long)w->sims, ok ? "yes" : "NO");
+    }
+    printf("families within 3 %% in <= 32 trials on every shape: %d of %d (%.1f s)\n\n", pass, nrows,
+           now_s() - t0);
+    tt_targets_free(ts);
+}
+
 /* ---- part 2: replay datasets ---------------------------------------------------------- */
 static int cmp_double(const void *a, const void *b)
 {
@@ -456,7 +591,8 @@ int main(int argc, char **argv)
 {
     int full = 0, nshapes = 10, seeds = 10, rseeds = 200, do_sim = 1, do_replay = 1, curves = 0;
     int64_t budget = 32, rbudget = 100;
-    const char *target = "a2", *dsdir = NULL, *only = NULL;
+    const char *target = "a2", *dsdir = NULL, *only = NULL, *library = NULL;
+    int64_t lib_budget = 64;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -474,14 +610,17 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--cache") && v) cache_dir = argv[++i];
         else if (!strcmp(a, "--strategies") && v) only = argv[++i];
         else if (!strcmp(a, "--seed-base") && v) seed_base = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--library")) library = v && v[0] != '-' ? argv[++i] : "";
+        else if (!strcmp(a, "--library-budget") && v) lib_budget = atoll(argv[++i]);
         else {
             fprintf(stderr, "usage: %s [--full] [--shapes N] [--seeds N] [--replay-seeds N] [--budget N] "
                     "[--replay-budget N] [--no-sim] [--no-replay] [--curve] [--target NAME] "
-                    "[--datasets DIR] [--cache DIR] [--strategies a,b,...] [--seed-base N]\n", argv[0]);
+                    "[--datasets DIR] [--cache DIR] [--strategies a,b,...] [--seed-base N] "
+                    "[--library [fam,fam]] [--library-budget N]\n", argv[0]);
             return 2;
         }
     }
-    if (nshapes < 1 || seeds < 1 || rseeds < 1 || budget < 1 || rbudget < 1) {
+    if (nshapes < 1 || seeds < 1 || rseeds < 1 || budget < 1 || rbudget < 1 || lib_budget < 32) {
         fprintf(stderr, "counts must be positive\n");
         return 2;
     }
@@ -495,6 +634,10 @@ int main(int argc, char **argv)
     }
     snprintf(tgtdir, sizeof tgtdir, "%.900s/costmodel/targets", src);
     if (!dsdir) dsdir = TT_DEFAULT_DATASETS_DIR;
+    if (library) {   /* the kernel library only */
+        part_library(src, tgtdir, target, library[0] ? library : NULL, lib_budget);
+        return 0;
+    }
     if (do_sim) part_sim(src, tgtdir, target, full, nshapes, seeds, budget);
     if (do_replay) part_replay(src, dsdir, rseeds, rbudget, curves, only);
     return 0;
