@@ -48,7 +48,8 @@
     X(TT_EMETHOD,         "method not allowed",             405, "method_not_allowed") \
     X(TT_ETIMEOUT,        "timed out",                      503, "timeout")           \
     X(TT_EBUDGET,         "work budget exceeded",           422, "over_budget")       \
-    X(TT_EBUSY,           "too many heavy requests",        503, "busy")
+    X(TT_EBUSY,           "too many heavy requests",        503, "busy")              \
+    X(TT_EURITOOLONG,     "URI too long",                   414, "uri_too_long")
 
 typedef enum tt_rc {
 #define TT_X_ENUM(name, msg, http, code) name,

@@ -213,10 +213,37 @@ static int tt_reserved_path(const char *url)
 }
 
 #define TT_MAX_QUERY_ARGS 256
+#define TT_MAX_URI 8192
+
+/* MHD's URI hook runs before it files the query arguments in the connection's 32 KiB pool;
+ * past ~500 arguments that pool overflows and MHD 0.9.75 then hangs instead of answering.
+ * So the raw query string is cut after TT_MAX_QUERY_ARGS arguments here (MHD's own buffer,
+ * which it modifies itself right after this call), and the request is marked: the value
+ * returned becomes its con_cls, and tt_begin answers 400. */
+static void *tt_uri_hook(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)c;
+    tt_http *h = cls;
+    const char *q = strchr(uri, '?');
+    if (strlen(uri) > TT_MAX_URI) {     /* MHD's pool would be too full to answer at all */
+        if (q) *(char *)(q + 1) = '\0';  /* MHD parses what follows '?' next */
+        *(char *)uri = '\0';
+        return &h->long_uri;
+    }
+    int n = 1;
+    for (const char *p = q; p && *p; p++) {
+        if (*p == '&' && ++n > TT_MAX_QUERY_ARGS) {
+            *(char *)p = '\0';
+            return &h->many_args;
+        }
+    }
+    return NULL;
+}
 
 /* First call of a request: the headers are in.  Limits that need no body are checked here. */
 static enum MHD_Result tt_begin(tt_http *h, tt_hconn *hc, struct MHD_Connection *c,
-                                const char *url, const char *method, void **con_cls)
+                                const char *url, const char *method, void **con_cls,
+                                int marked)
 {
     tt_server *srv = h->srv;
     *con_cls = hc;
@@ -233,11 +260,13 @@ static enum MHD_Result tt_begin(tt_http *h, tt_hconn *hc, struct MHD_Connection 
                  h->o.max_per_ip);
         return tt_refuse(hc, c, method, url, TT_EBUSY, 1, msg);
     }
-    int nargs = MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL);
-    if (nargs > TT_MAX_QUERY_ARGS) {
-        snprintf(msg, sizeof msg, "%d query arguments; at most %d are accepted", nargs,
-                 TT_MAX_QUERY_ARGS);
+    if (marked == 1) {
+        snprintf(msg, sizeof msg, "more than %d query arguments", TT_MAX_QUERY_ARGS);
         return tt_refuse(hc, c, method, url, TT_EINVAL, 1, msg);
+    }
+    if (marked == 2) {
+        snprintf(msg, sizeof msg, "the URI is longer than %d bytes", TT_MAX_URI);
+        return tt_refuse(hc, c, method, url, TT_EURITOOLONG, 1, msg);
     }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
@@ -418,7 +447,9 @@ static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     tt_hconn *hc = ci ? ci->socket_context : NULL;
     if (!hc) return MHD_NO;                  /* out of memory at connect */
-    if (!*con_cls) return tt_begin(h, hc, c, url, method, con_cls);
+    if (!*con_cls || *con_cls == &h->many_args || *con_cls == &h->long_uri)
+        return tt_begin(h, hc, c, url, method, con_cls,
+                        !*con_cls ? 0 : *con_cls == &h->many_args ? 1 : 2);
     if (*upload_size) {
         if (hc->too_big == 2) { *upload_size = 0; return MHD_YES; }
         return tt_upload(h, hc, upload_data, upload_size);
@@ -433,7 +464,9 @@ static void tt_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     tt_http *h = cls;
     tt_hconn *hc = *con_cls;
-    if (!hc) return;
+    *con_cls = NULL;
+    if (!hc || (void *)hc == (void *)&h->many_args || (void *)hc == (void *)&h->long_uri)
+        return;                                    /* never reached tt_begin */
     tt__hconn_reset(hc);
     hc->in_request = 0;
     atomic_fetch_sub(&h->inflight, 1);
@@ -501,7 +534,8 @@ tt_rc tt_http_start(tt_server *srv, const tt_auth *auth, const tt_http_opts *o, 
         flags, (uint16_t)port, NULL, NULL, tt_access, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)o->timeout_s, MHD_OPTION_CONNECTION_LIMIT, limit,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+        MHD_OPTION_URI_LOG_CALLBACK, tt_uri_hook, h,
         MHD_OPTION_NOTIFY_COMPLETED, tt_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
         tt__http_notify, h, MHD_OPTION_EXTERNAL_LOGGER, tt_mhd_log, h,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);

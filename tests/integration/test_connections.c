@@ -192,7 +192,7 @@ static void test_413_without_expect(void)
 
 static void test_many_query_args(void)
 {
-    /* 600 query arguments: a JSON 400, not an empty reply */
+    /* 600 query arguments (~5 KB): a JSON 400, not an empty reply */
     size_t cap = 16384;
     char *path = malloc(cap);
     CU_ASSERT_FATAL(path != NULL);
@@ -216,10 +216,36 @@ static void test_many_query_args(void)
     CU_ASSERT(strstr(tt_raw_body(buf), "\"code\":\"invalid_argument\"") != NULL);
 }
 
+static void test_long_uri(void)
+{
+    /* a 20 000-byte URI: one JSON 414 (MHD alone would hang or answer in HTML) */
+    size_t n = 20000;
+    char *path = malloc(n + 1);
+    CU_ASSERT_FATAL(path != NULL);
+    memcpy(path, "/v1/targets?x=", 14);
+    memset(path + 14, 'a', n - 14);
+    path[n] = '\0';
+    static char buf[65536];
+    int fd = tt_raw_connect(D.port, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    char *req = malloc(n + 128);
+    int rl = snprintf(req, n + 128, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+    CU_ASSERT_EQUAL(tt_raw_send(fd, req, (size_t)rl), 0);
+    int closed;
+    tt_raw_read(fd, buf, sizeof buf - 1, tt_daemon_slow(5), &closed);
+    close(fd);
+    free(req);
+    free(path);
+    CU_ASSERT_EQUAL(tt_raw_status(buf), 414);
+    CU_ASSERT_EQUAL(tt_raw_status_lines(buf), 1);
+    CU_ASSERT(strstr(tt_raw_body(buf), "\"code\":\"uri_too_long\"") != NULL);
+}
+
 static const tt_test_case cases[] = {{"slowloris", test_slowloris},
                                      {"thousand_concurrent", test_thousand_concurrent},
                                      {"413_without_expect", test_413_without_expect},
                                      {"many_query_args", test_many_query_args},
+                                     {"long_uri", test_long_uri},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"connections", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
