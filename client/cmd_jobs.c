@@ -83,10 +83,109 @@ static void tl_job_print(const tl_ctx *c, const json_t *j)
     tl_table_print(c, &t, stdout);
 }
 
+/* ---- trials as times, and the plots ---------------------------------------------- */
+
+/* Every trial of job id in seq order (pages of 1000), into *out (new reference: an array). */
+static int tl_trials_all(const tl_ctx *c, long long id, json_t **out)
+{
+    *out = json_array();
+    for (long long off = 0; off < 100000; off += 1000) {
+        char path[128];
+        snprintf(path, sizeof path, "/v1/jobs/%lld/trials?offset=%lld&limit=1000", id, off);
+        json_t *page = NULL;
+        int rc = tl_call(c, "GET", path, NULL, &page);
+        if (rc) {
+            json_decref(*out);
+            *out = NULL;
+            return rc;
+        }
+        json_array_extend(*out, json_object_get(page, "trials"));
+        long long total = (long long)json_integer_value(json_object_get(page, "total"));
+        json_decref(page);
+        if ((long long)json_array_size(*out) >= total) break;
+    }
+    return 0;
+}
+
+/* Times of the trials in order: median_us of "ok" trials, 0 for the others.  Appends to
+ * *t (grown with realloc); returns 0 or -1 when out of memory. */
+static int tl_times_append(const json_t *trials, double **t, size_t *n)
+{
+    size_t k = json_array_size(trials), i;
+    if (!k) return 0;
+    double *nt = realloc(*t, (*n + k) * sizeof *nt);
+    if (!nt) return -1;
+    *t = nt;
+    const json_t *x;
+    json_array_foreach(trials, i, x) {
+        const char *st = json_string_value(json_object_get(x, "status"));
+        nt[(*n)++] = st && !strcmp(st, "ok") ? json_number_value(json_object_get(x, "median_us")) : 0;
+    }
+    return 0;
+}
+
+static int tl_width_arg(const tl_cmd *cmd, const tl_args *a, int *width)
+{
+    long long w = tl_term_width();
+    int rc = tl_int_arg(cmd, a, "width", 20, 1000, &w);
+    *width = (int)w;
+    return rc;
+}
+
+/* --plot and --params of `tlctl job` (after the job table). */
+static int tl_job_plots(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a, const json_t *trials)
+{
+    int width, rc = tl_width_arg(cmd, a, &width);
+    if (rc) return rc;
+    if (tl_arg(cmd, a, "plot")) {
+        double *t = NULL;
+        size_t n = 0;
+        if (tl_times_append(trials, &t, &n)) return TL_EXIT_SERVER;
+        printf("\n");
+        rc = tl_plot_convergence(stdout, t, n, width, 10, c->color);
+        free(t);
+        if (rc) return TL_EXIT_SERVER;
+    }
+    if (tl_arg(cmd, a, "params")) {
+        printf("\nbest time seen per value of each tunable:\n");
+        if (tl_plot_params(stdout, trials, width, c->color)) return TL_EXIT_SERVER;
+    }
+    return 0;
+}
+
 typedef struct tl_wait {
     tl_progress bar;
     char state[32];
+    const tl_ctx *c;
+    long long id;
+    double *times;            /* the trials seen so far, for the live plot */
+    size_t ntimes;
 } tl_wait;
+
+/* On a terminal: fetch the trials that arrived since the last event and redraw the curve
+ * under the bar.  Failures only leave the plot as it was. */
+static void tl_wait_plot(tl_wait *w)
+{
+    if (!w->bar.tty) return;
+    char path[128];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/trials?offset=%zu&limit=1000", w->id, w->ntimes);
+    tl_resp r;
+    if (tl_http(w->c, "GET", path, NULL, NULL, 0, &r)) return;
+    if (r.status == 200 && r.json)
+        (void)tl_times_append(json_object_get(r.json, "trials"), &w->times, &w->ntimes);
+    tl_resp_free(&r);
+    if (!w->ntimes) return;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return;
+    int rc = tl_plot_convergence(f, w->times, w->ntimes, tl_term_width(), 6, getenv("NO_COLOR") == NULL);
+    if (fclose(f) || rc) {
+        free(buf);
+        return;
+    }
+    tl_progress_set_plot(&w->bar, buf);
+}
 
 static int tl_on_event(const char *event, const char *data, void *ud)
 {
@@ -94,10 +193,12 @@ static int tl_on_event(const char *event, const char *data, void *ud)
     json_t *d = json_loads(data, 0, NULL);
     const char *st = json_string_value(json_object_get(d, "state"));
     if (st) snprintf(w->state, sizeof w->state, "%s", st);
-    if (!strcmp(event, "progress"))
+    if (!strcmp(event, "progress")) {
+        tl_wait_plot(w);
         tl_progress_update(&w->bar, (long long)json_integer_value(json_object_get(d, "done")),
                            (long long)json_integer_value(json_object_get(d, "planned")),
                            json_number_value(json_object_get(d, "best_us")), st);
+    }
     json_decref(d);
     return !strcmp(event, "end");
 }
@@ -109,6 +210,8 @@ static int tl_wait_job(tl_ctx *c, long long id)
     snprintf(path, sizeof path, "/v1/jobs/%lld/events", id);
     tl_wait w;
     memset(&w, 0, sizeof w);
+    w.c = c;
+    w.id = id;
     tl_progress_init(&w.bar, stderr);
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
@@ -118,6 +221,7 @@ static int tl_wait_job(tl_ctx *c, long long id)
     int rc = tl_sse(c, path, tl_on_event, &w, &tl_stop);
     sigaction(SIGINT, &old, NULL);
     tl_progress_end(&w.bar);
+    free(w.times);
     if (rc == 1 || tl_interrupted) {
         if (isatty(0) && isatty(2)) {
             fprintf(stderr, "cancel job %lld? [y/N] ", id);
@@ -241,16 +345,22 @@ int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     if (rc) return rc;
     char path[96];
     json_t *tr = NULL;
-    if (tl_arg(cmd, a, "trials")) {
+    int plots = tl_arg(cmd, a, "plot") || tl_arg(cmd, a, "params");
+    if (tl_arg(cmd, a, "trials") && !plots) {
         snprintf(path, sizeof path, "/v1/jobs/%lld/trials?limit=1000", id);
         if ((rc = tl_call(c, "GET", path, NULL, &tr))) { json_decref(j); return rc; }
+    } else if (plots) {
+        json_t *all = NULL;
+        if ((rc = tl_trials_all(c, id, &all))) { json_decref(j); return rc; }
+        tr = json_pack("{s:o}", "trials", all);
     }
     if (c->json) {
         if (tr) json_object_set(j, "trials", json_object_get(tr, "trials"));
         tl_print_json(j);
     } else {
         tl_job_print(c, j);
-        if (tr) {
+        if (plots) rc = tl_job_plots(c, cmd, a, json_object_get(tr, "trials"));
+        if (tr && tl_arg(cmd, a, "trials")) {
             static const char *const hdr[] = {"SEQ", "STATUS", "MEDIAN", "SPREAD", "PREDICTED",
                                               "CONFIG"};
             tl_table t;
@@ -272,7 +382,7 @@ int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     }
     json_decref(tr);
     json_decref(j);
-    return 0;
+    return rc;
 }
 
 int tl_cmd_cancel(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)

@@ -48,6 +48,9 @@ static const tl_opt o_jobs[] = {
     {NULL, 0, NULL, NULL, NULL, 0}};
 static const tl_opt o_job[] = {
     {"trials", 0, NULL, "also list the job's trials", NULL, 0},
+    {"plot", 0, NULL, "draw best-so-far vs trial number (and each trial as a dot) in the terminal", NULL, 0},
+    {"params", 0, NULL, "for each tunable, a bar chart of the best time seen per value", NULL, 0},
+    {"width", 0, "N", "plot width in columns (default: the terminal's, $COLUMNS, or 80)", NULL, 0},
     {NULL, 0, NULL, NULL, NULL, 0}};
 static const tl_opt o_none[] = {{NULL, 0, NULL, NULL, NULL, 0}};
 static const tl_opt o_predict[] = {
@@ -103,7 +106,11 @@ const tl_cmd tl_cmds[] = {
      "GET /v1/best.  --format env prints TT_BLOCK_M=128 lines for a shell; args prints "
      "--block_M=128 --block_N=256 ... for a Python launcher.", o_best, 1, 1, tl_cmd_best},
     {"jobs", "[options]", "list jobs", "GET /v1/jobs, newest first.", o_jobs, 0, 0, tl_cmd_jobs},
-    {"job", "ID [--trials]", "show a job", "GET /v1/jobs/{id} (and /trials).", o_job, 1, 1,
+    {"job", "ID [--trials] [--plot] [--params]", "show a job",
+     "GET /v1/jobs/{id} (and /trials).  --plot draws the convergence curve (best so far as a "
+     "line, each trial as a dot) with Unicode braille characters in the terminal width; --params "
+     "shows which knob matters: the best time seen per value of each tunable.  Colour only on "
+     "a terminal with NO_COLOR unset.", o_job, 1, 1,
      tl_cmd_job},
     {"cancel", "ID", "cancel a queued or running job", "DELETE /v1/jobs/{id}.", o_none, 1, 1,
      tl_cmd_cancel},

@@ -3,6 +3,7 @@
  * and ETA; redrawn in place on a terminal (stderr), one line per update otherwise.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,8 +42,22 @@ void tl_progress_update(tl_progress *p, long long done, long long planned, doubl
         int w = 30, fill = planned > 0 ? (int)(w * (done > planned ? planned : done) / planned) : 0;
         for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
         bar[w] = '\0';
+        if (p->lines > 0) fprintf(stderr, "\033[%dA", p->lines);   /* back to the bar's line */
         fprintf(stderr, "\r\033[K[%s] %lld/%lld trials  best %s  ETA %s  %s", bar, done, planned,
                 best, eta, state ? state : "");
+        p->lines = 0;
+        if (p->plot) {
+            fputc('\n', stderr);
+            for (const char *l = p->plot; *l;) {
+                const char *e = strchr(l, '\n');
+                size_t n = e ? (size_t)(e - l) : strlen(l);
+                fprintf(stderr, "\033[K%.*s\n", (int)n, l);
+                p->lines++;
+                l += n + (e ? 1 : 0);
+            }
+            p->lines++;   /* the bar's own line, which ended with the newline above */
+            fputs("\033[K", stderr);
+        }
         p->drawn = 1;
     } else if (done != p->last_done) {
         fprintf(stderr, "progress: %lld/%lld trials, best %s, ETA %s, %s\n", done, planned, best,
@@ -52,8 +67,16 @@ void tl_progress_update(tl_progress *p, long long done, long long planned, doubl
     p->last_done = done;
 }
 
+void tl_progress_set_plot(tl_progress *p, char *text)
+{
+    free(p->plot);
+    p->plot = text;
+}
+
 void tl_progress_end(tl_progress *p)
 {
-    if (p->tty && p->drawn) fputc('\n', stderr);
+    if (p->tty && p->drawn && !p->lines) fputc('\n', stderr);
     p->drawn = 0;
+    free(p->plot);
+    p->plot = NULL;
 }

@@ -131,11 +131,27 @@ typedef struct tl_progress {
     double t0;
     long long last_done;
     int drawn;
+    int lines;                /* lines below the bar drawn last time (the live plot) */
+    char *plot;               /* text drawn under the bar on a terminal (owned), or NULL */
 } tl_progress;
 void tl_progress_init(tl_progress *p, FILE *f);
+/* Text to draw under the bar on the next update (a terminal only); takes ownership. */
+void tl_progress_set_plot(tl_progress *p, char *text);
 void tl_progress_update(tl_progress *p, long long done, long long planned, double best_us,
                         const char *state);
 void tl_progress_end(tl_progress *p);
+
+/* ---- plot.c ---- */
+/* Convergence plot of n trials in order (times[i] <= 0: failed) in `width` columns and
+ * `height` rows of braille cells, plus axis lines; colour: ANSI red for the best-so-far line.
+ * Returns 0, or -1 when out of memory. */
+int tl_plot_convergence(FILE *f, const double *times, size_t n, int width, int height,
+                        int color);
+/* Per-parameter effect: for each tunable, the best time seen per value as a bar chart of
+ * eighth blocks (trials: the API's trial array, borrowed).  Returns 0, or -1 on no memory. */
+int tl_plot_params(FILE *f, const json_t *trials, int width, int color);
+/* Terminal width: $COLUMNS, else the terminal's, else 80. */
+int tl_term_width(void);
 
 /* ---- commands (cmd_*.c) ---- */
 int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);

@@ -49,6 +49,8 @@ typedef enum tt_cfg_type { TT_CFGT_STR, TT_CFGT_INT, TT_CFGT_NUM, TT_CFGT_BOOL, 
       "bearer tokens: [{\"name\",\"secret_sha256\",\"scopes\":\"read,tune,admin\"}]")       \
     X(OPEN_READS, "open_reads", BOOL, "true", 0, 0, NULL, "TILETUNE_OPEN_READS",            \
       "GET routes, predict, simulate and validate need no token")                          \
+    X(UI, "ui", BOOL, "true", 0, 0, NULL, "TILETUNE_UI",                                    \
+      "serve the read-only web view at /ui/ (read scope)")                                  \
     X(TOOLCHAINS, "toolchains", JSON, "{}", 0, 0, tt__cfgv_toolchains,                      \
       "TILETUNE_TOOLCHAINS",                                                                \
       "cmd: backends: {\"name\": {\"build\": CMD, \"run\": CMD, \"env\": {..}, ...}}")     \

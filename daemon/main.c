@@ -306,6 +306,7 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
         srv.max_space = tt_config_num(&cfg, TT_CFG_MAX_SPACE);
         srv.max_jobs_per_token = (int)tt_config_int(&cfg, TT_CFG_MAX_JOBS_PER_TOKEN);
         srv.open_reads = (int)tt_config_int(&cfg, TT_CFG_OPEN_READS);
+        srv.ui = (int)tt_config_int(&cfg, TT_CFG_UI);
         tt_http_opts ho;
         tt_http_opts_from_config(&cfg, &ho);
         if (tt_http_start(&srv, auth, &ho, &http, &err)) {

@@ -43,11 +43,18 @@ static const tt__route tt_routes[] = {
     /* CI / data exchange (api_ci*.c); import bodies may be gzip, so they are not parsed */
     {"POST", "/v1/check", tt_api_check, TT_SCOPE_TUNE, TT__ROUTE_HEAVY, "POST /v1/check"},
     {"GET", "/v1/export", tt_api_export, TT_SCOPE_READ, 0, "GET /v1/export"},
+    {"GET", "/v1/checks", tt_api_checks, TT_SCOPE_READ, 0, "GET /v1/checks"},
     {"POST", "/v1/import", tt_api_import, TT_SCOPE_TUNE, TT__ROUTE_NOJSON | TT__ROUTE_HEAVY,
      "POST /v1/import"},
     {"GET", "/healthz", tt__api_healthz, TT__ROUTE_PUBLIC, 0, "GET /healthz"},
     {"GET", "/readyz", tt__api_readyz, TT__ROUTE_PUBLIC, 0, "GET /readyz"},
     {"GET", "/metrics", tt__api_metrics, TT_SCOPE_READ, 0, "GET /metrics"},
+    /* the read-only web view (api_ui.c; off with config ui = false) */
+    {"GET", "/ui", tt__ui_index, TT_SCOPE_READ, 0, "GET /ui"},
+    {"GET", "/ui/", tt__ui_index, TT_SCOPE_READ, 0, "GET /ui/"},
+    {"GET", "/ui/jobs/{}", tt__ui_job, TT_SCOPE_READ, 0, "GET /ui/jobs/{id}"},
+    {"GET", "/ui/shapes", tt__ui_shapes, TT_SCOPE_READ, 0, "GET /ui/shapes"},
+    {"GET", "/ui/assets/{}", tt__ui_asset, TT_SCOPE_READ, 0, "GET /ui/assets/{name}"},
 };
 #define TT_NROUTES (sizeof tt_routes / sizeof tt_routes[0])
 

@@ -35,6 +35,7 @@ typedef struct tt_server {
     double max_space;             /* configs; larger spaces need a strategy that samples */
     int max_jobs_per_token;
     int open_reads;               /* 1: GET routes need no token */
+    int ui;                       /* 1: serve the web view at /ui/ */
 } tt_server;
 
 /* Token scopes, as a bit set. */
@@ -79,5 +80,7 @@ typedef void (*tt_handler_fn)(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt_api_check(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp);
+/* GET /v1/checks: the recorded verdicts of a template on a target, newest first. */
+void tt_api_checks(tt_server *srv, const tt_req *req, tt_resp *resp);
 
 #endif

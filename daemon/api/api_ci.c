@@ -20,6 +20,7 @@
 #include "api_int.h"
 #include "backend.h"
 #include "dataset.h"
+#include "jsonutil.h"
 #include "store_internal.h"
 #include "t1.h"
 
@@ -303,6 +304,33 @@ static tt_rc tt_ci_entry(tt_server *srv, const json_t *e, size_t i, const tt_ci_
     return TT_OK;
 }
 
+/* Keep every verdict of a check in the store's history (GET /v1/checks, the web view).  The
+ * verdicts stand whether or not they could be recorded; the answer says which (new JSON
+ * value: true, or the reason as a string). */
+static json_t *tt_ci_record(tt_server *srv, const tt_req *req, const json_t *entries)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(entries, i, e) {
+        char *text = tt_json_dumps(e, JSON_COMPACT);
+        tt_rc rc = text ? tt_store_check_add(srv->store,
+                                            json_string_value(json_object_get(e, "template")),
+                                            json_string_value(json_object_get(e, "target")),
+                                            json_string_value(json_object_get(e, "problem_key")),
+                                            json_string_value(json_object_get(e, "verdict")),
+                                            req->token_name, text)
+                        : TT_ENOMEM;
+        free(text);
+        if (rc) {
+            char msg[320];
+            snprintf(msg, sizeof msg, "not recorded: %s", rc == TT_ENOMEM ? tt_strerror(rc)
+                                                                       : tt_store_errmsg(srv->store));
+            return json_string(msg);
+        }
+    }
+    return json_true();
+}
+
 /* {"pin": NAME, "entries": [{template, target[, problem][, backend]}]}: copy best rows. */
 static void tt_ci_pin(tt_server *srv, const tt_ci_args *a, tt_resp *resp)
 {
@@ -366,11 +394,64 @@ void tt_api_check(tt_server *srv, const tt_req *req, tt_resp *resp)
         }
     }
     int fail = counts[1] || counts[4] || (a.fail_on_missing && counts[3]);
+    json_t *history = tt_ci_record(srv, req, arr);
     tt_resp_json(resp, 200,
-                 json_pack("{s:s, s:s, s:f, s:s, s:{s:i, s:i, s:i, s:i, s:i}, s:o}", "verdict",
+                 json_pack("{s:s, s:s, s:f, s:s, s:{s:i, s:i, s:i, s:i, s:i}, s:o, s:o}", "verdict",
                            fail ? "regressed" : "pass", "baseline", a.baseline, "tolerance",
                            a.tolerance, "rule", "regressed when new_median > base_median*"
                            "(1+tolerance) + 2*max(base_spread, new_spread)",
                            "counts", "pass", counts[0], "regressed", counts[1], "improved",
-                           counts[2], "missing", counts[3], "error", counts[4], "entries", arr));
+                           counts[2], "missing", counts[3], "error", counts[4], "entries", arr,
+                           "history", history));
+}
+
+/* GET /v1/checks?template=T&target=X[&problem=K][&limit=N]: the verdicts recorded by
+ * POST /v1/check for a template on a target, newest first. */
+typedef struct tt_checks_args {
+    const char *template_name, *problem;
+    const json_t *target;
+    int64_t limit;
+} tt_checks_args;
+
+void tt_api_checks(tt_server *srv, const tt_req *req, tt_resp *resp)
+{
+#define TT_KA(f) offsetof(tt_checks_args, f)
+    static const tt__member members[] = {
+        {"template", TT__P_STRING, TT__M_REQUIRED, 0, 0, TT_KA(template_name), NULL},
+        {"target", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_KA(target), NULL},
+        {"problem", TT__P_STRING, 0, 0, 0, TT_KA(problem), NULL},
+        {"limit", TT__P_INT, TT__M_RANGE, 1, 1000, TT_KA(limit), NULL}};
+#undef TT_KA
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_checks_args a = {NULL, NULL, NULL, 100};
+    const tt_target *tgt = NULL;
+    if (TT__PARSE(req->query, members, TT__PARSE_QUERY, NULL, &a, &err) ||
+        tt__req_target(srv, a.target, &tgt, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
+    const char *tname = a.template_name;
+    tt_check_rec *rows = NULL;
+    size_t n = 0;
+    tt_rc rc = tt_store_check_list(srv->store, tname, tgt->name, a.problem, a.limit, &rows, &n);
+    if (rc) {
+        tt_resp_error(resp, rc, NULL, "cannot list checks: %s", tt_store_errmsg(srv->store));
+        return;
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_loads(rows[i].entry_json, 0, NULL);
+        json_array_append_new(arr, json_pack("{s:I, s:f, s:s, s:s, s:s, s:s, s:s, s:o}", "id",
+                                             (json_int_t)rows[i].id, "created_at",
+                                             rows[i].created_at, "template", rows[i].template_name,
+                                             "target", rows[i].target, "problem_key",
+                                             rows[i].problem_key, "verdict", rows[i].verdict,
+                                             "token", rows[i].token_name, "entry",
+                                             e ? e : json_null()));
+        tt_check_rec_clear(&rows[i]);
+    }
+    free(rows);
+    tt_resp_json(resp, 200, json_pack("{s:s, s:s, s:o}", "template", tname, "target", tgt->name,
+                                      "checks", arr));
 }

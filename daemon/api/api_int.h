@@ -139,6 +139,11 @@ void tt__api_config(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__api_healthz(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__api_readyz(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__api_metrics(tt_server *srv, const tt_req *req, tt_resp *resp);
+/* The web view (api_ui.c): HTML pages and the assets compiled into the binary. */
+void tt__ui_index(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__ui_job(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__ui_shapes(tt_server *srv, const tt_req *req, tt_resp *resp);
+void tt__ui_asset(tt_server *srv, const tt_req *req, tt_resp *resp);
 
 /* Strategies that enumerate the whole space (and so obey max_space). */
 int tt__strategy_enumerates(const char *strategy);

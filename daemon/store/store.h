@@ -6,7 +6,8 @@
  *
  * The schema lives in schema/{sqlite,postgres}/NNN_*.sql; migrations are applied at open,
  * in order, each in a transaction, and recorded in schema_migrations.
- * Tables: templates, jobs, trials, job_trials, best, calibrations, tokens, baselines.
+ * Tables: templates, jobs, trials, job_trials, best, calibrations, tokens, baselines,
+ * check_history.
  *
  * A measurement is keyed by (template hash, problem key, target, backend fingerprint,
  * config hash): a config measured under the same key is reused, not measured again.
@@ -341,5 +342,30 @@ tt_rc tt_store_baseline_get(tt_store *s, const char *name, const char *template_
 /* Every row pinned under name, ordered by template, target, problem, backend.  *rows is a
  * malloc'd array of *n; free each with tt_baseline_clear() and the array with free(). */
 tt_rc tt_store_baseline_list(tt_store *s, const char *name, tt_baseline **rows, size_t *n);
+
+
+/* ---- check history (CI verdicts over time) ------------------------------------------ */
+/* One verdict of POST /v1/check, kept so that people can see a shape's history. */
+typedef struct tt_check_rec {
+    int64_t id;
+    double created_at;
+    char template_name[64];
+    char target[64];
+    char verdict[16];          /* pass, regressed, improved, missing, error */
+    char token_name[64];       /* who asked ("" anonymous) */
+    char *problem_key;
+    char *entry_json;          /* the verdict entry as the API answered it */
+} tt_check_rec;
+void tt_check_rec_clear(tt_check_rec *c);
+/* Append one verdict (strings borrowed; entry_json is the answer's entry as text). */
+tt_rc tt_store_check_add(tt_store *s, const char *template_name, const char *target,
+                         const char *problem_key, const char *verdict, const char *token_name,
+                         const char *entry_json);
+/* The newest `limit` verdicts of a template on a target (problem_key NULL: every shape),
+ * newest first.  *rows is a malloc'd array of *n; free each with tt_check_rec_clear() and the
+ * array with free(). */
+tt_rc tt_store_check_list(tt_store *s, const char *template_name, const char *target,
+                          const char *problem_key, int64_t limit, tt_check_rec **rows,
+                          size_t *n);
 
 #endif

@@ -78,7 +78,7 @@ typedef struct tt__engine {
     void (*forget)(tt_store *s);
 } tt__engine;
 
-#define TT__Q_MAX 80
+#define TT__Q_MAX 96
 
 struct tt_store {
     const tt__engine *eng;
@@ -110,9 +110,10 @@ double tt__store_now(void);
 
 /* ---- helpers shared by store.c and store_trials.c ----------------------------------- */
 /* Query ids: store.c uses 0.., store_trials.c TT__Q_STORE_TRIALS.., store_meta.c
- * TT__Q_STORE_META.. (cache slots). */
+ * TT__Q_STORE_META.., store_checks.c TT__Q_STORE_CHECKS.. (cache slots). */
 #define TT__Q_STORE_TRIALS 24
 #define TT__Q_STORE_META 64
+#define TT__Q_STORE_CHECKS 88
 
 #define TT__PT(x) {TT__P_TEXT, (x), 0, 0.0}
 #define TT__PI(x) {TT__P_I64, NULL, (x), 0.0}
