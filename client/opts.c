@@ -99,7 +99,8 @@ static const tl_opt o_help[] = {
 const tl_cmd tl_cmds[] = {
     {"tune", "TEMPLATE -p K=V,.. -t TARGET [options]", "submit a tuning job",
      "POST /v1/tune.  Prints the job id; with --wait a live progress bar (trials done / planned, "
-     "best so far, ETA) fed by the job's event stream, then the result.  Ctrl-C during --wait "
+     "best so far, ETA) fed by the job's event stream, on a terminal with the convergence curve "
+     "(as `tlctl job ID --plot`) redrawn under it, then the result.  Ctrl-C during --wait "
      "asks whether to cancel the job (on a terminal); otherwise the job keeps running and tlctl "
      "prints how to cancel it.", o_tune, 1, 1, tl_cmd_tune},
     {"best", "TEMPLATE -p K=V,.. -t TARGET [options]", "the best tuned config of a shape",

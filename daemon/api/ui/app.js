@@ -8,7 +8,7 @@
 "use strict";
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
-  const W = 560, H = 300, PAD = { l: 58, r: 14, t: 12, b: 38 };
+  const W = 560, H = 300, PAD = { l: 66, r: 14, t: 12, b: 38 };
 
   function el(name, attrs, parent, text) {
     const e = document.createElementNS(SVG, name);
@@ -66,7 +66,7 @@
     el("line", { class: "axis", x1: PAD.l, x2: W - PAD.r, y1: H - PAD.b, y2: H - PAD.b }, svg);
     el("line", { class: "axis", x1: PAD.l, x2: PAD.l, y1: PAD.t, y2: H - PAD.b }, svg);
     el("text", { x: (PAD.l + W - PAD.r) / 2, y: H - 4, "text-anchor": "middle" }, svg, xlabel);
-    el("text", { x: 12, y: (PAD.t + H - PAD.b) / 2, transform: `rotate(-90 12 ${(PAD.t + H - PAD.b) / 2})`, "text-anchor": "middle" }, svg, ylabel);
+    el("text", { x: 10, y: (PAD.t + H - PAD.b) / 2, transform: `rotate(-90 10 ${(PAD.t + H - PAD.b) / 2})`, "text-anchor": "middle" }, svg, ylabel);
     return svg;
   }
   function okTrials(trials) {
