@@ -78,6 +78,36 @@ static void ui_config(FILE *f, const json_t *cfg)
     if (first) fputc('-', f);
 }
 
+/* A member by dotted path ("template.name"), borrowed; NULL when absent. */
+static const json_t *ui_get(const json_t *j, const char *path)
+{
+    char key[64];
+    while (j && *path) {
+        const char *dot = strchr(path, '.');
+        size_t n = dot ? (size_t)(dot - path) : strlen(path);
+        if (n >= sizeof key) return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        j = json_object_get(j, key);
+        path += n + (dot ? 1 : 0);
+    }
+    return j;
+}
+
+/* Literal text and escaped string members in turn: {text, path} pairs (path NULL: text only). */
+typedef struct ui_part {
+    const char *text;
+    const char *path;
+} ui_part;
+
+static void ui_parts(FILE *f, const json_t *j, const ui_part *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fputs(parts[i].text, f);
+        if (parts[i].path) ui_esc(f, json_string_value(ui_get(j, parts[i].path)));
+    }
+}
+
 static void ui_head(FILE *f, const char *title, const char *page)
 {
     fputs("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -170,22 +200,13 @@ static void ui_job_row(FILE *f, const json_t *j)
 {
     const json_t *pr = json_object_get(j, "progress"), *best = json_object_get(j, "best");
     long long id = (long long)json_integer_value(json_object_get(j, "id"));
-    const char *state = json_string_value(json_object_get(j, "state"));
-    fprintf(f, "<tr data-job=\"%lld\"><td><a href=\"/ui/jobs/%lld\">%lld</a></td>"
-               "<td><span class=\"state ", id, id, id);
-    ui_esc(f, state);
-    fputs("\">", f);
-    ui_esc(f, state);
-    fputs("</span></td><td>", f);
-    ui_esc(f, json_string_value(json_object_get(json_object_get(j, "template"), "name")));
-    fputs("</td><td class=\"shape\">", f);
-    ui_esc(f, json_string_value(json_object_get(j, "problem_key")));
-    fputs("</td><td>", f);
-    ui_esc(f, json_string_value(json_object_get(j, "target")));
-    fputs("</td><td>", f);
-    ui_esc(f, json_string_value(json_object_get(j, "backend_fp")));
-    fputs("</td><td>", f);
-    ui_esc(f, json_string_value(json_object_get(j, "strategy")));
+    fprintf(f, "<tr data-job=\"%lld\"><td><a href=\"/ui/jobs/%lld\">%lld</a></td>", id, id, id);
+    static const ui_part cells[] = {{"<td><span class=\"state ", "state"}, {"\">", "state"},
+                                    {"</span></td><td>", "template.name"},
+                                    {"</td><td class=\"shape\">", "problem_key"},
+                                    {"</td><td>", "target"}, {"</td><td>", "backend_fp"},
+                                    {"</td><td>", "strategy"}};
+    ui_parts(f, j, cells, sizeof cells / sizeof cells[0]);
     fprintf(f, "</td><td>%lld/%lld</td><td>",
             (long long)json_integer_value(json_object_get(pr, "done")),
             (long long)json_integer_value(json_object_get(pr, "planned")));
@@ -310,22 +331,17 @@ static int ui_job_page(tt_server *srv, const tt_req *req, tt_resp *resp, FILE *f
         json_decref(j);
         return -1;
     }
+    long long jid = (long long)json_integer_value(json_object_get(j, "id"));
     char title[64];
-    snprintf(title, sizeof title, "job %lld", (long long)json_integer_value(json_object_get(j, "id")));
+    snprintf(title, sizeof title, "job %lld", jid);
     ui_head(f, title, "job");
-    fprintf(f, "<h1>Job %lld</h1>\n<div id=\"job\" data-job=\"%lld\" data-state=\"",
-            (long long)json_integer_value(json_object_get(j, "id")),
-            (long long)json_integer_value(json_object_get(j, "id")));
-    ui_esc(f, json_string_value(json_object_get(j, "state")));
-    fputs("\" data-template=\"", f);
-    ui_esc(f, json_string_value(json_object_get(json_object_get(j, "template"), "name")));
-    fputs("\" data-target=\"", f);
-    ui_esc(f, json_string_value(json_object_get(j, "target")));
-    fputs("\" data-backend=\"", f);
-    ui_esc(f, json_string_value(json_object_get(j, "backend_fp")));
-    fputs("\" data-problem=\"", f);
-    ui_esc(f, json_string_value(json_object_get(j, "problem_key")));
-    fputs("\">\n", f);
+    fprintf(f, "<h1>Job %lld</h1>\n<div id=\"job\" data-job=\"%lld\"", jid, jid);
+    static const ui_part attrs[] = {{" data-state=\"", "state"},
+                                    {"\" data-template=\"", "template.name"},
+                                    {"\" data-target=\"", "target"},
+                                    {"\" data-backend=\"", "backend_fp"},
+                                    {"\" data-problem=\"", "problem_key"}, {"\">\n", NULL}};
+    ui_parts(f, j, attrs, sizeof attrs / sizeof attrs[0]);
     ui_job_summary(f, j);
     ui_best_args(f, json_object_get(j, "best"));
     fputs("<div id=\"trace\"></div>\n"
