@@ -11,12 +11,16 @@ loopback ports.
 2. A daemon whose `cmd:` toolchain takes 0.3 s a trial: the page of the running job, loaded
    once, updates itself over SSE until the job is done (points grow, state changes).
 3. With `ui = false` the routes answer 404.
+4. `tlctl tune --wait` on a terminal (a pseudo-terminal from the pty module) draws the
+   convergence curve under its progress bar.
 
 Run by ctest (tests/CMakeLists.txt) with TT_SOURCE_DIR and TT_BIN_DIR set.  Prints the plain
 closing line "N passed, N failed"; exits 1 on any failure.
 """
 import json
 import os
+import pty
+import select
 import shutil
 import socket
 import subprocess
@@ -338,6 +342,38 @@ def ui_off(tmp):
         d.stop()
 
 
+def tlctl_live_curve(d):
+    """tlctl tune --wait with stderr on a terminal: braille curve under the progress bar."""
+    master, slave = pty.openpty()
+    env = dict(os.environ, TILETUNE_URL=d.url, TILETUNE_TOKEN=TOKEN, COLUMNS="70", TERM="xterm")
+    env.pop("NO_COLOR", None)
+    p = subprocess.Popen([os.path.join(BIN, "tlctl"), "tune", "gemm", "-p",
+                          "M=2048,N=2048,K=1024,dtype=float16", "-t", "a2", "--budget", "16",
+                          "--wait"], stdin=slave, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    deadline = time.time() + 120 * SLOW
+    while time.time() < deadline:
+        r, _, _ = select.select([master], [], [], 0.5)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif p.poll() is not None:
+            break
+    p.wait(timeout=30)
+    os.close(master)
+    text = out.decode("utf-8", "replace")
+    braille = sum(1 for ch in text if 0x2801 <= ord(ch) <= 0x28FF)
+    check(p.returncode == 0, "tlctl tune --wait on a terminal: exit 0 (%s)" % p.returncode)
+    check(braille > 0 and "x: trial" in text and "\x1b[" in text,
+          "tlctl tune --wait: the live curve under the progress bar (%d braille dots)" % braille)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tt-ui-")
     b = None
@@ -348,6 +384,7 @@ def main():
         daemons.append(d)
         job = finished_job(d, b)
         shape_page(d, job)
+        tlctl_live_curve(d)
         live_job(tmp, b)
         ui_off(tmp)
     except Exception as e:  # a failure of the harness is a failure of the test
