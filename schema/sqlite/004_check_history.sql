@@ -1,9 +1,9 @@
 -- SPDX-License-Identifier: MIT
--- schema/postgres/003_check_history.sql - every CI verdict of POST /v1/check, for the shape
--- page of the web view (/ui/shapes).  Keep it in step with schema/sqlite/003_check_history.sql.
+-- schema/sqlite/004_check_history.sql - every CI verdict of POST /v1/check, for the shape page
+-- of the web view (/ui/shapes).  Keep it in step with schema/postgres/004_check_history.sql.
 CREATE TABLE check_history (
-    id            BIGSERIAL PRIMARY KEY,
-    created_at    DOUBLE PRECISION NOT NULL,
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at    REAL NOT NULL,
     template_name TEXT NOT NULL,
     target        TEXT NOT NULL,
     problem_key   TEXT NOT NULL,
