@@ -293,6 +293,17 @@ tt_rc tt__req_template_name(tt_server *srv, const char *name, const tt_template 
     return rc;
 }
 
+int tt__best_rows(tt_server *srv, const tt_best_query *q, tt_best **rows, size_t *n,
+                  tt_resp *resp)
+{
+    *rows = NULL;
+    *n = 0;
+    tt_rc rc = tt_store_best_list(srv->store, q, rows, n);
+    if (!rc || rc == TT_ENOTFOUND) return 0;
+    tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
+    return -1;
+}
+
 tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst,
                    tt_errinfo *err)
 {

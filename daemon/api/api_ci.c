@@ -36,6 +36,19 @@ typedef struct tt_ci_base {
     int64_t trial_id;
 } tt_ci_base;
 
+/* Take the found row b (a tt_best or a tt_baseline: the same member names) into out. */
+#define TT_CI_BASE_TAKE(out, b)                                                            \
+    do {                                                                                   \
+        (out)->found = 1;                                                                  \
+        (out)->median_us = (b).median_us;                                                  \
+        (out)->spread_us = (b).spread_us;                                                  \
+        snprintf((out)->template_hash, sizeof (out)->template_hash, "%s", (b).template_hash); \
+        snprintf((out)->backend_fp, sizeof (out)->backend_fp, "%s", (b).backend_fp);       \
+        (out)->config_json = (b).config_json;                                              \
+        (b).config_json = NULL;                                                            \
+        (out)->trial_id = (b).trial_id;                                                    \
+    } while (0)
+
 static tt_rc tt_ci_base_get(tt_server *srv, const char *baseline, const tt_template *t,
                             const char *tgt, const char *pkey, const char *fp,
                             tt_ci_base *out)
@@ -47,31 +60,13 @@ static tt_rc tt_ci_base_get(tt_server *srv, const char *baseline, const tt_templ
         tt_best b;
         memset(&b, 0, sizeof b);
         rc = tt_store_best_get(srv->store, &q, &b);
-        if (rc == TT_OK) {
-            out->found = 1;
-            out->median_us = b.median_us;
-            out->spread_us = b.spread_us;
-            snprintf(out->template_hash, sizeof out->template_hash, "%s", b.template_hash);
-            snprintf(out->backend_fp, sizeof out->backend_fp, "%s", b.backend_fp);
-            out->config_json = b.config_json;
-            b.config_json = NULL;
-            out->trial_id = b.trial_id;
-        }
+        if (rc == TT_OK) TT_CI_BASE_TAKE(out, b);
         tt_best_clear(&b);
     } else {
         tt_baseline b;
         memset(&b, 0, sizeof b);
         rc = tt_store_baseline_get(srv->store, baseline, t->name, pkey, tgt, fp, &b);
-        if (rc == TT_OK) {
-            out->found = 1;
-            out->median_us = b.median_us;
-            out->spread_us = b.spread_us;
-            snprintf(out->template_hash, sizeof out->template_hash, "%s", b.template_hash);
-            snprintf(out->backend_fp, sizeof out->backend_fp, "%s", b.backend_fp);
-            out->config_json = b.config_json;
-            b.config_json = NULL;
-            out->trial_id = b.trial_id;
-        }
+        if (rc == TT_OK) TT_CI_BASE_TAKE(out, b);
         tt_baseline_clear(&b);
     }
     return rc == TT_ENOTFOUND ? TT_OK : rc;

@@ -225,6 +225,63 @@ static json_t *tt_x_json(const tt_template *t, const char *tgt, const tt_xrow *r
                      "target", tgt, "count", (json_int_t)n, "records", arr);
 }
 
+/* The fastest row of each problem whose problem and config parse for t, into xr; returns
+ * how many (rows come ordered by problem_key, median: the first of a key is the fastest). */
+static size_t tt_x_rows(const tt_template *t, const tt_best *rows, size_t n, tt_xrow *xr)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* rows come ordered by problem_key, median: the first of a key is the fastest */
+        if (m && !strcmp(xr[m - 1].b->problem_key ? xr[m - 1].b->problem_key : "",
+                         rows[i].problem_key ? rows[i].problem_key : ""))
+            continue;
+        json_t *p = json_loads(rows[i].problem_json ? rows[i].problem_json : "", 0, NULL);
+        json_t *c = json_loads(rows[i].config_json ? rows[i].config_json : "", 0, NULL);
+        memset(xr[m].slots, 0, sizeof xr[m].slots);
+        /* rows recorded outside a job have no problem JSON: parse the key then */
+        tt_rc prc = p ? tt_tmpl_problem_from_json(t, p, xr[m].slots, NULL)
+                      : tt_tmpl_problem_parse(t, rows[i].problem_key ? rows[i].problem_key : "",
+                                              xr[m].slots, NULL);
+        if (prc == TT_OK && c && tt_tmpl_config_from_json(t, c, xr[m].slots, NULL) == TT_OK)
+            xr[m++].b = &rows[i];
+        json_decref(p);
+        json_decref(c);
+    }
+    return m;
+}
+
+/* The answer in format kind (0 json, 1 t4, 2 specializations, 3 c-header, 4 registry-inc);
+ * pkey NULL when the query named no problem. */
+static void tt_x_answer(tt_server *srv, const tt_template *t, const char *tgt, int kind,
+                        int64_t job, const char *pkey, const tt_xrow *xr, size_t m,
+                        tt_resp *resp)
+{
+    if (kind == 1) {
+        if (!job && m == 1) job = xr[0].b->job_id;
+        if (!job)
+            tt_resp_error(resp, m ? TT_EINVAL : TT_ENOTFOUND, m ? "job" : NULL,
+                          m ? "T4 holds one tuning run: add job=ID or problem=..."
+                            : "nothing tuned for %s on %s", t->name, tgt);
+        else tt_x_t4(srv, t, job, resp);
+    } else if (m == 0) {
+        tt_resp_error(resp, TT_ENOTFOUND, NULL, "nothing tuned for %s on %s%s%s", t->name,
+                      tgt, pkey ? " at " : "", pkey ? pkey : "");
+    } else if (kind == 0) {
+        tt_resp_json(resp, 200, tt_x_json(t, tgt, xr, m));
+    } else if (kind == 3) {
+        char *text = tt_x_cheader(t, tgt, xr, m);
+        if (!text) {
+            tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
+        } else {
+            resp->status = 200;
+            resp->text = text;
+            resp->content_type = "text/x-c; charset=utf-8";
+        }
+    } else {
+        tt_x_xllm(t, tgt, xr, m, kind == 2, resp);
+    }
+}
+
 typedef struct tt_export_args {
     const char *tmpl, *format, *backend;
     const json_t *target, *problem;
@@ -262,7 +319,7 @@ void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp)
     const tt_target *tgt;
     const tt_template *t;
     char fp[80] = "", pkey[1024] = "";
-    int64_t ps[TT_MAX_SLOTS], job = a.job;
+    int64_t ps[TT_MAX_SLOTS];
     memset(ps, 0, sizeof ps);
     if (tt__req_target(srv, a.target, &tgt, &err) ||
         tt__req_template_name(srv, a.tmpl, &t, &err) ||
@@ -271,62 +328,16 @@ void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp)
         tt_resp_errinfo(resp, &err);
         return;
     }
-    const json_t *pj = a.problem;
-    const char *backend = a.backend;
-    if (pj) tt_tmpl_problem_key(t, ps, pkey, sizeof pkey);
-    tt_best_query bq = {t->name, tgt->name, pj ? pkey : NULL, backend ? fp : NULL, NULL};
+    if (a.problem) tt_tmpl_problem_key(t, ps, pkey, sizeof pkey);
+    tt_best_query bq = {t->name, tgt->name, a.problem ? pkey : NULL, a.backend ? fp : NULL,
+                        NULL};
     tt_best *rows = NULL;
     size_t n = 0;
-    tt_rc rc = tt_store_best_list(srv->store, &bq, &rows, &n);
-    if (rc && rc != TT_ENOTFOUND) {
-        tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
-        return;
-    }
+    if (tt__best_rows(srv, &bq, &rows, &n, resp)) return;
     tt_xrow *xr = calloc(n ? n : 1, sizeof *xr);
-    size_t m = 0;
-    for (size_t i = 0; xr && i < n; i++) {
-        /* rows come ordered by problem_key, median: the first of a key is the fastest */
-        if (m && !strcmp(xr[m - 1].b->problem_key ? xr[m - 1].b->problem_key : "",
-                         rows[i].problem_key ? rows[i].problem_key : ""))
-            continue;
-        json_t *p = json_loads(rows[i].problem_json ? rows[i].problem_json : "", 0, NULL);
-        json_t *c = json_loads(rows[i].config_json ? rows[i].config_json : "", 0, NULL);
-        memset(xr[m].slots, 0, sizeof xr[m].slots);
-        /* rows recorded outside a job have no problem JSON: parse the key then */
-        tt_rc prc = p ? tt_tmpl_problem_from_json(t, p, xr[m].slots, NULL)
-                      : tt_tmpl_problem_parse(t, rows[i].problem_key ? rows[i].problem_key : "",
-                                              xr[m].slots, NULL);
-        if (prc == TT_OK && c && tt_tmpl_config_from_json(t, c, xr[m].slots, NULL) == TT_OK)
-            xr[m++].b = &rows[i];
-        json_decref(p);
-        json_decref(c);
-    }
-    if (!xr) {
-        tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
-    } else if (kind == 1) {
-        if (!job && m == 1) job = xr[0].b->job_id;
-        if (!job)
-            tt_resp_error(resp, m ? TT_EINVAL : TT_ENOTFOUND, m ? "job" : NULL,
-                          m ? "T4 holds one tuning run: add job=ID or problem=..."
-                            : "nothing tuned for %s on %s", t->name, tgt->name);
-        else tt_x_t4(srv, t, job, resp);
-    } else if (m == 0) {
-        tt_resp_error(resp, TT_ENOTFOUND, NULL, "nothing tuned for %s on %s%s%s", t->name,
-                      tgt->name, pj ? " at " : "", pkey);
-    } else if (kind == 0) {
-        tt_resp_json(resp, 200, tt_x_json(t, tgt->name, xr, m));
-    } else if (kind == 3) {
-        char *text = tt_x_cheader(t, tgt->name, xr, m);
-        if (!text) {
-            tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
-        } else {
-            resp->status = 200;
-            resp->text = text;
-            resp->content_type = "text/x-c; charset=utf-8";
-        }
-    } else {
-        tt_x_xllm(t, tgt->name, xr, m, kind == 2, resp);
-    }
+    size_t m = xr ? tt_x_rows(t, rows, n, xr) : 0;
+    if (!xr) tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
+    else tt_x_answer(srv, t, tgt->name, kind, a.job, a.problem ? pkey : NULL, xr, m, resp);
     free(xr);
     for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
     free(rows);

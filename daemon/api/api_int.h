@@ -85,6 +85,9 @@ tt_rc tt__req_backend(tt_server *srv, const tt_template *t, const char *spec, ch
  * is NULL, TT_ENOTFOUND "unknown template"; path "template". */
 tt_rc tt__req_template_name(tt_server *srv, const char *name, const tt_template **out,
                             tt_errinfo *err);
+/* The best rows matching q (none is not an error); -1 with the store error answered. */
+int tt__best_rows(tt_server *srv, const tt_best_query *q, tt_best **rows, size_t *n,
+                  tt_resp *resp);
 /* The request body must be a JSON object checked by the member table (tt__parse). */
 tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst,
                    tt_errinfo *err);

@@ -592,11 +592,7 @@ static void tt_best_nearest(tt_server *srv, const tt_template *t, tt_best_query 
     bq.problem_key = NULL;
     tt_best *rows = NULL;
     size_t n = 0;
-    tt_rc rc = tt_store_best_list(srv->store, &bq, &rows, &n);
-    if (rc && rc != TT_ENOTFOUND) {
-        tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
-        return;
-    }
+    if (tt__best_rows(srv, &bq, &rows, &n, resp)) return;
     double bestd = -1;
     size_t bi = 0;
     for (size_t i = 0; i < n; i++) {
