@@ -109,6 +109,9 @@ int tl_resp_fail(const tl_resp *r)
     else
         fprintf(stderr, "tlctl: the server answered HTTP %ld\n", r->status);
     if (r->status == 401 || r->status == 403) return TL_EXIT_AUTH;
+    /* the input could not be decoded (corrupt gzip, invalid UTF-8): the caller's file or
+     * argument is unreadable, as when tlctl itself cannot read it */
+    if (code && !strcmp(code, "bad_encoding")) return TL_EXIT_USAGE;
     return TL_EXIT_SERVER;
 }
 

@@ -16,7 +16,8 @@
 typedef enum tl_exit {
     TL_EXIT_OK = 0,           /* success (check: no regression) */
     TL_EXIT_REGRESSED = 1,    /* check found a regression (or a failed re-measurement) */
-    TL_EXIT_USAGE = 2,        /* bad command line, unreadable input file */
+    TL_EXIT_USAGE = 2,        /* bad command line, unreadable input file (also when the
+                               * server answers bad_encoding: corrupt gzip, invalid UTF-8) */
     TL_EXIT_UNREACHABLE = 3,  /* could not connect / transport error / timeout */
     TL_EXIT_AUTH = 4,         /* 401 or 403: missing, unknown or insufficient token */
     TL_EXIT_SERVER = 5,       /* any other error answer (404 not found, 4xx rejected, 5xx) */

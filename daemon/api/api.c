@@ -5,6 +5,7 @@
 #include "api_int.h"
 #include "runner.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -105,6 +106,7 @@ int tt__route_match(const char *method, const char *path, tt_req *req, char *scr
 {
     *path_known = 0;
     size_t n = strlen(path);
+    if (!tt__utf8_valid(path, n)) return TT__ROUTE_BADTEXT;
     if (n + 1 > cap) return -1;
     for (size_t i = 0; i < TT_NROUTES; i++) {
         memcpy(scratch, path, n + 1);
@@ -125,6 +127,13 @@ int tt__route_match(const char *method, const char *path, tt_req *req, char *scr
         return (int)i;
     }
     return -1;
+}
+
+int tt__query_add(json_t *query, const char *key, const char *value)
+{
+    if (!value) value = "";
+    if (!tt__utf8_valid(key, strlen(key)) || !tt__utf8_valid(value, strlen(value))) return -1;
+    return json_object_set_new(query, key, json_string(value)) ? -1 : 0;
 }
 
 /* ---- runtime hooks ------------------------------------------------------------------ */
@@ -149,13 +158,19 @@ static void tt_resp_reset(tt_resp *r)
     r->content_type = NULL;
 }
 
+/* msg and path may hold user text cut anywhere: made valid UTF-8 here (tt__utf8_fix), so an
+ * error answer is never lost to a JSON encoding failure. */
 static void tt_resp_error_msg(tt_resp *r, tt_rc rc, const char *path, const char *msg)
 {
     tt_resp_reset(r);
     if (rc == TT_OK) rc = TT_EINTERNAL;
-    json_t *e = json_pack("{s:s, s:s}", "code", tt_rc_code(rc), "message",
-                          msg && *msg ? msg : tt_strerror(rc));
-    if (e && path && *path) json_object_set_new(e, "path", json_string(path));
+    char m[512], p[sizeof ((tt_errinfo *)0)->path];
+    snprintf(m, sizeof m, "%s", msg && *msg ? msg : tt_strerror(rc));
+    snprintf(p, sizeof p, "%s", path ? path : "");
+    tt__utf8_fix(m);
+    tt__utf8_fix(p);
+    json_t *e = json_pack("{s:s, s:s}", "code", tt_rc_code(rc), "message", m);
+    if (e && *p) json_object_set_new(e, "path", json_string(p));
     r->status = tt_rc_http_status(rc);
     r->json = e ? json_pack("{s:o}", "error", e) : NULL;
 }
@@ -310,6 +325,16 @@ tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst
     if (!json_is_object(req->body))
         return tt_errf(err, TT_EINVAL, NULL, "the body must be a JSON object");
     return tt__parse(req->body, tab, n, 0, NULL, dst, err);
+}
+
+const char *tt__space_size(uint64_t total, char *buf, size_t cap)
+{
+    if (total == UINT64_MAX)   /* tt_space_total() saturates: the product overflowed */
+        snprintf(buf, cap, "more than 2^64 configs");
+    else
+        snprintf(buf, cap, "%.3g configs, 10^%.0f", (double)total,
+                 total ? floor(log10((double)total)) : 0.0);
+    return buf;
 }
 
 int tt__strategy_enumerates(const char *strategy)

@@ -44,9 +44,16 @@ const tt__route *tt__route_at(size_t i);
 const char *const *tt__route_names(void);
 /* Match method + path: returns the route index and fills req->params / nparams (pointers
  * into `scratch`, which must hold a copy of path: cap >= strlen(path) + 1).  -1 when no route
- * matches; then *path_known is 1 when another method would have matched (405). */
+ * matches; then *path_known is 1 when another method would have matched (405).
+ * TT__ROUTE_BADTEXT when the (decoded) path is not valid UTF-8: answer 400 bad_encoding, so
+ * no handler ever sees such a path. */
+#define TT__ROUTE_BADTEXT (-2)
 int tt__route_match(const char *method, const char *path, tt_req *req, char *scratch,
                     size_t cap, int *path_known);
+/* Add a decoded query argument to the query object: -1 (nothing added) when key or value is
+ * not valid UTF-8 (answer 400 bad_encoding: an argument is never dropped silently) or on
+ * allocation failure. */
+int tt__query_add(json_t *query, const char *key, const char *value);
 
 /* Runtime hooks set by the daemon's main (NULL / 0 in tests that call handlers). */
 void tt__api_set_metrics(tt_metrics *m);
@@ -147,6 +154,12 @@ void tt__ui_index(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__ui_job(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__ui_shapes(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__ui_asset(tt_server *srv, const tt_req *req, tt_resp *resp);
+
+/* A space size for messages: "1.23e+12 configs, 10^12", or "more than 2^64 configs" when
+ * the count saturated.  Returns buf. */
+const char *tt__space_size(uint64_t total, char *buf, size_t cap);
+/* A space size as a JSON integer: saturated at INT64_MAX (the API's integer range). */
+#define TT__SPACE_JSON(total) ((json_int_t)((total) > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(total)))
 
 /* Strategies that enumerate the whole space (and so obey max_space). */
 int tt__strategy_enumerates(const char *strategy);

@@ -164,6 +164,36 @@ static int tt_tune_limit(tt_server *srv, const tt_req *req, tt_resp *resp)
     return 0;
 }
 
+static int tt_stop_first(void *ud, const int64_t *slots)
+{
+    (void)ud;
+    (void)slots;
+    return 1;
+}
+
+/* A job whose space has no feasible config (a `let` that overflows or divides by zero for
+ * this problem, constraints no config meets) is refused now, with the reasons predict gives,
+ * rather than accepted and failed later.  Enumerates until the first feasible config. */
+static tt_rc tt_tune_feasible(tt_space *sp, tt_errinfo *err)
+{
+    tt_space_counts c;
+    memset(&c, 0, sizeof c);
+    if (tt_space_enumerate(sp, tt_stop_first, NULL, 1, &c) != TT_OK || c.feasible ||
+        !c.complete)
+        return TT_OK;
+    char why[200] = "";
+    size_t w = 0;
+    for (size_t i = 0; i < c.nreasons && i < TT_SPACE_MAX_REASONS && w < sizeof why - 1; i++) {
+        if (!c.rejected[i]) continue;
+        int k = snprintf(why + w, sizeof why - w, "%s%s (%llu)", w ? "; " : "", c.reason[i],
+                         (unsigned long long)c.rejected[i]);
+        w = k < 0 ? w : w + (size_t)k;
+    }
+    return tt_errf(err, TT_EINFEASIBLE, "problem",
+                   "no config of the space is feasible for this problem: %s",
+                   why[0] ? why : "every config was rejected");
+}
+
 /* The space of the problem: its size, refused when the strategy must enumerate it all. */
 static tt_rc tt_tune_space(tt_server *srv, const tt_template *t, const tt_target *tgt,
                            const int64_t *slots, const char *strategy, uint64_t *total,
@@ -178,13 +208,16 @@ static tt_rc tt_tune_space(tt_server *srv, const tt_template *t, const tt_target
         return rc;
     }
     *total = tt_space_total(sp);
-    tt_space_free(sp);
+    char size[64];
     if (tt__strategy_enumerates(strategy) && (double)*total > srv->max_space)
-        return tt_errf(err, TT_EUNSUPPORTED, "strategy",
-                       "space too large (%.3g configs, 10^%.0f) for strategy %s (limit %.3g); "
-                       "use evolution/anneal/random", (double)*total,
-                       floor(log10((double)*total)), strategy, srv->max_space);
-    return TT_OK;
+        rc = tt_errf(err, TT_EUNSUPPORTED, "strategy",
+                     "space too large (%s) for strategy %s (limit %.3g); "
+                     "use evolution/anneal/random", tt__space_size(*total, size, sizeof size),
+                     strategy, srv->max_space);
+    else if ((double)*total <= srv->max_space)
+        rc = tt_tune_feasible(sp, err);
+    tt_space_free(sp);
+    return rc;
 }
 
 /* Fill and insert the job row (j->id set); the strings j owns are freed by tt_job_clear. */
@@ -235,7 +268,7 @@ static json_t *tt_tune_answer(const tt_job *j, const tt_template *t, uint64_t to
     return json_pack("{s:I, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:I, s:{s:s, s:s, s:s}}", "job",
                      (json_int_t)j->id, "state", "queued", "template", "name", t->name, "hash",
                      t->hash, "target", j->target, "backend_fp", j->backend_fp, "problem_key",
-                     j->problem_key, "space_total", (json_int_t)total, "links", "self", self,
+                     j->problem_key, "space_total", TT__SPACE_JSON(total), "links", "self", self,
                      "events", ev, "trials", tr);
 }
 

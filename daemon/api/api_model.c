@@ -28,7 +28,7 @@ static json_t *tt_counts_json(const tt_space_counts *c, uint64_t total, int enum
             if (c->rejected[i])
                 json_object_set_new(rej, c->reason[i], json_integer((json_int_t)c->rejected[i]));
     return json_pack("{s:I, s:o, s:o, s:b}", "total",
-                     (json_int_t)(total > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)total),
+                     TT__SPACE_JSON(total),
                      "feasible",
                      enumerated ? json_integer((json_int_t)c->feasible) : json_null(),
                      "rejected", rej, "complete", enumerated && c->complete);
@@ -188,9 +188,10 @@ json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int6
         if (tk.stop) goto fail;
     } else {
         if (!enumerate) {
+            char size[64];
             tt_errf(err, TT_EUNSUPPORTED, "top",
-                    "space too large to rank (%.3g configs, limit %.3g); give \"configs\"",
-                    (double)total, max_space);
+                    "space too large to rank (%s; limit %.3g); give \"configs\"",
+                    tt__space_size(total, size, sizeof size), max_space);
             goto fail;
         }
         if (top < 1) top = 1;

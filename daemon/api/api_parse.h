@@ -67,4 +67,11 @@ void tt__err_prefix(tt_errinfo *err, const char *prefix);
  * "configs[3]"), so paths are never doubled.  Paths without that root get `at` prefixed. */
 void tt__err_rebase(tt_errinfo *err, const char *root, const char *at);
 
+/* 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF), else 0. */
+int tt__utf8_valid(const char *s, size_t n);
+/* Make the NUL-terminated s valid UTF-8 in place: a character cut short (by a "%.32s" or a
+ * full buffer) is dropped, so text is cut on a character boundary; any other invalid byte
+ * becomes '?'.  The one place user text is made safe for a JSON answer. */
+void tt__utf8_fix(char *s);
+
 #endif

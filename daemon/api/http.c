@@ -154,11 +154,17 @@ static enum MHD_Result tt_send_sse(tt_http *h, struct MHD_Connection *c, int64_t
 }
 
 /* ---- request handling --------------------------------------------------------------- */
+typedef struct tt_query_acc {
+    json_t *q;
+    int bad;                    /* an argument was not valid UTF-8 */
+} tt_query_acc;
+
 static enum MHD_Result tt_query_it(void *cls, enum MHD_ValueKind kind, const char *key,
                                    const char *value)
 {
     (void)kind;
-    if (key) json_object_set_new((json_t *)cls, key, json_string(value ? value : ""));
+    tt_query_acc *a = cls;
+    if (key && tt__query_add(a->q, key, value)) a->bad = 1;
     return MHD_YES;
 }
 
@@ -342,7 +348,9 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
     int path_known = 0;
     int ri = tt__route_match(method, url, req, hc->scratch, sizeof hc->scratch, &path_known);
     if (ri < 0) {
-        if (path_known)
+        if (ri == TT__ROUTE_BADTEXT)
+            tt_resp_error(resp, TT_EENCODING, NULL, "the path is not valid UTF-8");
+        else if (path_known)
             tt_resp_error(resp, TT_EMETHOD, NULL, "%s is not allowed on %s", method, url);
         else
             tt_resp_error(resp, TT_ENOTFOUND, NULL, "no route %s %s", method, url);
@@ -372,8 +380,13 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
     req->scopes = scopes;
     hc->query = json_object();
     if (!hc->query) { tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory"); return -1; }
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, tt_query_it, hc->query);
+    tt_query_acc qa = {hc->query, 0};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, tt_query_it, &qa);
     req->query = hc->query;
+    if (qa.bad) {
+        tt_resp_error(resp, TT_EENCODING, NULL, "a query argument is not valid UTF-8");
+        return -1;
+    }
     if (hc->len) {
         req->raw_body = hc->body;
         req->raw_len = hc->len;

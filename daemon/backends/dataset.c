@@ -272,13 +272,13 @@ static tt_rc tt_gunzip(const unsigned char *in, size_t len, char **out, size_t *
         if (zr == Z_STREAM_END) {
             if (z.avail_in == 0) break;
             if (inflateReset(&z) != Z_OK) {   /* another gzip member follows */
-                rc = tt_errf(err, TT_EIO, "", "corrupt gzip data");
+                rc = tt_errf(err, TT_EENCODING, "", "corrupt gzip data");
                 break;
             }
             continue;
         }
         if (zr == Z_BUF_ERROR && z.avail_in == 0 && z.avail_out > 0) {
-            rc = tt_errf(err, TT_EIO, "", "truncated gzip data (after %zu bytes)", n);
+            rc = tt_errf(err, TT_EENCODING, "", "truncated gzip data (after %zu bytes)", n);
             break;
         }
         if (zr == Z_MEM_ERROR) {   /* inflate() allocates its window on first use */
@@ -286,7 +286,7 @@ static tt_rc tt_gunzip(const unsigned char *in, size_t len, char **out, size_t *
             break;
         }
         if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            rc = tt_errf(err, TT_EIO, "", "corrupt gzip data: %s", z.msg ? z.msg : "inflate error");
+            rc = tt_errf(err, TT_EENCODING, "", "corrupt gzip data: %s", z.msg ? z.msg : "inflate error");
             break;
         }
     }

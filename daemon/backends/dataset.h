@@ -95,8 +95,8 @@ static inline const double *tt_ds_samples(const tt_dataset *ds, const tt_ds_reco
     return ds->samples + r->sample_off;
 }
 
-/* Load from a file: Kernel Tuner cache or T4, plain or gzip.  TT_EIO (cannot read, truncated
- * or corrupt gzip), TT_ETOOBIG, TT_EJSON (not JSON: line/column in err->msg), TT_EINVAL
+/* Load from a file: Kernel Tuner cache or T4, plain or gzip.  TT_EIO (cannot read),
+ * TT_EENCODING (truncated or corrupt gzip: bad input, a 400), TT_ETOOBIG, TT_EJSON (not JSON: line/column in err->msg), TT_EINVAL
  * (neither format, wrong-typed or missing fields, no records: err->path names the field, e.g.
  * "results[12].times.runtimes[3]"), TT_EUNSUPPORTED (non-integer param values, unknown time
  * unit), TT_ENOMEM.  *out is NULL on error. */

@@ -199,22 +199,22 @@ static void test_gzip_detection(void)
     tt_dataset_free(a);
     tt_dataset_free(b);
 
-    /* truncated gzip: every cut gives TT_EIO, never a crash */
+    /* truncated gzip: every cut gives TT_EENCODING (a client error), never a crash */
     size_t cuts[] = {1, 2, 10, 100, zlen / 2, zlen - 9, zlen - 1};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
         tt_errinfo_clear(&e);
         tt_dataset *d = (tt_dataset *)1;
         tt_rc rc = tt_dataset_load_buffer(z, cuts[i], &d, &e);
-        CU_ASSERT(rc == TT_EIO || (cuts[i] == 1 && rc == TT_EJSON));
+        CU_ASSERT(rc == TT_EENCODING || (cuts[i] == 1 && rc == TT_EJSON));
         CU_ASSERT_PTR_NULL(d);
-        if (rc == TT_EIO && cuts[i] > 100) CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "truncated"));
+        if (rc == TT_EENCODING && cuts[i] > 100) CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "truncated"));
     }
     /* corrupt deflate data */
     unsigned char *c = malloc(zlen);
     memcpy(c, z, zlen);
     for (size_t i = zlen / 3; i < zlen / 3 + 64; i++) c[i] ^= 0x5a;
     tt_dataset *d = NULL;
-    CU_ASSERT_EQUAL(tt_dataset_load_buffer(c, zlen, &d, &e), TT_EIO);
+    CU_ASSERT_EQUAL(tt_dataset_load_buffer(c, zlen, &d, &e), TT_EENCODING);
     CU_ASSERT_PTR_NULL(d);
     free(c);
     /* empty input and a missing file */
@@ -477,7 +477,7 @@ static void test_mutations(void)
         deflateEnd(&zs);
         for (size_t cut = 2; cut < zn; cut++) {
             ds = (tt_dataset *)1;
-            CU_ASSERT_EQUAL(tt_dataset_load_buffer(zb, cut, &ds, &e), TT_EIO);
+            CU_ASSERT_EQUAL(tt_dataset_load_buffer(zb, cut, &ds, &e), TT_EENCODING);
             CU_ASSERT_PTR_NULL(ds);
         }
         CU_ASSERT_EQUAL(tt_dataset_load_buffer(zb, zn, &ds, &e), TT_OK);
