@@ -9,6 +9,8 @@
 #   reference(*inputs)  -> the expected output tensor (or tuple), computed with torch
 #   call(k, *inputs)    -> optional: how to launch k (default k(*inputs)), returns the output(s)
 #   TOLERANCE           -> optional (rtol, atol), default (1e-2, 1e-2)
+#   KERNELS_PER_CALL    -> optional, default 1: kernel launches one call() makes (e.g. split-KV
+#                          attention and its combine); msprof samples are their summed durations
 #
 # Commands (the sample toolchain in docs/toolchains.md uses build and run):
 #   build SRC          compile (tilelang lowers to Ascend C and runs bisheng); exit 1 on failure
@@ -141,9 +143,11 @@ def _freq(v):
         return None
 
 
-def parse_msprof(out_dir, kernel=DEFAULT_KERNEL, skip=0):
+def parse_msprof(out_dir, kernel=DEFAULT_KERNEL, skip=0, per_call=1):
     """Samples (us) of `kernel` under out_dir: newest OPPROF_*/**/OpBasicInfo*.csv, launch order.
 
+    skip and the result count calls of per_call consecutive launches each; a call's sample is
+    the sum of its launches' durations, and it is below the rated clock when any launch is.
     Raises ValueError with a one-line reason when nothing usable is found."""
     runs = sorted(glob.glob(os.path.join(out_dir, "OPPROF_*")), key=os.path.getmtime)
     runs = [r for r in runs if os.path.isdir(r)]
@@ -162,29 +166,54 @@ def parse_msprof(out_dir, kernel=DEFAULT_KERNEL, skip=0):
             if kernel and kernel not in name:
                 continue
             rows.append(r)
-    rows = rows[skip:]
-    if not rows:
+    rows = rows[skip * per_call:]
+    calls = [rows[i:i + per_call] for i in range(0, len(rows) - per_call + 1, per_call)]
+    if not calls:
         raise ValueError(f"no rows of kernel {kernel!r} after skipping {skip} in {runs[-1]}")
-    rated = [r for r in rows if _freq(r.get("Current Freq", "")) is not None
-             and _freq(r.get("Rated Freq", "")) is not None
-             and _freq(r["Current Freq"]) >= _freq(r["Rated Freq"])]
-    use = rated if rated else rows
+
+    def at_rated(r):
+        cur, rated = _freq(r.get("Current Freq", "")), _freq(r.get("Rated Freq", ""))
+        return cur is not None and rated is not None and cur >= rated
+    rated = [c for c in calls if all(at_rated(r) for r in c)]
+    use = rated if rated else calls
     samples = []
-    for r in use:
-        d = _freq(r[DURATION_COL])
-        if d is None or not d > 0:
-            raise ValueError(f"bad {DURATION_COL} value {r[DURATION_COL]!r}")
-        samples.append(d)
-    return samples, len(rows) - len(use)
+    for c in use:
+        total = 0.0
+        for r in c:
+            d = _freq(r[DURATION_COL])
+            if d is None or not d > 0:
+                raise ValueError(f"bad {DURATION_COL} value {r[DURATION_COL]!r}")
+            total += d
+        samples.append(total)
+    return samples, len(calls) - len(use)
+
+
+def kernels_per_call(path):
+    """KERNELS_PER_CALL of a source, read without importing it (no NPU needed)."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError):
+        return 1
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and
+                                                t.id == "KERNELS_PER_CALL" for t in node.targets):
+            try:
+                return max(1, int(ast.literal_eval(node.value)))
+            except (ValueError, TypeError):
+                return 1
+    return 1
 
 
 def cmd_run_msprof(path):
     warm = _env_int("WARMUP", 10, 0, 1000)
     n = _env_int("SAMPLES", 20, 1, 1000)
-    count = 1 + warm + n
+    per_call = kernels_per_call(path)
+    count = (1 + warm + n) * per_call
     if count > MSPROF_LAUNCH_MAX:
-        raise SystemExit(f"tt_ascend_runner: 1 + WARMUP + SAMPLES = {count} > "
-                         f"{MSPROF_LAUNCH_MAX} launches msprof op collects")
+        raise SystemExit(f"tt_ascend_runner: (1 + WARMUP + SAMPLES) x {per_call} kernel(s) = "
+                         f"{count} > {MSPROF_LAUNCH_MAX} launches msprof op collects")
     kernel = os.environ.get("KERNEL_NAME", DEFAULT_KERNEL)
     for stale in ("tt_correct.json",):
         if os.path.exists(stale):
@@ -204,7 +233,7 @@ def cmd_run_msprof(path):
     with open("tt_correct.json", encoding="utf-8") as f:
         verdict = json.load(f)
     try:
-        samples, slow = parse_msprof("prof", kernel, skip=1 + warm)
+        samples, slow = parse_msprof("prof", kernel, skip=1 + warm, per_call=per_call)
     except ValueError as e:
         print(f"tt_ascend_runner: {e}", file=sys.stderr)
         return 1

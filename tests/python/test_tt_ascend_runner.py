@@ -72,7 +72,20 @@ def test_run_msprof_no_csv(tmp_path):
 def test_launch_count_limit(tmp_path):
     r = run(tmp_path, "run", "k.py", WARMUP="50", SAMPLES="50", FAKE_MSPROF_APP=CHECKED_APP % "true")
     assert r.returncode == 1
-    assert "101 > 100" in r.stderr
+    assert "= 101 > 100" in r.stderr
+
+
+def test_two_kernels_per_call(tmp_path):
+    # a source whose call() launches two kernels: samples are the sums of launch pairs
+    (tmp_path / "k.py").write_text("KERNELS_PER_CALL = 2\n")
+    r = run(tmp_path, "run", "k.py", WARMUP="1", SAMPLES="2", FAKE_MSPROF_COLD="0",
+            FAKE_MSPROF_APP=CHECKED_APP % "true")
+    assert r.returncode == 0, r.stderr
+    # 8 launches: calls (0,1) checked, (2,3) warm-up, (4,5) and (6,7) timed
+    # launch i takes 100 + (i % 3) * 0.5: 4 -> 100.5, 5 -> 101.0, 6 -> 100.0, 7 -> 100.5
+    assert last_json(r.stdout)["latency_us"] == [201.5, 200.5]
+    runs = list((tmp_path / "prof").glob("OPPROF_*"))
+    assert len(list((runs[0] / "main_kernel").iterdir())) == 8
 
 
 def test_parse_rated_clock_filter(tmp_path):
