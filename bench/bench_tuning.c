@@ -479,7 +479,7 @@ static void part_replay(const char *src, const char *dsdir, int seeds, int64_t b
     static const char *const files[] = {"convolution_A100.kt-cache.json.gz",
                                         "convolution_MI250X.t4.json.gz"};
     static const char *const strategies[] = {"random", "evolution", "anneal", "model-refine",
-                                             "model-topk"};
+                                             "model-topk", "bo"};
     enum { NS = sizeof strategies / sizeof strategies[0] };
     printf("== replay datasets (recorded GPU measurements; answers are the recorded medians) ==\n");
     printf("template: T1 import of convolution.t1.json (no kernel: model-* run their "

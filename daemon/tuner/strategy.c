@@ -5,17 +5,20 @@
 #include "strategy_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const tt__strategy_ops *const tt_strategy_table[] = {
     &tt__strategy_model_topk, &tt__strategy_model_refine, &tt__strategy_evolution,
     &tt__strategy_anneal,     &tt__strategy_random,       &tt__strategy_exhaustive,
+    &tt__strategy_bo,         &tt__strategy_model_bo,
 };
 #define TT_NSTRATEGIES (sizeof tt_strategy_table / sizeof tt_strategy_table[0])
 
 static const char *const tt_strategy_name_list[] = {
-    "model-topk", "model-refine", "evolution", "anneal", "random", "exhaustive", NULL,
+    "model-topk", "model-refine", "evolution", "anneal", "random", "exhaustive", "bo",
+    "model-bo",   NULL,
 };
 
 const char *const *tt_strategy_names(void) { return tt_strategy_name_list; }
@@ -28,7 +31,56 @@ static const tt__strategy_ops *tt_strategy_find(const char *name)
     return NULL;
 }
 
-int tt_strategy_known(const char *name) { return tt_strategy_find(name) != NULL; }
+static int tt_strategy_is_auto(const char *name)
+{
+    return !name || !*name || strcmp(name, "auto") == 0;
+}
+
+int tt_strategy_known(const char *name)
+{
+    return name && (strcmp(name, "auto") == 0 || tt_strategy_find(name) != NULL);
+}
+
+tt_rc tt_strategy_resolve(const char *requested, int has_model, int64_t budget,
+                          tt_strategy_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    if (tt_strategy_is_auto(requested)) {
+        out->is_default = 1;
+        if (has_model) {
+            out->name = "model-bo";
+            snprintf(out->reason, sizeof out->reason,
+                     "default: the template has a kernel program, so the analytic model is "
+                     "the prior of model-bo");
+        } else if (budget == 0 || budget <= TT_STRATEGY_BO_MAX_BUDGET) {
+            out->name = "bo";
+            snprintf(out->reason, sizeof out->reason,
+                     "default: no kernel program (no model) and a budget of at most %d trials",
+                     TT_STRATEGY_BO_MAX_BUDGET);
+        } else {
+            out->name = "evolution";
+            snprintf(out->reason, sizeof out->reason,
+                     "default: no kernel program (no model) and a budget above %d trials",
+                     TT_STRATEGY_BO_MAX_BUDGET);
+        }
+        return TT_OK;
+    }
+    const tt__strategy_ops *ops = tt_strategy_find(requested);
+    if (!ops) return TT_EINVAL;
+    out->name = ops->name;
+    if (ops->uses_model && !has_model) {
+        out->fallback = 1;
+        out->name = ops->no_model;
+        snprintf(out->reason, sizeof out->reason,
+                 "fallback: %s needs the analytic model and the template has no kernel "
+                 "program, so %s runs instead", ops->name, ops->no_model);
+    } else {
+        snprintf(out->reason, sizeof out->reason, "requested");
+    }
+    return TT_OK;
+}
+
+const tt_strategy_choice *tt_strategy_chosen(const tt_strategy *st) { return &st->choice; }
 
 /* ---- u64 set ------------------------------------------------------------------------ */
 static uint64_t tt_mix64(uint64_t x)
@@ -140,11 +192,13 @@ static tt_rc tt_opt_int(const json_t *o, const char *key, int64_t lo, int64_t hi
 tt_rc tt_strategy_new(const tt_strategy_config *cfg, tt_strategy **out, tt_errinfo *err)
 {
     *out = NULL;
-    const tt__strategy_ops *ops = tt_strategy_find(cfg->name);
-    if (!ops)
+    tt_strategy_choice choice;
+    if (tt_strategy_resolve(cfg->name, cfg->model != NULL, cfg->budget, &choice) != TT_OK)
         return tt_errf(err, TT_EINVAL, "strategy",
-                       "unknown strategy '%s' (model-topk, model-refine, evolution, anneal, "
-                       "random, exhaustive)", cfg->name ? cfg->name : "");
+                       "unknown strategy '%s' (auto, bo, model-bo, model-topk, model-refine, "
+                       "evolution, anneal, random, exhaustive)", cfg->name ? cfg->name : "");
+    /* the budget and options of the one asked for; the code of the one that runs */
+    const tt__strategy_ops *ops = tt_strategy_find(choice.is_default ? choice.name : cfg->name);
     if (!cfg->t || !cfg->space) return tt_errf(err, TT_EINVAL, "strategy", "no template or space");
     if (cfg->t->nparams == 0)
         return tt_errf(err, TT_EINVAL, "strategy", "template has no tunable params");
@@ -186,6 +240,7 @@ tt_rc tt_strategy_new(const tt_strategy_config *cfg, tt_strategy **out, tt_errin
     if (!rc) rc = tt_opt_int(cfg->options, "neighbours", 0, 1 << 10, &st->opt_neighbours, err);
     if (!rc) rc = tt_opt_int(cfg->options, "sample", 1, 1 << 24, &st->opt_sample, err);
     if (!rc) rc = tt_opt_int(cfg->options, "patience", 1, 1 << 10, &st->opt_patience, err);
+    if (!rc) rc = tt_opt_int(cfg->options, "init", 1, 1 << 10, &st->opt_init, err);
     if (!rc) rc = tt_opt_int(cfg->options, "max_enumerate", 1, INT64_MAX, &me, err);
     if (rc) {
         tt_strategy_free(st);
@@ -200,8 +255,10 @@ tt_rc tt_strategy_new(const tt_strategy_config *cfg, tt_strategy **out, tt_errin
         st->budget = st->opt_topk;
     /* Without a model, a model strategy runs the best model-free one (same budget; see
      * docs/strategies.md for the numbers that chose it). */
-    st->fallback = ops->uses_model && !cfg->model;
-    if (st->fallback) st->ops = &TT_STRATEGY_NO_MODEL;
+    st->choice = choice;
+    st->fallback = choice.fallback;
+    st->ops = tt_strategy_find(choice.name);
+    st->cfg.name = choice.name;
     *out = st;
     return TT_OK;
 }

@@ -19,14 +19,18 @@
  *                 the best of 4 children by prediction
  *   anneal        simulated annealing over neighbours (one param moved one step or set to a
  *                 random value)
+ *   bo            Bayesian optimisation: a Gaussian process on log time (Matern 5/2, ARD)
+ *                 and expected improvement over feasible candidates (strategy_bo.c)
+ *   model-bo      bo with the calibrated analytic model as the GP's prior mean
  *   random        uniform without replacement among feasible configs (seeded xoshiro256**)
  *   exhaustive    every feasible config in enumeration order
- * Every proposal is feasible (tt_space_check) and proposed at most once.  model-topk and
- * model-refine run `anneal` (same seed and budget; the best model-free strategy on the replay
- * datasets) when the model is NULL (a template without a kernel, measured by replay:/cmd:
- * backends); tt_strategy_fallback() says so.
+ * Every proposal is feasible (tt_space_check) and proposed at most once.  model-topk,
+ * model-refine and model-bo run `bo` (same seed and budget; the best model-free strategy on
+ * the replay datasets) when the model is NULL (a template without a kernel, measured by
+ * replay:/cmd: backends); tt_strategy_fallback() and tt_strategy_chosen() say so.
  * Options (JSON object, all optional): "topk", "round", "population" (evolution's first
- * generation), "neighbours", "patience", "sample" (configs sampled to seed evolution), "max_enumerate" (spaces whose
+ * generation), "neighbours", "patience", "sample" (configs sampled to seed evolution), "init"
+ * (bo's initial design), "objective" (read by the runner), "max_enumerate" (spaces whose
  * cartesian product exceeds it are sampled, not enumerated).
  *
  * Protocol: every config returned by tt_strategy_next() must be reported before the next
@@ -51,7 +55,7 @@
 #include "tt_err.h"
 
 typedef struct tt_strategy_config {
-    const char *name;             /* one of tt_strategy_names() */
+    const char *name;             /* one of tt_strategy_names(), or NULL / "" / "auto" */
     const tt_template *t;
     const tt_target *tgt;         /* for calibrated re-ranking (model-refine); may be NULL */
     tt_space *space;              /* borrowed; enumerated from the calling thread */
@@ -64,9 +68,31 @@ typedef struct tt_strategy_config {
 
 typedef struct tt_strategy tt_strategy;
 
-/* NULL-terminated list of the strategy names (static). */
+/* Which strategy a job runs, and why (tt_strategy_resolve): the job document and the log
+ * state it, so a fallback is never silent. */
+typedef struct tt_strategy_choice {
+    const char *name;             /* the strategy that runs (static string) */
+    int is_default;               /* 1: none was asked for ("" / "auto"): chosen by the rule */
+    int fallback;                 /* 1: the one asked for needs a model and there is none */
+    char reason[200];             /* one sentence, e.g. "fallback: model-refine needs ..." */
+} tt_strategy_choice;
+
+/* Resolve the strategy asked for (NULL, "" or "auto": the default) given whether the job
+ * has an analytic model (a template with a kernel program) and its trial budget (0: none
+ * given).  The default: with a model `model-bo`; without one `bo` up to
+ * TT_STRATEGY_BO_MAX_BUDGET trials, `evolution` above (docs/strategies.md "Default").
+ * A model strategy without a model runs its fallback (model-topk, model-refine: `bo`;
+ * model-bo: `bo`).  Pure function of its arguments (the API calls it to show a job's
+ * strategy).  TT_EINVAL for an unknown name (out->name NULL). */
+tt_rc tt_strategy_resolve(const char *requested, int has_model, int64_t budget,
+                          tt_strategy_choice *out);
+#define TT_STRATEGY_BO_MAX_BUDGET 1000
+/* What runs and why (filled by tt_strategy_new()); borrowed from st. */
+const tt_strategy_choice *tt_strategy_chosen(const tt_strategy *st);
+
+/* NULL-terminated list of the strategy names (static); "auto" is accepted too. */
 const char *const *tt_strategy_names(void);
-/* 1 if name is a known strategy. */
+/* 1 if name is a known strategy or "auto" (NULL: 0). */
 int tt_strategy_known(const char *name);
 
 /* Create a strategy.  TT_EINVAL for an unknown name or bad options (err names the option),

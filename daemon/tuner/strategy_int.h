@@ -34,7 +34,8 @@ int tt__ranked_cmp(const void *a, const void *b);
 typedef struct tt__strategy_ops {
     const char *name;
     int64_t default_budget;        /* 0: the whole space */
-    int uses_model;                /* 1: runs TT_STRATEGY_NO_MODEL without a model */
+    int uses_model;                /* 1: needs a model; without one runs `no_model` */
+    const char *no_model;          /* uses_model: the strategy run without a model */
     tt_rc (*start)(tt_strategy *st);          /* first next(): heavy set-up, may push */
     tt_rc (*refill)(tt_strategy *st);         /* queue empty, all reported: push a round;
                                                  pushing nothing ends the search */
@@ -71,6 +72,8 @@ struct tt_strategy {
     /* options */
     uint64_t max_enumerate;
     int64_t opt_topk, opt_round, opt_population, opt_neighbours, opt_sample, opt_patience;
+    int64_t opt_init;              /* bo / model-bo: initial design size (0: default) */
+    tt_strategy_choice choice;     /* what runs and why (tt_strategy_resolve) */
     void *impl;                    /* owned by the implementation */
 };
 
@@ -80,8 +83,10 @@ extern const tt__strategy_ops tt__strategy_evolution;
 extern const tt__strategy_ops tt__strategy_anneal;
 extern const tt__strategy_ops tt__strategy_random;
 extern const tt__strategy_ops tt__strategy_exhaustive;
+extern const tt__strategy_ops tt__strategy_bo;
+extern const tt__strategy_ops tt__strategy_model_bo;
 /* What model-topk and model-refine run without a model (tt_strategy_fallback()). */
-#define TT_STRATEGY_NO_MODEL tt__strategy_anneal
+#define TT_STRATEGY_NO_MODEL "bo"
 
 /* PRNG: next 64 bits; uniform in [0, n) (n > 0, unbiased); uniform double in [0, 1). */
 uint64_t tt__st_rand(tt_strategy *st);

@@ -32,7 +32,7 @@ static tt_rc tt_topk_start(tt_strategy *st)
 static tt_rc tt_topk_refill(tt_strategy *st) { (void)st; return TT_OK; }
 
 const tt__strategy_ops tt__strategy_model_topk = {
-    .name = "model-topk", .default_budget = 16, .uses_model = 1,
+    .name = "model-topk", .default_budget = 16, .uses_model = 1, .no_model = TT_STRATEGY_NO_MODEL,
     .start = tt_topk_start, .refill = tt_topk_refill,
 };
 
@@ -296,5 +296,6 @@ static void tt_refine_free(tt_strategy *st)
 
 const tt__strategy_ops tt__strategy_model_refine = {
     .name = "model-refine", .default_budget = 32, .uses_model = 1,
+    .no_model = TT_STRATEGY_NO_MODEL,
     .start = tt_refine_start, .refill = tt_refine_refill, .free = tt_refine_free,
 };
