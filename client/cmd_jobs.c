@@ -71,6 +71,14 @@ static void tl_job_print(const tl_ctx *c, const json_t *j)
     tl_table_add(&t, "problem", json_string_value(json_object_get(j, "problem_key")));
     tl_table_add(&t, "backend", json_string_value(json_object_get(j, "backend_fp")));
     tl_table_add(&t, "strategy", json_string_value(json_object_get(j, "strategy")));
+    const json_t *ran = json_object_get(j, "strategy_ran");
+    if (json_is_object(ran)) {   /* what actually runs, and why (a fallback is named) */
+        snprintf(b1, sizeof b1, "%s (%s)", json_string_value(json_object_get(ran, "name")),
+                 json_string_value(json_object_get(ran, "reason")));
+        tl_table_add(&t, "strategy ran", b1);
+    }
+    const json_t *obj = json_object_get(json_object_get(j, "options"), "objective");
+    if (json_is_string(obj)) tl_table_add(&t, "objective", json_string_value(obj));
     snprintf(b2, sizeof b2, "%lld/%lld", (long long)json_integer_value(json_object_get(prog, "done")),
              (long long)json_integer_value(json_object_get(prog, "planned")));
     tl_table_add(&t, "trials", b2);
@@ -260,17 +268,20 @@ static int tl_wait_job(tl_ctx *c, long long id)
 int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     int rc;
-    if ((rc = tl_need(cmd, a, "problem")) || (rc = tl_need(cmd, a, "target"))) return rc;
+    if ((rc = tl_need(cmd, a, "target"))) return rc;   /* no -p: a template without inputs */
     long long budget = 32, seed = 0;
     if ((rc = tl_int_arg(cmd, a, "budget", 1, 1000000, &budget)) ||
         (rc = tl_int_arg(cmd, a, "seed", -(1LL << 62), 1LL << 62, &seed)))
         return rc;
     const char *backend = tl_arg(cmd, a, "backend"), *strategy = tl_arg(cmd, a, "strategy");
+    const char *problem = tl_arg(cmd, a, "problem"), *objective = tl_arg(cmd, a, "objective");
     json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:I}, s:I}", "template", a->pos[0],
-                             "problem", tl_arg(cmd, a, "problem"), "target",
+                             "problem", problem ? problem : "", "target",
                              tl_arg(cmd, a, "target"), "backend", backend ? backend : "sim",
-                             "strategy", strategy ? strategy : "model-refine", "budget",
+                             "strategy", strategy ? strategy : "auto", "budget",
                              "trials", (json_int_t)budget, "seed", (json_int_t)seed);
+    if (body && objective)
+        json_object_set_new(body, "options", json_pack("{s:s}", "objective", objective));
     json_t *out = NULL;
     if ((rc = tl_call(c, "POST", "/v1/tune", body, &out))) return rc;
     long long id = (long long)json_integer_value(json_object_get(out, "job"));
@@ -317,7 +328,10 @@ int tl_cmd_jobs(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
                      json_string_value(json_object_get(json_object_get(j, "template"), "name")),
                      json_string_value(json_object_get(j, "target")),
                      json_string_value(json_object_get(j, "problem_key")),
-                     json_string_value(json_object_get(j, "strategy")), tr,
+                     json_is_object(json_object_get(j, "strategy_ran"))
+                         ? json_string_value(json_object_get(json_object_get(j, "strategy_ran"),
+                                                             "name"))
+                         : json_string_value(json_object_get(j, "strategy")), tr,
                      tl_fmt_us_at(json_object_get(j, "best"), "measured_us", best, sizeof best));
     }
     tl_table_print(c, &t, stdout);

@@ -30,7 +30,8 @@ const tl_opt tl_global_opts[] = {
 static const tl_opt o_tune[] = {
     P_OPT, TG_OPT,
     {"backend", 'b', "B", "measurement backend: sim (default), model, replay:NAME, cmd:NAME", NULL, 0},
-    {"strategy", 's', "S", "model-refine (default), model-topk, evolution, anneal, random, exhaustive", NULL, 0},
+    {"strategy", 's', "S", "auto (default: model-bo with a kernel program, else bo; up to 1000 trials), bo, model-bo, model-refine, model-topk, evolution, anneal, random, exhaustive", NULL, 0},
+    {"objective", 0, "O", "what ranks a config: median (default), mean, min of its samples; recorded (replay: the dataset's own, the default there)", NULL, 0},
     {"budget", 'n', "N", "trials to measure (default 32)", NULL, 0},
     {"seed", 0, "N", "random seed (default 0)", NULL, 0},
     {"wait", 'w', NULL, "follow the job with a progress bar and print the result", NULL, 0},
@@ -97,8 +98,8 @@ static const tl_opt o_help[] = {
     {NULL, 0, NULL, NULL, NULL, 0}};
 
 const tl_cmd tl_cmds[] = {
-    {"tune", "TEMPLATE -p K=V,.. -t TARGET [options]", "submit a tuning job",
-     "POST /v1/tune.  Prints the job id; with --wait a live progress bar (trials done / planned, "
+    {"tune", "TEMPLATE [-p K=V,..] -t TARGET [options]", "submit a tuning job",
+     "POST /v1/tune.  -p may be left out for a template without inputs.  Prints the job id; with --wait a live progress bar (trials done / planned, "
      "best so far, ETA) fed by the job's event stream, on a terminal with the convergence curve "
      "(as `tlctl job ID --plot`) redrawn under it, then the result.  Ctrl-C during --wait "
      "asks whether to cancel the job (on a terminal); otherwise the job keeps running and tlctl "

@@ -11,8 +11,10 @@
 
 #include "api_int.h"
 #include "jsonutil.h"
+#include "catalog.h"
 #include "runner.h"
 #include "space.h"
+#include "strategy.h"
 
 #define TT_MAX_BUDGET_TRIALS 1000000
 #define TT_DEFAULT_BUDGET_TRIALS 32
@@ -85,6 +87,24 @@ json_t *tt__job_json(const tt_job *j)
     return o;
 }
 
+/* "strategy_ran": which strategy the job runs and why (docs/strategies.md).  A pure function
+ * of the asked name, whether the template has a kernel program (the model) and the budget,
+ * so it is shown for every job, queued or finished.  Omitted when the template is gone. */
+static json_t *tt_job_json_full(tt_server *srv, const tt_job *j)
+{
+    json_t *o = tt__job_json(j);
+    const tt_template *t = NULL;
+    tt_strategy_choice ch;
+    if (o && tt_catalog_template(srv->catalog, srv->store, j->template_name, j->template_hash,
+                                 &t, NULL) == TT_OK &&
+        tt_strategy_resolve(j->strategy, t->kernel != NULL, j->budget_trials, &ch) == TT_OK)
+        json_object_set_new(o, "strategy_ran",
+                            json_pack("{s:s, s:b, s:b, s:s}", "name", ch.name, "default",
+                                      ch.is_default, "fallback", ch.fallback, "reason",
+                                      ch.reason));
+    return o;
+}
+
 /* ---- POST /v1/tune ------------------------------------------------------------------ */
 typedef struct tt_tune_args {
     const json_t *tmpl, *problem, *target, *budget, *options;
@@ -100,7 +120,7 @@ static const tt__member tt_tune_members[] = {
     {"target", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_TA(target), NULL},
     {"backend", TT__P_STRING, 0, 0, 0, TT_TA(backend), "must be a string such as \"sim\""},
     {"strategy", TT__P_STRING, 0, 0, 0, TT_TA(strategy),
-     "must be a string such as \"model-refine\""},
+     "must be a string such as \"bo\""},
     {"budget", TT__P_ANY, 0, 0, 0, TT_TA(budget), NULL},
     {"seed", TT__P_INT, 0, 0, 0, TT_TA(seed), NULL},
     {"options", TT__P_OBJECT, 0, 0, 0, TT_TA(options), NULL},
@@ -119,13 +139,14 @@ static tt_rc tt_tune_parse(const tt_req *req, tt_tune_args *a, tt_errinfo *err)
 {
     memset(a, 0, sizeof *a);
     a->backend = "sim";
-    a->strategy = "model-refine";
+    a->strategy = "auto";   /* the default rule (tt_strategy_resolve) */
     a->trials = TT_DEFAULT_BUDGET_TRIALS;
     tt_rc rc = TT__REQ_BODY(req, tt_tune_members, a, err);
     if (rc) return rc;
     if (!tt_runner_strategy_known(a->strategy))
-        return tt_errf(err, TT_EINVAL, "strategy", "unknown strategy \"%s\" (model-topk, "
-                       "model-refine, evolution, anneal, random, exhaustive)", a->strategy);
+        return tt_errf(err, TT_EINVAL, "strategy", "unknown strategy \"%s\" (auto, bo, "
+                       "model-bo, model-topk, model-refine, evolution, anneal, random, "
+                       "exhaustive)", a->strategy);
     if (json_is_integer(a->budget)) {   /* "budget": N is {"trials": N} */
         json_t *o = json_pack("{s:O}", "trials", a->budget);
         rc = o ? TT__PARSE(o, tt_budget_members, 0, "budget", a, err)
@@ -350,7 +371,7 @@ void tt__api_jobs_list(tt_server *srv, const tt_req *req, tt_resp *resp)
     }
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
-        json_array_append_new(arr, tt__job_json(&jobs[i]));
+        json_array_append_new(arr, tt_job_json_full(srv, &jobs[i]));
         tt_job_clear(&jobs[i]);
     }
     free(jobs);
@@ -384,7 +405,7 @@ void tt__api_job_get(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_job j;
     if (tt_job_from_path(srv, req, resp, &j)) return;
-    tt_resp_json(resp, 200, tt__job_json(&j));
+    tt_resp_json(resp, 200, tt_job_json_full(srv, &j));
     tt_job_clear(&j);
 }
 

@@ -592,6 +592,9 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     };
     rc = tt_strategy_new(&sc, &jr->st, &err);
     if (rc != TT_OK) return tt_job_fail(jr, "strategy: %s", err.msg[0] ? err.msg : tt_strerror(rc));
+    const tt_strategy_choice *ch = tt_strategy_chosen(jr->st);
+    tt_rlog(r, ch->fallback ? TT_LOG_WARNING : TT_LOG_INFO, "job %lld: strategy %s (%s)",
+            (long long)job->id, ch->name, ch->reason);
 
     tt_trial_key key = {jr->t->hash, jr->problem_key, jr->tgt->name, tt_backend_fingerprint(jr->be)};
     double start = tt_now();

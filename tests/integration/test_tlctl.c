@@ -330,7 +330,7 @@ static void test_tune_wait_best(void)
     /* jobs, job --trials */
     r = RUN("jobs", "--status", "done");
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "model-refine"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "model-bo"));   /* the default with a kernel program */
     run_free(&r);
     r = RUN("jobs", "--status", "bogus");
     CU_ASSERT_EQUAL(r.code, 5);
@@ -657,6 +657,27 @@ static void test_import(void)
     CU_ASSERT_EQUAL(r.code, 5);
     CU_ASSERT_TRUE(one_line(r.err));
     run_free(&r);
+    /* conv has no inputs: tune needs no -p; without a kernel program the default is bo, and
+     * model-refine runs bo as a named fallback (tlctl job says which ran and why) */
+    static const struct { const char *strategy, *ran; } tc[] = {
+        {"auto", "bo (default: no kernel program (no model)"},
+        {"model-refine", "bo (fallback: model-refine needs the analytic model"},
+    };
+    for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++) {
+        r = RUN_TOKEN(TT_TOKEN_TUNE, "--json", "tune", "conv", "-t", "a2", "-b",
+                      "replay:convolution_A100", "-s", tc[i].strategy, "-n", "4");
+        CU_ASSERT_EQUAL(r.code, 0);
+        j = json_loads(r.out, 0, NULL);
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(j, "job")));
+        json_decref(j);
+        run_free(&r);
+        r = RUN("job", id);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "strategy ran"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, tc[i].ran));
+        run_free(&r);
+    }
     free(t1);
     free(kt);
 }
