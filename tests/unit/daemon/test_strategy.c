@@ -8,6 +8,7 @@
  * use the analytic cost model (a model, not the chip).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -636,6 +637,57 @@ static void test_planned(void)
     }
 }
 
+/* bo from several threads at once (the runner's workers): each run equals the same run done
+ * alone (OpenBLAS is shared by the process; strategy_bo.c serialises its calls). */
+typedef struct bo_thread_arg {
+    uint64_t seed;
+    uint64_t keys[40];
+    size_t n;
+} bo_thread_arg;
+
+static void *bo_thread(void *ud)
+{
+    bo_thread_arg *a = ud;
+    tt_space *sp = NULL;
+    if (tt_space_new(toy, toy_problem, NULL, &sp, NULL) != TT_OK) return NULL;
+    tt_strategy_config c = {.name = "bo", .t = toy, .space = sp, .problem = toy_problem,
+                            .seed = a->seed, .budget = 40};
+    tt_strategy *st = NULL;
+    if (tt_strategy_new(&c, &st, NULL) == TT_OK) {
+        int64_t p[8], slots[TT_MAX_SLOTS];
+        size_t n;
+        while (tt_strategy_next(st, 1, p, &n) == TT_OK && n == 1 && a->n < 40) {
+            slots[0] = toy_problem[0];
+            memcpy(slots + 1, p, 3 * sizeof *p);
+            a->keys[a->n++] = tt_space_encode(sp, slots);
+            tt_strategy_report(st, p, TT_OK, obj_smooth(p));
+        }
+    }
+    tt_strategy_free(st);
+    tt_space_free(sp);
+    return NULL;
+}
+
+static void test_bo_threads(void)
+{
+    enum { NT = 6 };
+    bo_thread_arg alone[NT], together[NT];
+    memset(alone, 0, sizeof alone);
+    memset(together, 0, sizeof together);
+    for (int i = 0; i < NT; i++) {
+        alone[i].seed = together[i].seed = (uint64_t)i + 1;
+        bo_thread(&alone[i]);
+    }
+    pthread_t th[NT];
+    for (int i = 0; i < NT; i++) CU_ASSERT_EQUAL(pthread_create(&th[i], NULL, bo_thread, &together[i]), 0);
+    for (int i = 0; i < NT; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < NT; i++) {
+        CU_ASSERT(alone[i].n > 0);
+        CU_ASSERT_EQUAL(alone[i].n, together[i].n);
+        CU_ASSERT(memcmp(alone[i].keys, together[i].keys, alone[i].n * sizeof(uint64_t)) == 0);
+    }
+}
+
 static const tt_test_case toy_cases[] = {
     {"sampled_spaces", test_sampled_spaces},
     {"planned", test_planned},
@@ -648,6 +700,7 @@ static const tt_test_case toy_cases[] = {
     {"fallback_without_model", test_fallback_without_model},
     {"resolve", test_resolve},
     {"bo_with_failures", test_bo_with_failures},
+    {"bo_threads", test_bo_threads},
     {"evolution_beats_random", test_evolution_beats_random},
     {NULL, NULL}};
 static const tt_test_case gemm_cases[] = {
