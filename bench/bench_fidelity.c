@@ -223,7 +223,17 @@ static void map_point(const ctx *c, point *p, const json_t *pt)
         snprintf(p->why, sizeof p->why, "no target file %s", tn);
         rc = -1;
     }
-    if (rc) p->t = NULL;
+    if (rc) {
+        p->t = NULL;
+        return;
+    }
+    /* CATLASS and the PTO GEMM launch one block per cube core that loops over the output
+     * tiles (a persistent kernel): core_num = the chip's cores, no swizzle unless stated */
+    int s = tt_tmpl_slot_of(p->t, "core_num");
+    if (s >= 0 && (has(p->impl, "CATLASS") || has(p->impl, "PTO-ISA manual GEMM")))
+        p->slots[s] = p->tg->cube_cores;
+    s = tt_tmpl_slot_of(p->t, "swizzle");
+    if (s >= 0 && p->slots[s] == FREE && has(p->impl, "CATLASS")) p->slots[s] = 1;
 }
 
 /* Launch floor: rows whose source says the time is fixed/launch overhead, or whose published

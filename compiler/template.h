@@ -111,6 +111,8 @@ typedef struct tt_param {
     char *name;
     int64_t *values;          /* the expanded domain, in declared order, no duplicates */
     size_t nvalues;
+    int has_default;          /* 1: a config may omit it and gets `def` (a domain value) */
+    int64_t def;
 } tt_param;
 
 typedef struct tt_let {
@@ -213,7 +215,12 @@ typedef struct tt_kernel {
     tt_grid_dim *grid;
     size_t ngrid;
     tt_expr *persistent;      /* NULL: one block per grid point; else number of launched
-                                 blocks (each walks grid points round-robin) */
+                                 blocks (each walks grid points round-robin); a value < 1
+                                 also means one block per grid point */
+    tt_expr *swizzle;         /* NULL or < 2: grid points in row-major order (last dim
+                                 fastest); w >= 2: block rasterisation in panels of w
+                                 indices of the second-to-last grid dim, that dim fastest
+                                 inside a panel (L2 re-use, docs/cost-model.md 4) */
     tt_op *body;
     size_t nbody;
     size_t nloops;            /* loops in the whole program (ids 0..nloops-1) */

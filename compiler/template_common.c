@@ -202,6 +202,7 @@ void tt__tmpl_free_kernel(tt_kernel *k)
     }
     free(k->grid);
     tt_expr_free(k->persistent);
+    tt_expr_free(k->swizzle);
     free_ops(k->body, k->nbody);
     free(k);
 }

@@ -405,7 +405,7 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
     if (!json_is_object(k))
         return tt_errf(p->err, TT_ETEMPLATE, "kernel", "expected an object, got %s",
                        tt__json_type(k));
-    static const char *const keys[] = {"grid", "cores", "persistent", "body", NULL};
+    static const char *const keys[] = {"grid", "cores", "persistent", "swizzle", "body", NULL};
     if ((rc = tt__tp_keys(p, k, "kernel", keys))) return rc;
     tt_kernel *kn = calloc(1, sizeof *kn);
     if (!kn) return tt__tp_oom(p, "kernel");
@@ -437,6 +437,8 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
     p->nvisible = t->ninputs + t->nparams + t->nlets;
     const json_t *pers = json_object_get(k, "persistent");
     if (pers && (rc = tt__tp_expr(p, pers, "kernel.persistent", &kn->persistent))) return rc;
+    const json_t *swz = json_object_get(k, "swizzle");
+    if (swz && (rc = tt__tp_expr(p, swz, "kernel.swizzle", &kn->swizzle))) return rc;
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)grid, name, v) {

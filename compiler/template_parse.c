@@ -234,9 +234,15 @@ static tt_rc tp_param(tt__tp *p, tt_param *pr, const json_t *v, const char *path
         return tt_errf(p->err, TT_ETEMPLATE, path,
                        "expected a list of integers or an object (range, pow2, values), got %s",
                        tt__json_type(v));
-    if (json_object_size(v) != 1)
+    const json_t *dv = json_object_get(v, "default");
+    if (json_object_size(v) != 1 + (dv != NULL))
         return tt_errf(p->err, TT_ETEMPLATE, path,
-                       "expected exactly one of \"range\", \"pow2\", \"values\"");
+                       "expected exactly one of \"range\", \"pow2\", \"values\" (and an optional \"default\")");
+    if (dv) {
+        tt__path(ep, sizeof ep, "%s.default", path);
+        if ((rc = tp_int(p, dv, ep, &pr->def))) return rc;
+        pr->has_default = 1;
+    }
     const json_t *r;
     if ((r = json_object_get(v, "values"))) {
         tt__path(ep, sizeof ep, "%s.values", path);
@@ -303,6 +309,13 @@ static tt_rc tp_params(tt__tp *p, const json_t *obj)
         tt_param *pr = &t->params[t->nparams++];
         if (!(pr->name = strdup(k))) return tt__tp_oom(p, path);
         if ((rc = tp_param(p, pr, v, path))) return rc;
+        int in_dom = !pr->has_default;
+        for (size_t i = 0; i < pr->nvalues && !in_dom; i++) in_dom = pr->values[i] == pr->def;
+        if (!in_dom) {
+            char ep[176];
+            tt__path(ep, sizeof ep, "%s.default", path);
+            return tt_errf(p->err, TT_ETEMPLATE, ep, "%lld is not in the domain", (long long)pr->def);
+        }
         int64_t *shrunk = realloc(pr->values, pr->nvalues * sizeof *pr->values);
         if (shrunk) pr->values = shrunk;
     }

@@ -74,14 +74,19 @@ static tt_rc vcheck_dtype(const tt_template *t, const vside *s, size_t i, const 
     return tt_errf(err, s->rc, path, "dtype %s is not accepted by %s", tt_dtype_name(dt), in->name);
 }
 
-/* After all given values: fill defaults, report the first missing name. */
+/* After all given values: fill defaults into vals[i] (indexed by input / param number, not
+ * by slot), report the first missing name. */
 static tt_rc vfinish(const tt_template *t, const vside *s, const unsigned char *seen,
-                     int64_t *slots, tt_errinfo *err)
+                     int64_t *vals, tt_errinfo *err)
 {
     for (size_t i = 0; i < s->n; i++) {
         if (seen[i]) continue;
         if (!s->is_config && t->inputs[i].has_default) {
-            slots[s->base + i] = t->inputs[i].def;
+            vals[i] = t->inputs[i].def;
+            continue;
+        }
+        if (s->is_config && t->params[i].has_default) {
+            vals[i] = t->params[i].def;
             continue;
         }
         char path[160];
@@ -143,7 +148,6 @@ static tt_rc vparse_kv(const tt_template *t, int is_config, const char *kv, int6
     }
     tt_rc rc = vfinish(t, &s, seen, vals, err);
     if (rc) return rc;
-    /* vfinish wrote defaults at vals[base + i]; move them to vals[i] (base is 0 for problems) */
     for (size_t i = 0; i < s.n; i++) slots[s.base + i] = vals[i];
     return TT_OK;
 }
@@ -179,13 +183,7 @@ static tt_rc vparse_json(const tt_template *t, int is_config, const json_t *obj,
         vals[i] = (int64_t)json_integer_value(v);
         if ((rc = vcheck_int(t, &s, (size_t)i, vals[i], path, err))) return rc;
     }
-    for (size_t i = 0; i < s.n; i++)
-        if (!seen[i] && !s.is_config && t->inputs[i].has_default) {
-            vals[i] = t->inputs[i].def;
-            seen[i] = 1;
-        }
-    int64_t dummy[TT_MAX_SLOTS];
-    tt_rc rc = vfinish(t, &s, seen, dummy, err);
+    tt_rc rc = vfinish(t, &s, seen, vals, err);
     if (rc) return rc;
     for (size_t i = 0; i < s.n; i++) slots[s.base + i] = vals[i];
     return TT_OK;

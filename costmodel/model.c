@@ -246,6 +246,8 @@ tt_rc tt_model_new(const tt_template *t, const tt_target *tgt, const int64_t *pr
         for (size_t g = 0; g < k->ngrid; g++) mx_init(t, k->grid[g].extent, 1, &m->grid[g]);
         m->has_persistent = k->persistent != NULL;
         if (k->persistent) mx_init(t, k->persistent, 1, &m->persistent);
+        m->has_swizzle = k->swizzle != NULL;
+        if (k->swizzle) mx_init(t, k->swizzle, 1, &m->swizzle);
         m->ops = calloc(TT__MODEL_MAX_OPS, sizeof *m->ops);
         flat_ctx *fc = calloc(1, sizeof *fc);
         if (!m->ops || !fc) {
@@ -442,6 +444,8 @@ typedef struct lt {
     double busy[2][TT_UNIT__COUNT];            /* [side][unit] occupancy, all iterations */
     double busy_pipe[2][TT_UNIT__COUNT];       /* the part inside pipelined loops */
     double sync;                               /* cross-core hand-off time on the chain */
+    double fill;                               /* fill/drain of the loops of this level:
+                                                  T minus the time when repeated */
     int lim;                                   /* what limits it (a tt_bound) */
 } lt;
 
@@ -609,6 +613,7 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                 sc->ntl = tk + 1;
             }
             if (in.S > *maxS) *maxS = in.S;
+            if (d > in.S) r->fill += d - in.S;
             if (d > longest) { longest = d; r->lim = lim; }
             prev = -1;
         } else if (o->kind == TT_OP_COPY) {
@@ -683,11 +688,14 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
     if (m->has_persistent) {
         int64_t p;
         if ((rc = tt__mx_eval(&m->persistent, slots, &p))) return fail(out, rc, "kernel.persistent", rc_word(rc));
-        if (p < 1) p = 1;
-        if (p < sc.blocks) { launched = p; per_block = cdiv(sc.blocks, p); }
+        /* < 1: one block per grid point (a core_num param whose 0 means "the grid") */
+        if (p >= 1 && p < sc.blocks) { launched = p; per_block = cdiv(sc.blocks, p); }
     }
+    sc.swizzle = 0;
+    if (m->has_swizzle && (rc = tt__mx_eval(&m->swizzle, slots, &sc.swizzle)))
+        return fail(out, rc, "kernel.swizzle", rc_word(rc));
     int64_t used = launched < cores ? launched : cores;
-    int64_t waves = cdiv(launched, cores) * per_block;
+    int64_t lwaves = cdiv(launched, cores), waves = lwaves * per_block;
 
     /* 4. chip bandwidth and the per-core share of it */
     tt__model_traffic(m, &sc, used);
@@ -708,7 +716,10 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
         seq_time(m, &sc, 0, m->nops, &top, &topS);
     }
     double block = top.T + m->block_cycles;
-    double core_cycles = block * (double)waves;
+    /* a persistent block pays block_cycles and its loops' fill/drain once; every further
+     * grid point it walks costs the steady part (top.T - top.fill), which still holds the
+     * epilogue a single-copy buffer forces (GEMM's L0C -> GM write) */
+    double core_cycles = (block + (double)(per_block - 1) * (top.T - top.fill)) * (double)lwaves;
     double core_us = tt_target_us(tg, core_cycles);
     double bws = m->calib.bw_scale > 0 ? m->calib.bw_scale : 1;
     double hbm_us = (sc.hbm_bytes / (tg->hbm_bypass_gbps * bws) + sc.hbm_write_bytes / (tg->hbm_write_gbps * bws)) / 1e3;

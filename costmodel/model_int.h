@@ -141,6 +141,8 @@ struct tt_model {
     int ngrid;
     int has_persistent;
     tt__mx persistent;
+    int has_swizzle;
+    tt__mx swizzle;
     tt_cores cores;
     tt__mdom dom[TT_MAX_SLOTS];
     tt_caps caps;
@@ -176,6 +178,7 @@ typedef struct tt__mscratch {
     int64_t bcopies[TT_TMPL_MAX_BUFFERS];
     double tbytes[TT_TMPL_MAX_TENSORS];
     int64_t gext[TT__MODEL_MAX_GRID];
+    int64_t swizzle;                      /* block rasterisation width (< 2: none) */
     int64_t bdims[TT_TMPL_MAX_BUFFERS][TT_MAX_RANK];
     int64_t trip[TT__MODEL_MAX_OPS];      /* loops: trip count */
     int64_t stages[TT__MODEL_MAX_OPS];

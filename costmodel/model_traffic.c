@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "model_int.h"
+#include "reuse.h"
 
 void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
 {
@@ -102,8 +103,7 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
             for (int a = 0; a < o->ngrid_along; a++)
                 if (o->along_grid[a] == g) in = 1;
             if (in || sc->gext[g] <= 1) continue;
-            double d = 1;
-            for (int h = g + 1; h < m->ngrid; h++) d *= (double)sc->gext[h];
+            double d = tt__reuse_distance(m->ngrid, sc->gext, g, sc->swizzle);
             if (dist == 0 || d < dist) dist = d;
         }
         if (dist < (double)cores_used) dist = (double)cores_used;

@@ -625,9 +625,12 @@ tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
             snprintf(out->reason, sizeof out->reason, "kernel.persistent: %s", tt_strerror(rc));
             goto done;
         }
-        if (p < 1) p = 1;
-        R.persistent = p;
-        R.nlog = p < R.s.nblocks ? p : R.s.nblocks;
+        /* < 1: one block per grid point (a core_num param whose 0 means "the grid");
+         * p >= blocks launches one block per grid point too */
+        if (p >= 1 && p < R.s.nblocks) {
+            R.persistent = p;
+            R.nlog = p;
+        }
     }
     if ((rc = compute_sigs(&R))) goto done;
     int tracing = opts->trace_core >= 0;

@@ -74,6 +74,7 @@ typedef struct tt__sim {
     tt__sop *ops;             /* leaf ops in document order */
     size_t nops;
     int64_t *grid_ext;        /* extent of each grid dim */
+    int64_t swizzle;          /* block rasterisation width for L2 re-use (< 2: none) */
     int64_t nblocks;          /* grid points */
     size_t *loop_leaves;      /* per loop id: leaf ops in its body (recursively) */
     int64_t *bufbytes;        /* per buffer: bytes of one copy */

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "reuse.h"
 #include "sim_int.h"
 
 static size_t count_leaves(tt__sim *s, const tt_op *body, size_t n)
@@ -94,8 +95,7 @@ static double read_hit(const tt__sim *s, const tt_op *o, double per_block, doubl
             if (!o->u.copy.along[j].is_loop && o->u.copy.along[j].index == (int)d) used = 1;
         if (used || s->grid_ext[d] <= 1) continue;
         readers *= (double)s->grid_ext[d];
-        double dd = 1;
-        for (size_t h = d + 1; h < k->ngrid; h++) dd *= (double)s->grid_ext[h];
+        double dd = tt__reuse_distance((int)k->ngrid, s->grid_ext, (int)d, s->swizzle);
         if (dist == 0 || dd < dist) dist = dd;
     }
     if (dist < cores_used) dist = cores_used;
@@ -197,6 +197,11 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
     s->copies = calloc(t->nbuffers + 1, sizeof *s->copies);
     s->bufbytes = calloc(t->nbuffers + 1, sizeof *s->bufbytes);
     s->grid_ext = calloc(k->ngrid + 1, sizeof *s->grid_ext);
+    s->swizzle = 0;
+    if (k->swizzle) {
+        tt_rc src = tt_expr_eval(k->swizzle, s->slots, &s->swizzle);
+        if (src) return fail(reason, cap, src, "kernel.swizzle", tt_strerror(src));
+    }
     s->loop_leaves = calloc(k->nloops + 1, sizeof *s->loop_leaves);
     s->loop_trip = calloc(k->nloops + 1, sizeof *s->loop_trip);
     s->loop_stages = calloc(k->nloops + 1, sizeof *s->loop_stages);

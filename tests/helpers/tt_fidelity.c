@@ -36,6 +36,8 @@ int tt_fidelity_gemm_slots(const tt_template *gemm, const json_t *point, int64_t
 {
     const json_t *pr = json_object_get(point, "problem"), *cf = json_object_get(point, "config");
     int bad = 0;
+    for (size_t p = 0; p < gemm->nparams; p++)   /* core_num, swizzle: their defaults */
+        if (gemm->params[p].has_default) slots[gemm->ninputs + p] = gemm->params[p].def;
     bad |= set_slot(gemm, slots, "M", json_integer_value(json_object_get(pr, "M")));
     bad |= set_slot(gemm, slots, "N", json_integer_value(json_object_get(pr, "N")));
     bad |= set_slot(gemm, slots, "K", json_integer_value(json_object_get(pr, "K")));

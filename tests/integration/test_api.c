@@ -112,7 +112,7 @@ static void test_templates(void)
     CU_ASSERT(found);
     tt_hres_free(&r);
     r = req("GET", "/v1/templates/gemm", NULL, NULL, 200, NULL);
-    CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "params")), 6);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "params")), 8);
     json_t *doc = json_incref(json_object_get(r.json, "document"));
     tt_hres_free(&r);
     r = req("GET", "/v1/templates/nope", NULL, NULL, 404, "not_found");
@@ -123,7 +123,7 @@ static void test_templates(void)
             text, 200, NULL);
     CU_ASSERT(json_is_true(json_object_get(r.json, "valid")));
     CU_ASSERT(json_integer_value(json_object_get(json_object_get(r.json, "space"), "total")) ==
-              102400);
+              1228800);
     tt_hres_free(&r);
     json_t *bad = json_deep_copy(doc);
     json_array_set_new(json_object_get(json_object_get(json_object_get(bad, "params"), "block_M"),
@@ -165,9 +165,9 @@ static void test_predict(void)
     tt_hres r = req("POST", "/v1/predict", NULL, body, 200, NULL);
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "source")), "model");
     json_t *sp = json_object_get(r.json, "space");
-    CU_ASSERT_EQUAL(json_integer_value(json_object_get(sp, "total")), 102400);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(sp, "total")), 1228800);
     json_int_t feas = json_integer_value(json_object_get(sp, "feasible"));
-    CU_ASSERT(feas > 0 && feas < 102400);
+    CU_ASSERT(feas > 0 && feas < 1228800);
     json_t *res = json_object_get(r.json, "results");
     CU_ASSERT_EQUAL(json_array_size(res), 5);
     double prev = 0;

@@ -92,7 +92,7 @@ static void test_predict(void)
     json_t *j = json_loads(out, 0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "source")), "model");
-    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(j, "space"), "total")), 102400);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(j, "space"), "total")), 1228800);
     CU_ASSERT(json_integer_value(json_object_get(json_object_get(j, "space"), "feasible")) > 0);
     json_t *res = json_object_get(j, "results");
     CU_ASSERT_EQUAL(json_array_size(res), 4);
@@ -106,7 +106,7 @@ static void test_predict(void)
     /* text form: counts, rejections by reason, the model label */
     CU_ASSERT_EQUAL(run(NULL, "predict --template gemm --target a2 --problem "
                               "M=4096,N=4096,K=4096 --top 3", &out, NULL), 0);
-    CU_ASSERT(strstr(out, "space: total 102400, feasible") != NULL);
+    CU_ASSERT(strstr(out, "space: total 1228800, feasible") != NULL);
     CU_ASSERT(strstr(out, "rejected") != NULL && strstr(out, "capacity") != NULL);
     CU_ASSERT(strstr(out, "analytic model, not measured") != NULL);
     free(out);

@@ -145,7 +145,7 @@ static void test_battery(void)
     memset(deep + 10000, ']', 10000);
     deep[20000] = '\0';
     char *big = repeat(' ', 2 * 1024 * 1024, "{}");
-    /* 10^12 configs: gemm's 102400 x 1000 x 4000 x 3 values of unused params */
+    /* 10^12 configs: gemm's 1228800 x 1000 x 4000 x 3 values of unused params */
     json_t *d = json_deep_copy(g_gemm);
     json_object_set_new(d, "name", json_string("huge_space"));
     json_t *ps = json_object_get(d, "params");

@@ -42,6 +42,7 @@ case("param_float", m(lambda d: d["params"].update(b=[16, 1.5])), "params.b[1]",
 case("param_dup", m(lambda d: d["params"].update(b=[16, 32, 16])), "params.b[2]", "duplicate value 16")
 case("param_empty", m(lambda d: d["params"].update(b=[])), "params.b", "empty domain")
 case("param_string", m(lambda d: d["params"].update(b="16")), "params.b", "expected a list of integers or an object")
+case("param_default_off_domain", m(lambda d: d["params"].update(b={"values": [16, 32], "default": 8})), "params.b.default", "8 is not in the domain")
 case("param_range_step", m(lambda d: d["params"].update(b={"range": [1, 10, 0]})), "params.b.range", "step must be positive")
 case("param_range_order", m(lambda d: d["params"].update(b={"range": [10, 1]})), "params.b.range", "lo is above hi")
 case("param_range_huge", m(lambda d: d["params"].update(b={"range": [1, 100000, 1]})), "params.b.range", "more than 4096 values")

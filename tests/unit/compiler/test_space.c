@@ -354,7 +354,7 @@ static void test_gemm_a2(void)
     CU_ASSERT_EQUAL_FATAL(tt_space_new(t, sl, &a2_caps, &s, &e), TT_OK);
     tt_space_counts c;
     tt_space_enumerate(s, NULL, NULL, 0, &c);
-    CU_ASSERT_EQUAL(c.total, 16 * 16 * 5 * 10 * 4 * 2);
+    CU_ASSERT_EQUAL(c.total, 16 * 16 * 5 * 10 * 4 * 2 * 3 * 4);
     CU_ASSERT_EQUAL(sum_counts(&c), c.total);
     CU_ASSERT(c.feasible > 0 && c.feasible < c.total);
     CU_ASSERT(rejected(&c, "L0C capacity") > 0);

@@ -209,9 +209,15 @@ static void test_gemm_ir(void)
 {
     tt_template *t = load("templates/gemm.json");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    static const char *const pn[] = {"block_M", "block_N", "block_K", "K_L1", "S1", "S2"};
-    CU_ASSERT_EQUAL_FATAL(t->nparams, 6);
-    for (int i = 0; i < 6; i++) CU_ASSERT_STRING_EQUAL(t->params[i].name, pn[i]);
+    static const char *const pn[] = {"block_M", "block_N", "block_K", "K_L1", "S1", "S2",
+                                     "core_num", "swizzle"};
+    CU_ASSERT_EQUAL_FATAL(t->nparams, 8);
+    for (int i = 0; i < 8; i++) CU_ASSERT_STRING_EQUAL(t->params[i].name, pn[i]);
+    CU_ASSERT(!t->params[0].has_default);
+    CU_ASSERT(t->params[6].has_default && t->params[6].def == 0);   /* core_num: the grid */
+    CU_ASSERT(t->params[7].has_default && t->params[7].def == 1);   /* swizzle: none */
+    CU_ASSERT_PTR_NOT_NULL(t->kernel->persistent);
+    CU_ASSERT_PTR_NOT_NULL(t->kernel->swizzle);
     CU_ASSERT_EQUAL(t->params[2].nvalues, 5);                 /* pow2 16..256 */
     CU_ASSERT_EQUAL(t->params[2].values[4], 256);
     CU_ASSERT_EQUAL(t->params[4].nvalues, 4);                 /* range 1..4 */
@@ -707,14 +713,15 @@ static void test_config(void)
     int64_t s[TT_MAX_SLOTS] = {0};
     tt_errinfo e;
     char key[256];
-    const char *kv = "K_L1=256,S1=2,S2=2,block_K=64,block_M=128,block_N=256";
+    /* core_num and swizzle are omitted: they take their defaults */
+    const char *kv = "K_L1=256,S1=2,S2=2,block_K=64,block_M=128,block_N=256,core_num=0,swizzle=1";
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(t, "S2=2,S1=2,K_L1=256,block_K=64,block_N=256,"
                                                   "block_M=128", s, &e), TT_OK);
     tt_tmpl_config_key(t, s, key, sizeof key);
     CU_ASSERT_STRING_EQUAL(key, kv);                 /* names in byte order, whatever the input */
     CU_ASSERT_EQUAL(s[t->ninputs], 128);
-    const int64_t canon[6] = {256, 2, 2, 64, 128, 256};   /* the values in that order */
-    CU_ASSERT_EQUAL(tt_tmpl_config_hash(t, s), fnv_values(canon, 6));
+    const int64_t canon[8] = {256, 2, 2, 64, 128, 256, 0, 1};   /* the values in that order */
+    CU_ASSERT_EQUAL(tt_tmpl_config_hash(t, s), fnv_values(canon, 8));
     uint64_t h = tt_tmpl_config_hash(t, s);
     json_t *j = tt_tmpl_config_json(t, s);
     int64_t s2[TT_MAX_SLOTS] = {0};

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "reuse.h"
 #include "space.h"
 #include "target.h"
 #include "tt_test.h"
@@ -207,6 +208,71 @@ static void test_waves(void)
     CU_ASSERT_DOUBLE_EQUAL(r25.time_us - hand.launch_us, 2 * one, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(r48.time_us, r25.time_us, 1e-9);   /* the tail wave is a full wave */
     CU_ASSERT_DOUBLE_EQUAL(r25.busy_us[TT_UNIT_MTE2], 2 * r24.busy_us[TT_UNIT_MTE2], 1e-12);
+    tt_tmpl_free(t);
+}
+
+/* ---- 3b. persistent kernels: fill/drain once per core; swizzle: L2 re-use distance ------ */
+
+static const char *persist_tmpl =
+    "{\"tiletune\":1,\"name\":\"persist\",\"inputs\":{\"T\":\"int\",\"NB\":\"int\"},"
+    "\"params\":{\"S\":[2],\"P\":{\"values\":[0,4],\"default\":0}},"
+    "\"tensors\":{\"X\":{\"shape\":[\"NB*T*5000\"],\"dtype\":\"float16\"}},"
+    "\"buffers\":{\"A_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\",\"copies\":\"S\"},"
+    "\"B_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"b\":\"NB\"},\"cores\":\"vector\",\"persistent\":\"P\",\"body\":["
+    "{\"for\":\"i\",\"trip\":\"T\",\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"gm:X\",\"A_UB\"],\"along\":[\"b\",\"i\"]},"
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"A_UB\"]}]}]}}";
+
+static void test_persistent(void)
+{
+    tt_template *t = parse(persist_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* one grid point: copy 150 cycles (occupancy 100), exp 220; T = 12 iterations at stages 2:
+     * (12 - 1) x (220 + 10 flag) + 370 = 2900 cycles, of which the fill/drain is 2900 - 12 x
+     * 230 = 140.  Launched as 4 blocks over 8 grid points, each block walks 2 points and
+     * pays the fill once: 2900 + 2760 = 5660 cycles; as the grid (P = 0, the default), 4
+     * points on 4 cores: 2900. */
+    tt_model_result grid4, pers, grid8;
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=12,NB=4", "S=2", NULL, &grid4), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=12,NB=8", "S=2,P=4", NULL, &pers), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=12,NB=8", "S=2,P=0", NULL, &grid8), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(grid4.time_us, hand.launch_us + 2.900, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(pers.time_us, hand.launch_us + 5.660, 1e-9);
+    CU_ASSERT_EQUAL(pers.cores_used, 4);
+    CU_ASSERT_DOUBLE_EQUAL(pers.waves, 2.0 / 24.0 * 4.0, 1e-12);   /* 4 blocks x 2 points */
+    CU_ASSERT_EQUAL(grid8.cores_used, 8);                          /* P = 0: the grid */
+    CU_ASSERT_DOUBLE_EQUAL(grid8.time_us, hand.launch_us + 2.900, 1e-9);
+    tt_tmpl_free(t);
+}
+
+static void test_swizzle(void)
+{
+    /* GEMM grid (bx = M tiles, by = N tiles), by fastest: B's tile (independent of bx) is
+     * re-read m rows later, every n_num blocks; A's (independent of by) by the next block.
+     * With panels of w rows (bx fastest inside): B's after 1 block, A's after min(w, m). */
+    int64_t g2[2] = {4, 32}, g3[3] = {8, 4, 32};
+    CU_ASSERT_DOUBLE_EQUAL(tt__reuse_distance(2, g2, 0, 1), 32, 0);
+    CU_ASSERT_DOUBLE_EQUAL(tt__reuse_distance(2, g2, 1, 1), 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(tt__reuse_distance(2, g2, 0, 2), 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(tt__reuse_distance(2, g2, 1, 2), 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(tt__reuse_distance(2, g2, 1, 8), 4, 0);     /* capped by m */
+    CU_ASSERT_DOUBLE_EQUAL(tt__reuse_distance(3, g3, 0, 1), 128, 0);   /* batch: unchanged */
+    CU_ASSERT_DOUBLE_EQUAL(tt__reuse_distance(3, g3, 0, 4), 128, 0);
+    CU_ASSERT_DOUBLE_EQUAL(tt__reuse_distance(3, g3, 1, 4), 1, 0);
+    /* a wide GEMM (n_num = 64 > 24 cores): B's re-reads come closer, the L2 hit rate rises
+     * and the time does not grow */
+    tt_template *t = gemm_template();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a3 = tt_targets_find(shipped, "a3");
+    const char *pb = "M=16384,N=16384,K=4096,dtype=float16,out_dtype=float16";
+    tt_model_result r1, r4;
+    CU_ASSERT_EQUAL_FATAL(predict(t, a3, pb, "block_M=128,block_N=256,block_K=64,K_L1=256,S1=2,S2=2",
+                                  NULL, &r1), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, a3, pb, "block_M=128,block_N=256,block_K=64,K_L1=256,S1=2,S2=2,swizzle=4",
+                                  NULL, &r4), TT_OK);
+    CU_ASSERT(r4.l2_hit > r1.l2_hit);
+    CU_ASSERT(r4.time_us <= r1.time_us);
     tt_tmpl_free(t);
 }
 
@@ -831,7 +897,7 @@ static const tt_test_case model_cases[] = {
     {"mix_causal", test_mix_causal},   {"builtin_templates", test_builtin_templates},
     {"threads", test_threads},         {"mix_round_trip", test_mix_round_trip},
     {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share},
-    {"fast_tables", test_fast_tables},
+    {"fast_tables", test_fast_tables}, {"persistent", test_persistent}, {"swizzle", test_swizzle},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
                                        {NULL, NULL, NULL, NULL}};
