@@ -596,7 +596,7 @@ static void test_export(void)
     run_free(&r);
     char *checker = tt_test_src("tests/data/xllm/check_specializations.py");
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s M,N,K,dtype,out_dtype "
-             "block_M,block_N,block_K,K_L1,S1,S2 1 >/dev/null", checker, py);
+             "block_M,block_N,block_K,K_L1,S1,S2,core_num,swizzle 1 >/dev/null", checker, py);
     free(checker);
     CU_ASSERT_EQUAL(system(cmd), 0);
     r = RUN("export", "-T", "gemm", "-t", "a2", "--format", "c-header", "-o", h);
