@@ -427,7 +427,7 @@ static void test_export_specializations_parse(void)
     fclose(f);
     char *checker = tt_test_src("tests/data/xllm/check_specializations.py");
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s M,N,K,dtype,out_dtype "
-             "block_M,block_N,block_K,K_L1,S1,S2 5", checker, path);
+             "block_M,block_N,block_K,K_L1,S1,S2,core_num,swizzle 5", checker, path);
     CU_ASSERT_EQUAL(run(cmd), 0);
     /* the checker rejects what xLLM's loader rejects: an extra key in an entry */
     f = fopen(path, "a");
