@@ -213,6 +213,53 @@ static void tt_http_opts_from_config(const tt_config *cfg, tt_http_opts *ho)
     ho->seconds_token = tt_config_num(cfg, TT_CFG_REQUEST_SECONDS_TOKEN);
 }
 
+/* The configured tokens (config file only: the store keeps a record, so removing a token
+ * and restarting revokes it).  NULL with *code set on a bad token. */
+static tt_auth *tt_open_auth(const tt_config *cfg, tt_store *store, int *code)
+{
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    tt_auth *auth = tt_auth_new();
+    size_t i;
+    json_t *t;
+    json_array_foreach(tt_config_json(cfg, TT_CFG_TOKENS), i, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        const char *sha = json_string_value(json_object_get(t, "secret_sha256"));
+        const char *sc = json_string_value(json_object_get(t, "scopes"));
+        if (!auth || tt_auth_add(auth, name, sha, sc, &err)) {
+            tt_fatal("token %zu: %s", i, auth ? err.msg : "out of memory");
+            tt_auth_free(auth);
+            *code = TT_EXIT_CONFIG;
+            return NULL;
+        }
+        char lower[65];
+        for (int k = 0; k < 64; k++) lower[k] = (char)(sha[k] | 0x20);
+        lower[64] = '\0';
+        if (tt_store_token_put(store, name, lower, sc))
+            tt_warning("cannot store token %s: %s", name, tt_store_errmsg(store));
+    }
+    if (!auth) *code = TT_EXIT_FAIL;
+    return auth;
+}
+
+/* The API's view of the daemon: shared objects and the request limits of the config. */
+static void tt_server_fill(tt_server *srv, const tt_config *cfg, tt_store *store,
+                           tt_catalog *cat, const tt_runner_config *rcfg, const json_t *cfgjson)
+{
+    memset(srv, 0, sizeof *srv);
+    srv->store = store;
+    srv->catalog = cat;
+    srv->runner_cfg = *rcfg;
+    srv->config = cfgjson;
+    srv->max_body_bytes = (size_t)tt_config_int(cfg, TT_CFG_MAX_BODY_BYTES);
+    srv->max_json_depth = (int)tt_config_int(cfg, TT_CFG_MAX_JSON_DEPTH);
+    srv->max_space = tt_config_num(cfg, TT_CFG_MAX_SPACE);
+    srv->max_jobs_per_token = (int)tt_config_int(cfg, TT_CFG_MAX_JOBS_PER_TOKEN);
+    srv->open_reads = (int)tt_config_int(cfg, TT_CFG_OPEN_READS);
+    srv->ui = (int)tt_config_int(cfg, TT_CFG_UI);
+}
+
+
 /* ---- serve / worker ----------------------------------------------------------------- */
 static int tt_cmd_daemon(int argc, char **argv, int serve)
 {
@@ -254,26 +301,7 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
         goto out;
     }
     if (tt_catalog_sync(cat, store)) tt_warning("cannot store the built-in templates");
-    if (serve) {
-        auth = tt_auth_new();
-        size_t i;
-        json_t *t;
-        json_array_foreach(tt_config_json(&cfg, TT_CFG_TOKENS), i, t) {
-            const char *name = json_string_value(json_object_get(t, "name"));
-            const char *sha = json_string_value(json_object_get(t, "secret_sha256"));
-            const char *sc = json_string_value(json_object_get(t, "scopes"));
-            if (!auth || tt_auth_add(auth, name, sha, sc, &err)) {
-                tt_fatal("token %zu: %s", i, err.msg);
-                code = TT_EXIT_CONFIG;
-                goto out;
-            }
-            char lower[65];
-            for (int k = 0; k < 64; k++) lower[k] = (char)(sha[k] | 0x20);
-            lower[64] = '\0';
-            if (tt_store_token_put(store, name, lower, sc))
-                tt_warning("cannot store token %s: %s", name, tt_store_errmsg(store));
-        }
-    }
+    if (serve && !(auth = tt_open_auth(&cfg, store, &code))) goto out;
     if (serve && tt_store_engine_of(store) == TT_STORE_SQLITE) {
         /* single host: jobs left running by a previous process resume now */
         if (tt_store_job_release_all(store)) tt_warning("cannot release old job leases");
@@ -296,17 +324,7 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
         metrics = tt_metrics_new(tt__route_names(), tt__route_count());
         tt__api_set_metrics(metrics);
         static tt_server srv;
-        memset(&srv, 0, sizeof srv);
-        srv.store = store;
-        srv.catalog = cat;
-        srv.runner_cfg = rcfg;
-        srv.config = cfgjson;
-        srv.max_body_bytes = (size_t)tt_config_int(&cfg, TT_CFG_MAX_BODY_BYTES);
-        srv.max_json_depth = (int)tt_config_int(&cfg, TT_CFG_MAX_JSON_DEPTH);
-        srv.max_space = tt_config_num(&cfg, TT_CFG_MAX_SPACE);
-        srv.max_jobs_per_token = (int)tt_config_int(&cfg, TT_CFG_MAX_JOBS_PER_TOKEN);
-        srv.open_reads = (int)tt_config_int(&cfg, TT_CFG_OPEN_READS);
-        srv.ui = (int)tt_config_int(&cfg, TT_CFG_UI);
+        tt_server_fill(&srv, &cfg, store, cat, &rcfg, cfgjson);
         tt_http_opts ho;
         tt_http_opts_from_config(&cfg, &ho);
         if (tt_http_start(&srv, auth, &ho, &http, &err)) {

@@ -131,6 +131,64 @@ json_t *tt__space_json(const tt_template *t, const tt_target *tgt, const int64_t
     return tt_counts_json(&c, total, en);
 }
 
+/* The model's answer for each given config (the space's reason first when infeasible),
+ * appended to results.  TT_OK, or err filled (a config that does not parse, out of budget). */
+static tt_rc tt_predict_configs(const tt_template *t, const tt_model *m, const tt_space *sp,
+                                const int64_t *problem, const json_t *configs,
+                                const tt_budget *budget, json_t *results, tt_errinfo *err)
+{
+    size_t i;
+    json_t *cj;
+    json_array_foreach(configs, i, cj) {
+        int64_t slots[TT_MAX_SLOTS];
+        memset(slots, 0, sizeof slots);
+        memcpy(slots, problem, t->ninputs * sizeof *slots);
+        char path[32];
+        snprintf(path, sizeof path, "configs[%zu]", i);
+        tt_rc rc = tt__req_config(t, cj, path, slots, err);
+        if (!rc && (i & 63) == 63) rc = tt_budget_check(budget, err);
+        if (rc) return rc;
+        tt_model_result r;
+        memset(&r, 0, sizeof r);
+        tt_errinfo ce;
+        tt_errinfo_clear(&ce);
+        if (tt_space_check(sp, slots, &ce) != TT_OK) {   /* the space's reason first */
+            r.rc = ce.rc;
+            snprintf(r.reason, sizeof r.reason, "%.127s", ce.msg);
+        } else {
+            tt_model_eval(m, slots, &r);
+        }
+        json_array_append_new(results, tt_result_json(t, slots, &r));
+    }
+    return TT_OK;
+}
+
+/* The tk->k fastest configs of the space by the model, ranked, appended to results (tk->time
+ * and tk->cfg allocated here, freed by the caller).  TT_OK, or err filled. */
+static tt_rc tt_predict_topk(tt_topk *tk, tt_space *sp, const int64_t *problem,
+                             tt_space_counts *c, json_t *results, tt_errinfo *err)
+{
+    const tt_template *t = tk->t;
+    tk->time = calloc((size_t)tk->k, sizeof *tk->time);
+    tk->cfg = calloc((size_t)tk->k * (t->nparams ? t->nparams : 1), sizeof *tk->cfg);
+    if (!tk->time || !tk->cfg) return tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+    if (tt_space_enumerate(sp, tt_topk_visit, tk, 0, c))
+        return tt_errf(err, TT_EINTERNAL, NULL, "enumeration failed");
+    if (tk->stop) return tk->stop;   /* out of budget, client gone or shutting down */
+    for (int i = 0; i < tk->n; i++) {
+        int64_t slots[TT_MAX_SLOTS];
+        memset(slots, 0, sizeof slots);
+        memcpy(slots, problem, t->ninputs * sizeof *slots);
+        memcpy(slots + t->ninputs, tk->cfg + (size_t)i * t->nparams, t->nparams * sizeof *slots);
+        tt_model_result r;
+        tt_model_eval(tk->m, slots, &r);
+        json_t *rj = tt_result_json(t, slots, &r);
+        if (rj) json_object_set_new(rj, "rank", json_integer(i + 1));
+        json_array_append_new(results, rj);
+    }
+    return TT_OK;
+}
+
 json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int64_t *problem,
                           const json_t *configs, int top, double max_space,
                           const tt_budget *budget, tt_errinfo *err)
@@ -162,28 +220,7 @@ json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int6
                                       (double)(t->nconstraints + 1), err))
         goto fail;
     if (configs) {
-        size_t i;
-        json_t *cj;
-        json_array_foreach(configs, i, cj) {
-            int64_t slots[TT_MAX_SLOTS];
-            memset(slots, 0, sizeof slots);
-            memcpy(slots, problem, t->ninputs * sizeof *slots);
-            char path[32];
-            snprintf(path, sizeof path, "configs[%zu]", i);
-            if (tt__req_config(t, cj, path, slots, err)) goto fail;
-            if ((i & 63) == 63 && tt_budget_check(budget, err)) goto fail;
-            tt_model_result r;
-            memset(&r, 0, sizeof r);
-            tt_errinfo ce;
-            tt_errinfo_clear(&ce);
-            if (tt_space_check(sp, slots, &ce) != TT_OK) {   /* the space's reason first */
-                r.rc = ce.rc;
-                snprintf(r.reason, sizeof r.reason, "%.127s", ce.msg);
-            } else {
-                tt_model_eval(m, slots, &r);
-            }
-            json_array_append_new(results, tt_result_json(t, slots, &r));
-        }
+        if (tt_predict_configs(t, m, sp, problem, configs, budget, results, err)) goto fail;
         if (enumerate && tt_space_enumerate(sp, tt_count_only, &tk, 0, &c)) enumerate = 0;
         if (tk.stop) goto fail;
     } else {
@@ -194,31 +231,10 @@ json_t *tt__model_predict(const tt_template *t, const tt_target *tgt, const int6
                     tt__space_size(total, size, sizeof size), max_space);
             goto fail;
         }
-        if (top < 1) top = 1;
-        if (top > TT_MAX_TOP) top = TT_MAX_TOP;
         tk.m = m;
         tk.t = t;
-        tk.k = top;
-        tk.time = calloc((size_t)top, sizeof *tk.time);
-        tk.cfg = calloc((size_t)top * (t->nparams ? t->nparams : 1), sizeof *tk.cfg);
-        if (!tk.time || !tk.cfg) { tt_errf(err, TT_ENOMEM, NULL, "out of memory"); goto fail; }
-        if (tt_space_enumerate(sp, tt_topk_visit, &tk, 0, &c)) {
-            tt_errf(err, TT_EINTERNAL, NULL, "enumeration failed");
-            goto fail;
-        }
-        if (tk.stop) goto fail;    /* out of budget, client gone or shutting down */
-        for (int i = 0; i < tk.n; i++) {
-            int64_t slots[TT_MAX_SLOTS];
-            memset(slots, 0, sizeof slots);
-            memcpy(slots, problem, t->ninputs * sizeof *slots);
-            memcpy(slots + t->ninputs, tk.cfg + (size_t)i * t->nparams,
-                   t->nparams * sizeof *slots);
-            tt_model_result r;
-            tt_model_eval(m, slots, &r);
-            json_t *rj = tt_result_json(t, slots, &r);
-            if (rj) json_object_set_new(rj, "rank", json_integer(i + 1));
-            json_array_append_new(results, rj);
-        }
+        tk.k = top < 1 ? 1 : top > TT_MAX_TOP ? TT_MAX_TOP : top;
+        if (tt_predict_topk(&tk, sp, problem, &c, results, err)) goto fail;
     }
     json_t *space = tt_counts_json(&c, total, enumerate);
     if (space && !configs) json_object_set_new(space, "model_infeasible",

@@ -413,6 +413,42 @@ static tt_rc tt_best_recompute(tt_store *s, const tt_trial_key *k, const char *t
     return rc ? rc : rc2;
 }
 
+/* The trial's samples (or its median when none were kept) and the new ones: *merged is the
+ * JSON array text (malloc'd) and t's min, median and spread are recomputed.  TT_ENOMEM. */
+static tt_rc tt_samples_merge(tt_trial *t, const double *samples, size_t nsamples,
+                              char **merged)
+{
+    json_t *arr = t->samples_json ? json_loads(t->samples_json, 0, NULL) : json_array();
+    if (!json_is_array(arr)) {
+        json_decref(arr);
+        arr = json_array();
+    }
+    if (!arr) return TT_ENOMEM;
+    tt_rc rc = TT_OK;
+    if (json_array_size(arr) == 0 && t->median_us > 0)   /* no samples kept: the median */
+        json_array_append_new(arr, json_real(t->median_us));
+    for (size_t i = 0; i < nsamples; i++)
+        if (json_array_append_new(arr, json_real(samples[i]))) rc = TT_ENOMEM;
+    size_t n = json_array_size(arr), m = 0;
+    double *v = rc ? NULL : malloc(n * sizeof *v);
+    if (!rc && !v) rc = TT_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const json_t *x = json_array_get(arr, i);
+        if (json_is_number(x) && json_number_value(x) > 0) v[m++] = json_number_value(x);
+    }
+    if (!rc) {
+        qsort(v, m, sizeof *v, tt_cmp_double);
+        t->min_us = v[0];
+        t->median_us = tt_quantile(v, m, 0.5);
+        t->spread_us = tt_quantile(v, m, 0.75) - tt_quantile(v, m, 0.25);
+        *merged = tt_json_dumps(arr, JSON_COMPACT);
+    }
+    free(v);
+    json_decref(arr);
+    return rc;
+}
+
+
 tt_rc tt_store_trial_append(tt_store *s, const tt_trial_key *k, const char *template_name,
                             int64_t job_id, int64_t trial_id, const double *samples,
                             size_t nsamples, tt_trial *out)
@@ -425,8 +461,7 @@ tt_rc tt_store_trial_append(tt_store *s, const tt_trial_key *k, const char *temp
         if (!(samples[i] > 0) || !isfinite(samples[i])) return TT_EINVAL;
     tt_trial t = {0};
     char *opts = NULL, *problem_json = NULL, *merged = NULL, *newopts = NULL;
-    json_t *oj = NULL, *arr = NULL;
-    double *v = NULL;
+    json_t *oj = NULL;
     tt_rc rc = tt__store_tx_begin(s);
     if (rc) return rc;
     tt__param pj[] = {PI(job_id)};
@@ -476,32 +511,7 @@ tt_rc tt_store_trial_append(tt_store *s, const tt_trial_key *k, const char *temp
                             (long long)trial_id);
         goto out;
     }
-    arr = t.samples_json ? json_loads(t.samples_json, 0, NULL) : json_array();
-    if (!json_is_array(arr)) {
-        json_decref(arr);
-        arr = json_array();
-    }
-    if (!arr) {
-        rc = TT_ENOMEM;
-        goto out;
-    }
-    if (json_array_size(arr) == 0 && t.median_us > 0)   /* no samples kept: the median */
-        json_array_append_new(arr, json_real(t.median_us));
-    for (size_t i = 0; i < nsamples; i++)
-        if (json_array_append_new(arr, json_real(samples[i]))) rc = TT_ENOMEM;
-    size_t n = json_array_size(arr), m = 0;
-    v = rc ? NULL : malloc(n * sizeof *v);
-    if (!rc && !v) rc = TT_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) {
-        const json_t *x = json_array_get(arr, i);
-        if (json_is_number(x) && json_number_value(x) > 0) v[m++] = json_number_value(x);
-    }
-    if (rc) goto out;
-    qsort(v, m, sizeof *v, tt_cmp_double);
-    t.min_us = v[0];
-    t.median_us = tt_quantile(v, m, 0.5);
-    t.spread_us = tt_quantile(v, m, 0.75) - tt_quantile(v, m, 0.25);
-    merged = tt_json_dumps(arr, JSON_COMPACT);
+    if ((rc = tt_samples_merge(&t, samples, nsamples, &merged))) goto out;
     if (!done) {
         done = json_array();
         if (!done || json_object_set_new(oj, "remeasured", done)) rc = TT_ENOMEM;
@@ -521,9 +531,7 @@ tt_rc tt_store_trial_append(tt_store *s, const tt_trial_key *k, const char *temp
         goto out;
     rc = tt_best_recompute(s, k, template_name, problem_json, job_id);
 out:
-    json_decref(arr);
     json_decref(oj);
-    free(v);
     free(opts);
     free(problem_json);
     free(merged);

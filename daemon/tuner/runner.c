@@ -536,6 +536,43 @@ end:
     return out;
 }
 
+/* The cost model of the job (none for templates without a kernel) and, when the store has a
+ * calibration for this target and backend, the calibrated one; either may stay NULL. */
+static void tt_job_models(tt_jobrun *jr)
+{
+    if (jr->t->kernel && tt_model_new(jr->t, jr->tgt, jr->problem, NULL, &jr->model, NULL) != TT_OK)
+        jr->model = NULL;
+    char *ctext = NULL;
+    tt_calib cal;
+    if (jr->model &&
+        tt_store_calib_get(jr->s, jr->tgt->name, tt_backend_fingerprint(jr->be), &ctext) == TT_OK &&
+        ctext && tt_calib_parse(ctext, &cal) &&
+        tt_model_new(jr->t, jr->tgt, jr->problem, &cal, &jr->model_cal, NULL) != TT_OK)
+        jr->model_cal = NULL;
+    free(ctext);
+}
+
+/* The log line of a finished job: "trials a/b" is trials run / the trial budget (or a when
+ * there was none). */
+static void tt_job_done_log(tt_jobrun *jr, int64_t seq, int64_t ok)
+{
+    tt_runner *r = jr->w->r;
+    tt_job *job = jr->job;
+    long long budget = job->budget_trials > 0 ? (long long)job->budget_trials : (long long)seq;
+    tt_job cur;
+    memset(&cur, 0, sizeof cur);
+    if (tt_store_job_get(jr->s, job->id, &cur) == TT_OK && cur.best_trial)
+        tt_rlog(r, TT_LOG_INFO, "job %lld done: best %.3f us %s (trials %lld/%lld, %lld ok)",
+                (long long)job->id, cur.best_us,
+                cur.best_config_json ? cur.best_config_json : "", (long long)seq, budget,
+                (long long)ok);
+    else
+        tt_rlog(r, TT_LOG_INFO, "job %lld done (trials %lld/%lld, %lld ok)", (long long)job->id,
+                (long long)seq, budget, (long long)ok);
+    tt_job_clear(&cur);
+}
+
+
 static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
 {
     tt_runner *r = jr->w->r;
@@ -575,16 +612,7 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     tt_target_caps(jr->tgt, &caps);
     rc = tt_space_new(jr->t, jr->problem, &caps, &jr->space, &err);
     if (rc != TT_OK) return tt_job_fail(jr, "space: %s", err.msg[0] ? err.msg : tt_strerror(rc));
-    if (jr->t->kernel && tt_model_new(jr->t, jr->tgt, jr->problem, NULL, &jr->model, NULL) != TT_OK)
-        jr->model = NULL;
-    char *ctext = NULL;
-    tt_calib cal;
-    if (jr->model &&
-        tt_store_calib_get(jr->s, jr->tgt->name, tt_backend_fingerprint(jr->be), &ctext) == TT_OK &&
-        ctext && tt_calib_parse(ctext, &cal) &&
-        tt_model_new(jr->t, jr->tgt, jr->problem, &cal, &jr->model_cal, NULL) != TT_OK)
-        jr->model_cal = NULL;
-    free(ctext);
+    tt_job_models(jr);
     tt_strategy_config sc = {
         .name = job->strategy, .t = jr->t, .tgt = jr->tgt, .space = jr->space,
         .model = jr->model, .problem = jr->problem, .seed = (uint64_t)job->seed,
@@ -650,19 +678,7 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
                 tt_store_errmsg(jr->s));
         return TT_JR_FINISHED;
     }
-    /* "trials a/b": trials run / the trial budget (or a when there was none) */
-    long long budget = job->budget_trials > 0 ? (long long)job->budget_trials : (long long)seq;
-    tt_job cur;
-    memset(&cur, 0, sizeof cur);
-    if (tt_store_job_get(jr->s, job->id, &cur) == TT_OK && cur.best_trial)
-        tt_rlog(r, TT_LOG_INFO, "job %lld done: best %.3f us %s (trials %lld/%lld, %lld ok)",
-                (long long)job->id, cur.best_us,
-                cur.best_config_json ? cur.best_config_json : "", (long long)seq, budget,
-                (long long)ok);
-    else
-        tt_rlog(r, TT_LOG_INFO, "job %lld done (trials %lld/%lld, %lld ok)", (long long)job->id,
-                (long long)seq, budget, (long long)ok);
-    tt_job_clear(&cur);
+    tt_job_done_log(jr, seq, ok);
     return TT_JR_FINISHED;
 }
 
