@@ -193,10 +193,18 @@ int tt__sse_park(tt_http *h, tt_sse *e)
     return 1;
 }
 
+/* Resume every parked stream.  Take the list first and read each link before resuming its
+ * connection: once resumed, the event loop may end the stream and free it (tt_sse_free) at
+ * once, while streams not yet resumed stay suspended and so stay allocated. */
 static void tt_sse_wake_locked(tt_http *h)
 {
-    for (tt_sse *e = h->sse_wait; e; e = e->wnext) MHD_resume_connection(e->c);
+    tt_sse *e = h->sse_wait;
     h->sse_wait = NULL;
+    while (e) {
+        tt_sse *next = e->wnext;
+        MHD_resume_connection(e->c);
+        e = next;
+    }
 }
 
 void tt__sse_wake_all(tt_http *h)
