@@ -15,7 +15,9 @@
  */
 #include "strategy_int.h"
 
+#include <cblas.h>
 #include <lapacke.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,14 @@
 #define TT_BO_POOL_MAX ((size_t)1 << 19)   /* larger feasible sets are sampled */
 #endif
 #define TT_BO_NEIGH 4           /* neighbours of the best n measured configs join */
+#ifndef TT_BO_STALE
+#define TT_BO_STALE 16          /* rounds without a new best before local mutations mix in */
+#endif
+
+/* OpenBLAS on one thread: the matrices are small (<= 64), and its own thread pool would only
+ * add spinning and nondeterministic reduction orders to the workers' threads. */
+static pthread_once_t tt_bo_blas_once = PTHREAD_ONCE_INIT;
+static void tt_bo_blas_init(void) { openblas_set_num_threads(1); }
 
 typedef struct tt_bo {
     size_t d;                    /* dimensions: params with more than one value */
@@ -50,6 +60,8 @@ typedef struct tt_bo {
     int pool_sorted_idx;         /* pool ascending by index (binary search possible) */
     double pa, pb;               /* prior: a + b * log(pred) */
     int64_t rounds;
+    int64_t stale;               /* rounds since the best improved */
+    double last_best;
     /* scratch */
     size_t n, cap_n, nc, cap_c;
     double *X, *y, *L, *alpha, *Kc, *Xc, *cmean;
@@ -207,6 +219,8 @@ static tt_rc tt_bo_start_common(tt_strategy *st, int use_prior)
         if (st->cfg.t->params[p].nvalues > 1) b->dparam[b->d++] = p;
     for (size_t j = 0; j < b->d; j++) b->ls[j] = 0.5;
     b->noise = 1e-3;
+    b->last_best = INFINITY;
+    pthread_once(&tt_bo_blas_once, tt_bo_blas_init);
     tt_rc rc = tt_bo_make_pool(st, b);
     if (rc != TT_OK) return rc;
     if ((int64_t)b->npool < st->planned && st->enumerated && st->nall <= TT_BO_POOL_MAX)
@@ -509,11 +523,47 @@ static double tt_bo_standardise(tt_strategy *st, tt_bo *b, double *r)
     return best;
 }
 
+/* A random feasible unproposed config at one or two random param moves from one of the
+ * best 4 measured: 1 and *out, or 0. */
+static int tt_bo_mutant(tt_strategy *st, const tt_bo *b, uint64_t *out)
+{
+    uint64_t best[TT_BO_NEIGH];
+    double bus[TT_BO_NEIGH];
+    size_t nb = tt__st_best_n(st, best, bus, TT_BO_NEIGH);
+    if (nb == 0 || b->d == 0) return 0;
+    for (int tries = 0; tries < 64; tries++) {
+        uint64_t v = best[tt__st_uniform(st, nb)];
+        int moves = 1 + (int)(tt__st_rand(st) & 1);
+        for (int m = 0; m < moves; m++) {
+            size_t p = b->dparam[tt__st_uniform(st, b->d)];
+            uint64_t nv = st->cfg.t->params[p].nvalues, pos = (v / b->stride[p]) % nv;
+            uint64_t np = tt__st_uniform(st, nv - 1);
+            if (np >= pos) np++;
+            v = v - pos * b->stride[p] + np * b->stride[p];
+        }
+        if (!tt__u64set_has(&st->seen, v) && tt__st_feasible(st, v)) {
+            *out = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static tt_rc tt_bo_refill(tt_strategy *st)
 {
     tt_bo *b = st->impl;
     b->rounds++;
     uint64_t v;
+    if (st->have_best && st->best_us < b->last_best) {
+        b->last_best = st->best_us;
+        b->stale = 0;
+    } else {
+        b->stale++;
+    }
+    /* stuck (the GP sees no improvement worth taking): every other round a local mutation
+     * of one of the best, as annealing would, so long runs keep moving */
+    if (b->init_left <= 0 && b->stale >= TT_BO_STALE && (b->rounds & 1) && tt_bo_mutant(st, b, &v))
+        return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;
     if (b->init_left > 0) {
         b->init_left--;
         if (tt_bo_initial(st, b, &v)) return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT
+ * bench_strategies.c - the autotuning-methodology score of every strategy on the recorded
+ * GPU tuning spaces (../shared/datasets: convolution on A100 and MI250X) at three budgets:
+ * 40, the budget where random search gets 95 % of the way to the optimum (B95), and B95/2;
+ * and the CPU time of a strategy run (an 800-trial bo run among them).
+ *
+ *   bench_strategies [--seeds N (default 50)] [--seed-base N] [--datasets DIR]
+ *                    [--strategies a,b] [--budgets a,b,c]
+ *
+ * Objective: each config's recorded objective (Kernel Tuner cache `time`, the mean of its
+ * runtimes; T4 `measurements` "time"), as replay uses by default.  Failed configs count as
+ * trials.  Definitions (docs/strategies.md "Measured"):
+ *   E_rand(b)  expected best of b configs drawn uniformly without replacement from the N
+ *              feasible configs (failures valued as the slowest success), exact;
+ *   f_s(b)     best found by the strategy after b trials (run with budget B), seed s;
+ *   score(B) = mean over seeds s and b = 1..B of (E_rand(b) - f_s(b)) / (E_rand(b) - f_opt)
+ *              (0 = random search, 1 = the optimum from the first trial on);
+ *   B95        the smallest b with E_rand(b) - f_opt <= 0.05 (f_median - f_opt), f_median the
+ *              median of the successful configs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dataset.h"
+#include "space.h"
+#include "strategy.h"
+#include "t1.h"
+#include "template.h"
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct space_obj {
+    uint64_t *idx;   /* ascending */
+    double *us;      /* INFINITY: failed */
+    size_t n;
+    double opt, worst, median;
+} space_obj;
+
+static double lookup(const space_obj *o, uint64_t idx)
+{
+    size_t lo = 0, hi = o->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (o->idx[mid] < idx) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < o->n && o->idx[lo] == idx ? o->us[lo] : INFINITY;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* E_rand(b) for b = 1..B from the sorted values v[0..N). */
+static void random_curve(const double *v, size_t N, size_t B, double *out)
+{
+    for (size_t b = 1; b <= B; b++) {
+        if (b >= N) {
+            out[b - 1] = v[0];
+            continue;
+        }
+        double acc = 0;
+        double lcnb = lgamma((double)N + 1) - lgamma((double)b + 1) - lgamma((double)(N - b) + 1);
+        for (size_t i = 1; i + b - 1 <= N; i++) {
+            double n1 = (double)(N - i), k1 = (double)(b - 1);
+            acc += v[i - 1] * exp(lgamma(n1 + 1) - lgamma(k1 + 1) - lgamma(n1 - k1 + 1) - lcnb);
+        }
+        out[b - 1] = acc;
+    }
+}
+
+/* One run: curve[b] = best after b+1 trials; returns the CPU seconds of the strategy calls
+ * (the objective lookups are included: a binary search each). */
+static double run(const char *name, const tt_template *t, tt_space *sp, uint64_t seed,
+                  int64_t budget, const space_obj *o, double *curve, const char **ran)
+{
+    int64_t prob[1] = {0};
+    tt_strategy_config c = {.name = name, .t = t, .space = sp, .problem = prob, .seed = seed,
+                            .budget = budget};
+    tt_strategy *st = NULL;
+    tt_errinfo e;
+    double t0 = cpu_s();
+    if (tt_strategy_new(&c, &st, &e) != TT_OK) {
+        fprintf(stderr, "strategy %s: %s\n", name, e.msg);
+        exit(1);
+    }
+    if (ran) *ran = tt_strategy_chosen(st)->name;
+    int64_t params[TT_MAX_SLOTS];
+    double best = o->worst;
+    size_t n = 0;
+    for (;;) {
+        size_t k = 0;
+        if (tt_strategy_next(st, 1, params, &k) != TT_OK || k == 0) break;
+        double v = lookup(o, tt_space_encode(sp, params));
+        tt_strategy_report(st, params, isfinite(v) ? TT_OK : TT_ERUN, v);
+        if (v < best) best = v;
+        if (n < (size_t)budget) curve[n] = best;
+        n++;
+    }
+    for (size_t i = n; i < (size_t)budget; i++) curve[i] = best;
+    tt_strategy_free(st);
+    return cpu_s() - t0;
+}
+
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return 1;
+        if (!c) break;
+        p = c + 1;
+    }
+    return 0;
+}
+
+static int load_space(const tt_template *t, tt_space *sp, const char *path, space_obj *o)
+{
+    tt_dataset *ds = NULL;
+    tt_errinfo e;
+    if (tt_dataset_load_file(path, &ds, &e) != TT_OK) {
+        printf("%s: skipped (%s)\n", path, e.msg);
+        return -1;
+    }
+    int map[TT_MAX_SLOTS];
+    for (size_t p = 0; p < t->nparams; p++)
+        if ((map[p] = tt_dataset_param(ds, t->params[p].name)) < 0) {
+            tt_dataset_free(ds);
+            return -1;
+        }
+    uint64_t total = tt_space_total(sp);
+    o->idx = malloc(total * sizeof *o->idx);
+    o->us = malloc(total * sizeof *o->us);
+    o->n = 0;
+    o->opt = INFINITY;
+    o->worst = 0;
+    int64_t slots[TT_MAX_SLOTS], vals[TT_DATASET_MAX_PARAMS];
+    for (uint64_t i = 0; i < total; i++) {
+        tt_space_decode(sp, i, slots);
+        if (tt_space_check(sp, slots, NULL) != TT_OK) continue;
+        for (size_t p = 0; p < t->nparams; p++) vals[map[p]] = slots[t->ninputs + p];
+        const tt_ds_record *r = tt_dataset_find(ds, vals);
+        double us = r && r->status == TT_DS_OK && isfinite(r->value_us) ? r->value_us : INFINITY;
+        o->idx[o->n] = i;
+        o->us[o->n++] = us;
+        if (us < o->opt) o->opt = us;
+        if (isfinite(us) && us > o->worst) o->worst = us;
+    }
+    double *ok = malloc(o->n * sizeof *ok);
+    size_t m = 0;
+    for (size_t i = 0; i < o->n; i++)
+        if (isfinite(o->us[i])) ok[m++] = o->us[i];
+    qsort(ok, m, sizeof *ok, cmp_d);
+    o->median = m ? ok[m / 2] : 0;
+    free(ok);
+    printf("\n%s: %zu feasible configs, %zu measured, optimum %.2f us (recorded objective), "
+           "median %.2f us, device %s\n", path, o->n, m, o->opt, o->median,
+           ds->device ? ds->device : "?");
+    tt_dataset_free(ds);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int seeds = 50;
+    uint64_t seed_base = 1;
+    const char *dsdir = TT_DEFAULT_DATASETS_DIR, *only = NULL, *budgets_arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--seeds") && v) seeds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seed-base") && v) seed_base = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--datasets") && v) dsdir = argv[++i];
+        else if (!strcmp(argv[i], "--strategies") && v) only = argv[++i];
+        else if (!strcmp(argv[i], "--budgets") && v) budgets_arg = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--seeds N] [--seed-base N] [--datasets DIR] "
+                    "[--strategies a,b] [--budgets a,b,c]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (seeds < 1) return 2;
+    char path[1024];
+    snprintf(path, sizeof path, "%.900s/convolution.t1.json", dsdir);
+    json_t *tdoc = NULL;
+    tt_errinfo e;
+    tt_template *t = NULL;
+    if (tt_t1_file_to_template(path, "convolution", &tdoc, &e) != TT_OK ||
+        tt_tmpl_parse_json(tdoc, NULL, &t, &e) != TT_OK) {
+        printf("skipped: %s: %s\n", path, e.msg);
+        return 0;
+    }
+    json_decref(tdoc);
+    int64_t prob[1] = {0};
+    tt_space *sp = NULL;
+    if (tt_space_new(t, prob, NULL, &sp, &e) != TT_OK) return 1;
+    /* "auto" is the default rule (no kernel program here: bo up to 1000 trials); the model
+     * strategies run their fallback (bo) on this template and are left out */
+    static const char *const names[] = {"random", "evolution", "anneal", "bo", "auto"};
+    enum { NS = sizeof names / sizeof names[0] };
+    static const char *const files[] = {"convolution_A100.kt-cache.json.gz",
+                                        "convolution_MI250X.t4.json.gz"};
+    printf("== autotuning-methodology score on recorded GPU spaces (%d seeds from %llu) ==\n",
+           seeds, (unsigned long long)seed_base);
+    printf("score(B) = mean over seeds and b = 1..B of (E_rand(b) - f(b)) / (E_rand(b) - f_opt)"
+           "; strategies run with budget B\n");
+    for (size_t fi = 0; fi < sizeof files / sizeof files[0]; fi++) {
+        snprintf(path, sizeof path, "%.900s/%s", dsdir, files[fi]);
+        space_obj o;
+        if (load_space(t, sp, path, &o) != 0) continue;
+        double *sorted = malloc(o.n * sizeof *sorted);
+        for (size_t i = 0; i < o.n; i++) sorted[i] = isfinite(o.us[i]) ? o.us[i] : o.worst;
+        qsort(sorted, o.n, sizeof *sorted, cmp_d);
+        size_t bmax = o.n < 2000 ? o.n : 2000;
+        double *er = malloc(bmax * sizeof *er);
+        random_curve(sorted, o.n, bmax, er);
+        size_t b95 = bmax;
+        for (size_t b = 1; b <= bmax; b++)
+            if (er[b - 1] - o.opt <= 0.05 * (o.median - o.opt)) {
+                b95 = b;
+                break;
+            }
+        size_t budgets[3] = {40, b95 / 2, b95};
+        if (budgets_arg) sscanf(budgets_arg, "%zu,%zu,%zu", &budgets[0], &budgets[1], &budgets[2]);
+        printf("B95 = %zu trials (E_rand %.2f us), budgets %zu, %zu, %zu\n", b95, er[b95 - 1],
+               budgets[0], budgets[1], budgets[2]);
+        printf("%-10s %-10s", "strategy", "runs");
+        for (int k = 0; k < 3; k++) printf(" | score@%-4zu best@%-4zu ms/run", budgets[k], budgets[k]);
+        printf("\n");
+        double *curve = malloc(bmax * sizeof *curve);
+        for (int k = 0; k < NS; k++) {
+            if (only && !in_list(only, names[k])) continue;
+            const char *ran = names[k];
+            char line[512];
+            int len = 0;
+            for (int bi = 0; bi < 3; bi++) {
+                size_t B = budgets[bi] < bmax ? budgets[bi] : bmax;
+                double score = 0, fin = 0, cpu = 0;
+                for (int s = 0; s < seeds; s++) {
+                    cpu += run(names[k], t, sp, seed_base + (uint64_t)s, (int64_t)B, &o, curve, &ran);
+                    for (size_t b = 0; b < B; b++) {
+                        double den = er[b] - o.opt;
+                        score += den > 0 ? (er[b] - curve[b]) / den : 1;
+                    }
+                    fin += curve[B - 1];
+                }
+                len += snprintf(line + len, sizeof line - (size_t)len, " | %10.3f %9.2f %7.2f",
+                                score / ((double)seeds * (double)B), fin / seeds,
+                                1e3 * cpu / seeds);
+            }
+            printf("%-10s %-10s%s\n", names[k], ran, line);
+            fflush(stdout);
+        }
+        printf("%-10s %-10s", "E[random]", "-");
+        for (int k = 0; k < 3; k++)
+            printf(" | %10.3f %9.2f %7s", 0.0, er[(budgets[k] < bmax ? budgets[k] : bmax) - 1], "");
+        printf("\n");
+        /* the cost of a long BO run */
+        if (!only || in_list(only, "bo")) {
+            double *c800 = malloc(800 * sizeof *c800);
+            double s800 = run("bo", t, sp, seed_base, 800, &o, c800, NULL);
+            printf("bo, one 800-trial run (seed %llu): %.3f s CPU, best %.2f us (optimum %.2f)\n",
+                   (unsigned long long)seed_base, s800, c800[799], o.opt);
+            free(c800);
+        }
+        free(curve);
+        free(er);
+        free(sorted);
+        free(o.idx);
+        free(o.us);
+    }
+    tt_space_free(sp);
+    tt_tmpl_free(t);
+    return 0;
+}
