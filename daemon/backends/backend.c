@@ -3,6 +3,7 @@
  */
 #include "backend.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -100,9 +101,41 @@ void tt_backend_close(tt_backend *b)
 
 const char *tt_backend_fingerprint(const tt_backend *b) { return b->fingerprint; }
 
+int tt_objective_parse(const char *name, tt_objective *out)
+{
+    static const char *const names[] = {"median", "mean", "min", "recorded"};
+    for (int i = 0; name && i < 4; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (tt_objective)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *tt_objective_name(tt_objective o)
+{
+    static const char *const names[] = {"median", "mean", "min", "recorded"};
+    return (unsigned)o < 4 ? names[o] : "?";
+}
+
+double tt_objective_value(tt_objective o, const double *samples, int n, double recorded_us)
+{
+    if (o == TT_OBJ_RECORDED && !isnan(recorded_us)) return recorded_us;
+    if (n <= 0) return NAN;
+    if (n > TT_MAX_SAMPLES) n = TT_MAX_SAMPLES;
+    double s[TT_MAX_SAMPLES], sum = 0;
+    memcpy(s, samples, (size_t)n * sizeof s[0]);
+    qsort(s, (size_t)n, sizeof s[0], tt_cmp_double);
+    for (int i = 0; i < n; i++) sum += s[i];
+    if (o == TT_OBJ_MEAN) return sum / n;
+    if (o == TT_OBJ_MIN) return s[0];
+    return tt_quantile(s, n, 0.5);
+}
+
 tt_rc tt_backend_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
 {
     memset(out, 0, sizeof *out);
+    out->recorded_us = NAN;
     memcpy(slots, b->problem, b->t->ninputs * sizeof(int64_t));
     tt_rc rc = b->ops->measure(b, slots, out);
     if (rc == TT_OK && out->status == TT_OK) tt_measurement_summarise(out);

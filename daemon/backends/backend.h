@@ -34,7 +34,20 @@ typedef struct tt_measurement {
     int nsamples;
     double median_us, spread_us, min_us;  /* filled by tt_measurement_summarise() */
     double compile_s, measure_s;          /* wall seconds spent (recorded ones for replay) */
+    double recorded_us;       /* replay: the dataset's own objective of the config (Kernel
+                                 Tuner `time`, T4 measurement "time"); NAN elsewhere */
 } tt_measurement;
+
+/* The statistic that ranks configs (a job's option "objective", docs/strategies.md):
+ * median (the default on real backends), mean or min of a trial's samples, or the recorded
+ * objective of a replay dataset (the default on replay:). */
+typedef enum tt_objective { TT_OBJ_MEDIAN, TT_OBJ_MEAN, TT_OBJ_MIN, TT_OBJ_RECORDED } tt_objective;
+/* "median", "mean", "min", "recorded": 0 and *out, or -1 for anything else. */
+int tt_objective_parse(const char *name, tt_objective *out);
+const char *tt_objective_name(tt_objective o);
+/* The value of samples[0..n) under o (recorded: recorded_us, or the median when it is NAN);
+ * NAN when n == 0 and nothing was recorded. */
+double tt_objective_value(tt_objective o, const double *samples, int n, double recorded_us);
 
 /* Median, inter-quartile spread and minimum of out->samples_us (no-op for 0 samples). */
 void tt_measurement_summarise(tt_measurement *m);

@@ -153,6 +153,7 @@ static tt_rc replay_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
         free(sorted);
     }
     out->measure_s = total * 1e-6;
+    out->recorded_us = rec->value_us;   /* the dataset's own objective (NAN: not numeric) */
     out->status = TT_OK;
     return TT_OK;
 }

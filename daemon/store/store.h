@@ -245,6 +245,10 @@ tt_rc tt_store_trial_append(tt_store *s, const tt_trial_key *k, const char *temp
 /* Trial ids job_id has re-measured (its options' "remeasured"), in order: *ids malloc'd
  * (caller frees; NULL when *n is 0).  TT_ENOTFOUND if there is no such job. */
 tt_rc tt_store_job_remeasured(tt_store *s, int64_t job_id, int64_t **ids, size_t *n);
+/* Set a job's best to trial_id with value_us (the job's objective when it is not the median:
+ * docs/strategies.md "Objective"), its prediction and config.  TT_ENOTFOUND: no such job. */
+tt_rc tt_store_job_best_set(tt_store *s, int64_t job_id, int64_t trial_id, double value_us,
+                            double pred_us, const char *config_json);
 /* Trials of a job in seq order, paginated.  *trials malloc'd array of *n; *total the count. */
 tt_rc tt_store_trial_list(tt_store *s, int64_t job_id, int64_t offset, int64_t limit,
                           tt_trial **trials, size_t *n, int64_t *total);

@@ -708,3 +708,10 @@ tt_rc tt_store_best_list(tt_store *s, const tt_best_query *q, tt_best **rows, si
     tt__store_lock(s);
     return tt__store_unlock(s, tt__store_best_rows(s, q, rows, n));
 }
+
+tt_rc tt_store_job_best_set(tt_store *s, int64_t job_id, int64_t trial_id, double value_us,
+                            double pred_us, const char *config_json)
+{
+    tt__param jb[] = {PI(job_id), PI(trial_id), PF(value_us), PF(pred_us), PT(config_json)};
+    return q_exec(s, Q_JOB_BEST_SET, jb, NP(jb), NULL);
+}

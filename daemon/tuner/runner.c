@@ -186,6 +186,7 @@ typedef struct tt_jobrun {
     tt_strategy *st;
     int cancelled;            /* seen cancelled by tt_job_still_ours */
     int64_t remeasure;        /* option "remeasure": top configs re-measured at the end */
+    tt_objective objective;   /* option "objective": what the strategy and the best rank by */
     int64_t *seq_params;      /* params of each seq (nparams per seq), for the re-measure */
     size_t nseq, capseq;
     /* successful trials of this run, for the calibration fitted at the end */
@@ -322,6 +323,45 @@ static void tt_calib_store(tt_jobrun *jr, const char *fp)
     free(text);
 }
 
+/* The objective value of a successful trial (jr->objective; docs/strategies.md).  m: a new
+ * measurement, or NULL for a reused trial tr (its samples from samples_json; a recorded
+ * objective asked from the backend again: replay answers from memory). */
+static double tt_job_objective(tt_jobrun *jr, const tt_measurement *m, const tt_trial *tr)
+{
+    if (jr->objective == TT_OBJ_MEDIAN) return m ? m->median_us : tr->median_us;
+    if (m) return tt_objective_value(jr->objective, m->samples_us, m->nsamples, m->recorded_us);
+    double s[TT_MAX_SAMPLES];
+    int n = 0;
+    json_t *a = tr->samples_json ? json_loads(tr->samples_json, 0, NULL) : NULL;
+    for (size_t i = 0; i < json_array_size(a) && n < TT_MAX_SAMPLES; i++)
+        s[n++] = json_number_value(json_array_get(a, i));
+    json_decref(a);
+    double rec = NAN;
+    tt_measurement again;
+    if (jr->objective == TT_OBJ_RECORDED && tt_backend_measure(jr->be, jr->slots, &again) == TT_OK)
+        rec = again.recorded_us;
+    double v = tt_objective_value(jr->objective, s, n, rec);
+    return isnan(v) ? tr->median_us : v;
+}
+
+/* The store keeps a job's best by median; with another objective the job's best is the
+ * strategy's best (it saw the objective values) -- set once the search is over. */
+static void tt_job_best_by_objective(tt_jobrun *jr, const tt_trial_key *key)
+{
+    const tt_template *t = jr->t;
+    int64_t params[TT_MAX_SLOTS];
+    double v;
+    if (!tt_strategy_best(jr->st, params, &v)) return;
+    memcpy(jr->slots, jr->problem, t->ninputs * sizeof(int64_t));
+    memcpy(jr->slots + t->ninputs, params, t->nparams * sizeof(int64_t));
+    tt_trial tr;
+    memset(&tr, 0, sizeof tr);
+    if (tt_store_trial_lookup(jr->s, key, tt_tmpl_config_hash(t, jr->slots), &tr) == TT_OK)
+        (void)tt_store_job_best_set(jr->s, jr->job->id, tr.id, v, tr.predicted_us,
+                                    tr.config_json);
+    tt_trial_clear(&tr);
+}
+
 /* Measure one config (or reuse its measurement) and record it at seq.  Returns TT_OK and
  * the outcome for the strategy, or a backend/store error that fails the job. */
 static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
@@ -352,7 +392,7 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
         rc = tt_store_trial_record(jr->s, key, t->name, jr->job->id, seq, &tr);
         if (rc != TT_OK) snprintf(why, whycap, "store: %s", tt_store_errmsg(jr->s));
         *status = tr.status;
-        *us = tr.median_us;
+        *us = tr.status == TT_OK ? tt_job_objective(jr, NULL, &tr) : tr.median_us;
         tt_trial_clear(&tr);
         if (rc == TT_OK && have_raw) tt_fit_add(jr, &raw, *status, *us);
         return rc;
@@ -411,6 +451,12 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
     if (rc != TT_OK) snprintf(why, whycap, "store: %s", tt_store_errmsg(jr->s));
     *status = tr.status;
     *us = tr.median_us;
+    if (tr.status == TT_OK && !tr.reused && m.status == TT_OK) {
+        double v = tt_job_objective(jr, &m, NULL);
+        if (!isnan(v)) *us = v;
+    } else if (tr.status == TT_OK && tr.reused) {
+        *us = tt_job_objective(jr, NULL, &tr);
+    }
     tt_trial_clear(&tr);
     if (rc == TT_OK && have_raw) tt_fit_add(jr, &raw, *status, *us);
     return rc;
@@ -602,6 +648,13 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
                json_integer_value(rm) > 1024))
         return tt_job_fail(jr, "options: option 'remeasure' must be an integer in [0, 1024]");
     if (rm) jr->remeasure = json_integer_value(rm);
+    /* the objective: replay defaults to the dataset's own, real backends to the median */
+    jr->objective = strncmp(job->backend, "replay:", 7) == 0 ? TT_OBJ_RECORDED : TT_OBJ_MEDIAN;
+    const json_t *ob = json_object_get(jr->options, "objective");
+    if (ob && (!json_is_string(ob) || tt_objective_parse(json_string_value(ob), &jr->objective) ||
+               (jr->objective == TT_OBJ_RECORDED && strncmp(job->backend, "replay:", 7) != 0)))
+        return tt_job_fail(jr, "options: option 'objective' must be \"median\", \"mean\", "
+                           "\"min\" or (replay: only) \"recorded\"");
     jr->env.datasets_dir = r->datasets_dir;
     jr->env.toolchains = r->cfg.toolchains;
     jr->env.work_dir = r->work_dir;
@@ -667,6 +720,7 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
         tt_jr_outcome o = tt_job_remeasure(jr, &key, seq, &go_on);
         if (!go_on) return o;
     }
+    if (jr->objective != TT_OBJ_MEDIAN) tt_job_best_by_objective(jr, &key);
     tt_calib_store(jr, key.backend_fp);
     rc = tt_store_job_finish(jr->s, job->id, jr->w->owner, TT_JOB_DONE, NULL);
     if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) {

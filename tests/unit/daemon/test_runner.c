@@ -14,10 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend.h"
+#include "dataset.h"
 #include "runner.h"
 #include "store.h"
 #include "strategy.h"
@@ -529,6 +531,7 @@ static void test_replay_job(void)
         snprintf(j.strategy, sizeof j.strategy, "%s", strategies[k]);
         j.problem_key = "";
         j.problem_json = "{}";
+        j.options_json = "{\"objective\":\"median\"}";   /* the store's best is by median */
         j.budget_trials = 20;
         j.seed = 3;
         CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
@@ -556,6 +559,105 @@ static void test_replay_job(void)
     tt_runner_stop(r);
     free(ds);
     tt_store_close(s);
+}
+
+/* The objective statistic on replay: the whole space of each of the three recordings in
+ * ../shared/datasets measured (exhaustive); the job's best must be the dataset's own optimum
+ * by default (its recorded objective: Kernel Tuner `time`, T4 measurement "time"), and the
+ * fastest by median / mean / min of the samples when asked. */
+static void test_replay_objective(void)
+{
+    static const struct { const char *file, *name; } sets[] = {
+        {"convolution_A100.kt-cache.json.gz", "a100kt.kt-cache.json.gz"},
+        {"convolution_A100.t4.json.gz", "a100t4.t4.json.gz"},
+        {"convolution_MI250X.t4.json.gz", "mi250x.t4.json.gz"},
+    };
+    static const char *const objectives[] = {NULL, "median", "mean", "min"};
+    char *t1 = tt_test_shared("datasets/convolution.t1.json");
+    json_t *cdoc = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_t1_file_to_template(t1, "convolution", &cdoc, NULL), TT_OK);
+    free(t1);
+    const tt_template *conv = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(cat, NULL, NULL, cdoc, &conv, NULL), TT_OK);
+    json_decref(cdoc);
+    char dsdir[600], url[512];
+    snprintf(dsdir, sizeof dsdir, "%s/ds-objective", tmp);
+    CU_ASSERT_EQUAL_FATAL(mkdir(dsdir, 0700), 0);
+    db_url(url, sizeof url, "objective");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    int64_t ids[3][4];
+    double want[3][4];
+    for (int d = 0; d < 3; d++) {
+        char rel[128], link[800];
+        snprintf(rel, sizeof rel, "datasets/%s", sets[d].file);
+        char *src = tt_test_shared(rel);
+        snprintf(link, sizeof link, "%s/%s", dsdir, sets[d].name);
+        CU_ASSERT_EQUAL_FATAL(symlink(src, link), 0);
+        tt_dataset *ds = NULL;
+        CU_ASSERT_EQUAL_FATAL(tt_dataset_load_file(src, &ds, NULL), TT_OK);
+        free(src);
+        for (int k = 0; k < 4; k++) want[d][k] = INFINITY;
+        for (size_t i = 0; i < ds->nrecords; i++) {
+            const tt_ds_record *r = &ds->records[i];
+            if (r->status != TT_DS_OK) continue;
+            const double *smp = tt_ds_samples(ds, r);
+            double v[4] = {r->value_us,
+                           tt_objective_value(TT_OBJ_MEDIAN, smp, (int)r->nsamples, NAN),
+                           tt_objective_value(TT_OBJ_MEAN, smp, (int)r->nsamples, NAN),
+                           tt_objective_value(TT_OBJ_MIN, smp, (int)r->nsamples, NAN)};
+            for (int k = 0; k < 4; k++)
+                if (v[k] < want[d][k]) want[d][k] = v[k];
+        }
+        tt_dataset_free(ds);
+        for (int k = 0; k < 4; k++) {
+            tt_job j;
+            memset(&j, 0, sizeof j);
+            snprintf(j.template_name, sizeof j.template_name, "convolution");
+            snprintf(j.template_hash, sizeof j.template_hash, "%s", conv->hash);
+            snprintf(j.target, sizeof j.target, "Ascend910B2");
+            snprintf(j.backend, sizeof j.backend, "replay:%.*s", (int)strcspn(sets[d].name, "."),
+                     sets[d].name);
+            snprintf(j.backend_fp, sizeof j.backend_fp, "%.70s", j.backend);
+            snprintf(j.strategy, sizeof j.strategy, "exhaustive");
+            char opt[64];
+            snprintf(opt, sizeof opt, "{\"objective\":\"%s\"}", objectives[k] ? objectives[k] : "");
+            j.options_json = objectives[k] ? opt : NULL;
+            j.problem_key = "";
+            j.problem_json = "{}";
+            CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
+            ids[d][k] = j.id;
+        }
+    }
+    tt_runner_config c = runner_cfg(url, 2);
+    c.datasets_dir = dsdir;
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    for (int d = 0; d < 3; d++)
+        for (int k = 0; k < 4; k++) {
+            CU_ASSERT_EQUAL(wait_job(s, ids[d][k], 240), TT_JOB_DONE);
+            tt_job j;
+            memset(&j, 0, sizeof j);
+            CU_ASSERT_EQUAL(tt_store_job_get(s, ids[d][k], &j), TT_OK);
+            CU_ASSERT_EQUAL(j.done, 4362);
+            CU_ASSERT_DOUBLE_EQUAL(j.best_us, want[d][k], 1e-9 * want[d][k]);
+            if (fabs(j.best_us - want[d][k]) > 1e-9 * want[d][k])
+                fprintf(stderr, "\n%s objective %s: best %.6f, want %.6f\n", sets[d].file,
+                        objectives[k] ? objectives[k] : "(default)", j.best_us, want[d][k]);
+            tt_job_clear(&j);
+        }
+    tt_runner_stop(r);
+    tt_store_close(s);
+    /* an unknown objective, or "recorded" off replay, fails the job with the reason */
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_MEAN, (const double[]){1, 2, 6}, 3, NAN), 3);
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_MEDIAN, (const double[]){1, 2, 6}, 3, NAN), 2);
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_MIN, (const double[]){6, 2, 1}, 3, NAN), 1);
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_RECORDED, (const double[]){6, 2, 1}, 3, 7), 7);
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_RECORDED, (const double[]){6, 2, 1}, 3, NAN), 2);
+    tt_objective o;
+    CU_ASSERT_EQUAL(tt_objective_parse("mean", &o), 0);
+    CU_ASSERT_EQUAL(o, TT_OBJ_MEAN);
+    CU_ASSERT_EQUAL(tt_objective_parse("average", &o), -1);
 }
 
 /* The in-process backends: one sample, infeasible configs with a reason, fingerprints. */
@@ -1144,6 +1246,7 @@ static const tt_test_case cases[] = {
     {"seconds_budget", test_seconds_budget},
     {"builtin_backends", test_builtin_backends},
     {"replay_job", test_replay_job},
+    {"replay_objective", test_replay_objective},
     {"kill9_resume", test_kill9_resume},
     {"jobs_run_to_done", test_jobs_run_to_done},
     {"resume_same_result", test_resume_same_result},
