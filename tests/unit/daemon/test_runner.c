@@ -300,8 +300,9 @@ static void test_resume_same_result(void)
     tt_store *s1 = NULL, *s2 = NULL;
     CU_ASSERT_EQUAL_FATAL(tt_store_open(url1, &s1, NULL), TT_OK);
     CU_ASSERT_EQUAL_FATAL(tt_store_open(url2, &s2, NULL), TT_OK);
-    static const char *const strategies[] = {"model-refine", "evolution", "anneal"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const strategies[] = {"model-refine", "evolution", "anneal", "bo",
+                                             "model-bo"};
+    for (int k = 0; k < 5; k++) {
         int64_t j1 = make_job(s1, "sim", strategies[k], 16, 77, "Ascend910B2", P1K);
         int64_t j2 = make_job(s2, "sim", strategies[k], 16, 77, "Ascend910B2", P1K);
         /* uninterrupted */
