@@ -22,6 +22,7 @@
 #include "space.h"
 #include "target.h"
 #include "template.h"
+#include "fidelity_library.h"
 #include "tt_fidelity.h"
 
 #define MAXP 512
@@ -48,6 +49,7 @@ typedef struct ctx {
     const tt_targets *ts;
     const char *tdir;
     tt_template *gemm, *fa, *stream;
+    tt_fidlib lib;            /* the kernel-library templates (bench/common/fidelity_library.c) */
 } ctx;
 
 /* ---- reading a point ------------------------------------------------------------------- */
@@ -208,7 +210,10 @@ static void map_point(const ctx *c, point *p, const json_t *pt)
     int rc = -1;
     p->why[0] = '\0';
     for (size_t i = 0; i < TT_MAX_SLOTS; i++) p->slots[i] = FREE;
-    if (!strcmp(fk, "gemm") || !strcmp(fk, "gemv")) rc = map_gemm(c, p, pt);
+    int lr = tt_fidlib_map(&c->lib, fk, str(pt, "family"), pt, &p->t, p->slots, &p->flops, &p->bytes,
+                           p->why, sizeof p->why);
+    if (lr) rc = lr > 0 ? 0 : -1;
+    else if (!strcmp(fk, "gemm")) rc = map_gemm(c, p, pt);
     else if (!strcmp(fk, "flash_attention")) rc = map_fa(c, p, pt);
     else if (!strcmp(fk, "copy/bandwidth")) rc = map_stream(c, p, pt);
     else if (no_template(fk) && !has(p->family, "mHC") && !has(p->family, "linear-attention"))
@@ -533,6 +538,7 @@ int main(int argc, char **argv)
     c.ts = ts;
     c.gemm = load(tpl, "gemm");
     c.fa = load(tpl, "flash_attn_fwd");
+    if (tt_fidlib_load(&c.lib, tpl)) fprintf(stderr, "kernel-library templates missing in %s: their points stay unmapped\n", tpl);
     if (tt_tmpl_parse_string(tt_fidelity_stream_read_json, strlen(tt_fidelity_stream_read_json),
                              NULL, &c.stream, &e))
         fprintf(stderr, "stream_read: %s\n", e.msg);
@@ -573,6 +579,7 @@ int main(int argc, char **argv)
     free(P);
     tt_tmpl_free(c.gemm);
     tt_tmpl_free(c.fa);
+    tt_fidlib_free(&c.lib);
     tt_tmpl_free(c.stream);
     tt_targets_free(ts);
     json_decref(doc);
