@@ -105,9 +105,8 @@ def cmd_build(path):
     return 0
 
 
-def cmd_launch(path):
-    """The application msprof profiles (also usable alone)."""
-    import torch
+def _prepared(path):
+    """Load, compile, make the inputs and run the checked launch: (mod, k, inputs, correct)."""
     import torch_npu  # noqa: F401  (registers the npu device)
     mod = load_source(path)
     k = mod.kernel()
@@ -116,6 +115,13 @@ def cmd_launch(path):
     with open("tt_correct.json", "w", encoding="utf-8") as f:
         json.dump({"correct": correct, "max_abs_err": err}, f)
     print("Kernel Output Match!" if correct else f"Kernel Output Mismatch! (max abs err {err})")
+    return mod, k, inputs, correct
+
+
+def cmd_launch(path):
+    """The application msprof profiles (also usable alone)."""
+    import torch
+    mod, k, inputs, _ = _prepared(path)
     flush = _flush_buffer()
     for _ in range(_env_int("WARMUP", 10, 0, 1000) + _env_int("SAMPLES", 20, 1, 1000)):
         if flush is not None:
@@ -244,12 +250,7 @@ def cmd_run_msprof(path):
 
 def cmd_run_events(path):
     import torch
-    import torch_npu  # noqa: F401
-    mod = load_source(path)
-    k = mod.kernel()
-    inputs = mod.make_inputs()
-    correct, err = check(mod, k, inputs)
-    print("Kernel Output Match!" if correct else f"Kernel Output Mismatch! (max abs err {err})")
+    mod, k, inputs, correct = _prepared(path)
     flush = _flush_buffer()
     for _ in range(_env_int("WARMUP", 10, 0, 1000)):
         _launch(mod, k, inputs)

@@ -405,32 +405,39 @@ static void test_export_json(void)
     resp_clear(&r);
 }
 
+/* GET /v1/export?format=fmt of gemm on a2 into *r (status 200 required), its text written to path. */
+static void export_to_file(const char *fmt, const char *path, tt_resp *r)
+{
+    call(tt_api_export, "GET", NULL, q_export(fmt, "gemm"), r);
+    if (r->status != 200) fprintf(stderr, "export %s: %d %s %s\n", fmt, r->status, err_code(r), err_path(r));
+    CU_ASSERT_EQUAL_FATAL(r->status, 200);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r->text);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(r->text, f);
+    fclose(f);
+}
+
 /* format=specializations loads as an xLLM kernel module would (stand-in DispatchField, the
  * relative import resolved) and holds what xLLM's contract allows: tests/data/xllm/check_specializations.py. */
 static void test_export_specializations_parse(void)
 {
     tt_resp r;
-    call(tt_api_export, "GET", NULL, q_export("specializations", "gemm"), &r);
-    if (r.status != 200) fprintf(stderr, "export: %d %s %s\n", r.status, err_code(&r), err_path(&r));
-    CU_ASSERT_EQUAL_FATAL(r.status, 200);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(r.text);
+    char path[600], cmd[1400];
+    snprintf(path, sizeof path, "%s/spec.py", g_dir);
+    export_to_file("specializations", path, &r);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "from ....common.spec import DispatchField\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "    DispatchField(\"M\", \"int32\"),\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "    DispatchField(\"out_dtype\", \"dtype\"),\n]"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "{\"variant_key\": \"gemm_M1024_N1024_K1024_float16_float16\""));
     CU_ASSERT_PTR_NULL(strstr(r.text, "\"median_us\""));
-    char path[600], cmd[1400];
-    snprintf(path, sizeof path, "%s/spec.py", g_dir);
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(r.text, f);
-    fclose(f);
     char *checker = tt_test_src("tests/data/xllm/check_specializations.py");
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s M,N,K,dtype,out_dtype "
              "block_M,block_N,block_K,K_L1,S1,S2,core_num,swizzle 5", checker, path);
     CU_ASSERT_EQUAL(run(cmd), 0);
     /* the checker rejects what xLLM's loader rejects: an extra key in an entry */
-    f = fopen(path, "a");
+    FILE *f = fopen(path, "a");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("SPECIALIZATIONS[0][\"median_us\"] = 1.0\n", f);
     fclose(f);
     CU_ASSERT_NOT_EQUAL(run(cmd), 0);
@@ -443,26 +450,19 @@ static void test_export_specializations_parse(void)
 static void test_export_registry_inc_compiles(void)
 {
     tt_resp r;
-    call(tt_api_export, "GET", NULL, q_export("registry-inc", "gemm"), &r);
-    if (r.status != 200) fprintf(stderr, "export: %d %s %s\n", r.status, err_code(&r), err_path(&r));
-    CU_ASSERT_EQUAL_FATAL(r.status, 200);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(r.text);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "struct GemmSpecialization {\n  int32_t M;"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "extern \"C\" function_type_t<GemmKernelFn> "
-                                          "gemm__gemm_M1024_N1024_K1024_float16_float16_call;"));
     char inc[600], cc[600], cmd[2400];
     snprintf(inc, sizeof inc, "%s/registry.inc", g_dir);
     snprintf(cc, sizeof cc, "%s/use_registry.cc", g_dir);
-    FILE *f = fopen(inc, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(r.text, f);
-    fclose(f);
+    export_to_file("registry-inc", inc, &r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "struct GemmSpecialization {\n  int32_t M;"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "extern \"C\" function_type_t<GemmKernelFn> "
+                                          "gemm__gemm_M1024_N1024_K1024_float16_float16_call;"));
     size_t entries = 0;
     for (const char *p = r.text; (p = strstr(p, "KernelEntry<GemmSpecialization, GemmKernelFn>{")); p++)
         entries++;
     CU_ASSERT(entries >= 5);
     char *standin = tt_test_src("tests/data/xllm/dispatch_registry_standin.h");
-    f = fopen(cc, "w");
+    FILE *f = fopen(cc, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fprintf(f, "#include \"%s\"\nnamespace xllm::kernel::npu::tilelang {\nnamespace {\n"
                "#include \"%s\"\n}\n"
