@@ -15,6 +15,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 echo "== tests =="
 (cd build && ctest --output-on-failure -j"$jobs")
+cat build/pytest-summary.txt 2>/dev/null || true
 
 if [ -z "${TT_NO_SANITIZE:-}" ]; then
   echo "== build (ASan + UBSan) =="
@@ -24,6 +25,7 @@ if [ -z "${TT_NO_SANITIZE:-}" ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd build-asan && TT_SANITIZED=1 ctest --output-on-failure -j"$jobs")
+  cat build-asan/pytest-summary.txt 2>/dev/null || true
 fi
 if command -v clang >/dev/null 2>&1 && [ -z "${TT_NO_CLANG:-}" ]; then
   echo "== build with clang (-Werror; a second compiler's warnings) =="

@@ -2,7 +2,7 @@
 # test_tt_ascend_runner.py - templates/tt_ascend_runner.py against the fake `msprof op` of
 # tests/data/fake-toolchain (same OPPROF_*/.../OpBasicInfo*.csv layout and columns as CANN's):
 # the run command's result line, launch order, warm-up skipping, rated-clock filtering, and the
-# error paths.  Run by ctest (test_py_runner) with Debian's /usr/bin/python3 -m pytest.
+# error paths.  Run by ctest (test_python) with Debian's /usr/bin/python3 -m pytest.
 import json
 import os
 import subprocess

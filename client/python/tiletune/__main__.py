@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: MIT
+"""__main__.py - ``python3 -m tiletune``: best, tune and export for scripts without tlctl.
+
+Exit codes are tlctl's (docs/tlctl.md): 0 success, 2 usage, 3 server unreachable,
+4 authentication (401/403), 5 other error answers, 6 the waited-for job failed or was
+cancelled, 130 interrupted (the job keeps running).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Dict, List, Optional
+
+from . import __version__
+from .client import Client
+from .errors import APIError, Forbidden, JobFailed, ServerUnreachable, TiletuneError, Unauthorized
+
+EXIT_OK, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_AUTH, EXIT_API, EXIT_JOB, EXIT_INT = (
+    0, 2, 3, 4, 5, 6, 130)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python3 -m tiletune",
+        description="tiletune client: best configs, tuning jobs, exports.  Server and token "
+                    "from --url/--token, TILETUNE_URL/TILETUNE_TOKEN or "
+                    "~/.config/tiletune/tlctl.conf (as tlctl).",
+        epilog="exit codes: 0 ok, 2 usage, 3 unreachable, 4 auth (401/403), 5 error answer, "
+               "6 job failed/cancelled, 130 interrupted")
+    p.add_argument("--url", help="server URL (default http://127.0.0.1:7878)")
+    p.add_argument("--token", help="bearer token")
+    p.add_argument("--config-file", help="tlctl.conf to read")
+    p.add_argument("--timeout", type=float, help="request timeout in seconds (default 60)")
+    p.add_argument("--version", action="version", version=f"tiletune {__version__}")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+
+    b = sub.add_parser("best", help="the best tuned config of a shape (GET /v1/best)",
+                       description="the best tuned config of a shape (GET /v1/best)")
+    _shape_args(b)
+    b.add_argument("--nearest", action="store_true",
+                   help="when the exact shape was not tuned, take the closest tuned one")
+    b.add_argument("-b", "--backend", help="only configs measured by this backend")
+    b.add_argument("-f", "--format", choices=["table", "json", "env", "args"], default="table",
+                   help="table (default), json, env (TT_BLOCK_M=128 lines), args "
+                        "(--block_M=128 ...)")
+
+    t = sub.add_parser("tune", help="submit a tuning job (POST /v1/tune)",
+                       description="submit a tuning job (POST /v1/tune); prints the job id, "
+                                   "with --wait a progress line and the result")
+    _shape_args(t)
+    t.add_argument("-b", "--backend", help="sim (default), model, replay:NAME, cmd:NAME")
+    t.add_argument("-s", "--strategy", help="model-refine (default), model-topk, evolution, "
+                                            "anneal, random, exhaustive")
+    t.add_argument("-n", "--budget", type=int, help="trials to measure (default 32)")
+    t.add_argument("--seed", type=int, help="random seed (default 0)")
+    t.add_argument("-w", "--wait", action="store_true",
+                   help="follow the job with a progress line and print the result")
+    t.add_argument("--json", action="store_true", help="print the server's JSON")
+
+    e = sub.add_parser("export", help="export tuned configs (GET /v1/export)",
+                       description="export tuned configs for AOT builds (GET /v1/export)")
+    e.add_argument("template", help="template name")
+    e.add_argument("-t", "--target", required=True, help="target SoC (a2, a3, ...)")
+    e.add_argument("-f", "--format", default="json",
+                   choices=["json", "t4", "specializations", "registry-inc", "c-header"], help="output format")
+    e.add_argument("-b", "--backend", help="only configs measured by this backend")
+    e.add_argument("--job", type=int, help="t4: the tuning run to export")
+    e.add_argument("-p", "--problem", help="t4: the problem K=V,..")
+    e.add_argument("-o", "--output", help="write to this file instead of stdout")
+    return p
+
+
+def _shape_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("template", help="template name, e.g. gemm")
+    p.add_argument("-p", "--problem", required=True,
+                   help="template inputs, e.g. M=4096,N=4096,K=4096,dtype=float16")
+    p.add_argument("-t", "--target", required=True, help="target SoC (a2, a3 or a full name)")
+
+
+def _print_best(doc: Dict[str, Any], fmt: str) -> None:
+    cfg = doc.get("config") or {}
+    if fmt == "json":
+        print(json.dumps(doc, indent=2))
+    elif fmt == "env":
+        for k, v in cfg.items():
+            print(f"TT_{k.upper()}={v}")
+    elif fmt == "args":
+        print(" ".join(f"--{k}={v}" for k, v in cfg.items()))
+    else:
+        kind = "exact" if doc.get("exact", True) else f"nearest (distance {doc.get('distance')})"
+        print(f"{doc.get('template')} on {doc.get('target')} at {doc.get('problem_key')}: {kind}")
+        print(f"  measured_by {doc.get('measured_by')} ({doc.get('time_kind')}), "
+              f"median {doc.get('median_us')} us, job {doc.get('job')}")
+        for k, v in cfg.items():
+            print(f"  {k:<12} {v}")
+
+
+def _run(a: argparse.Namespace) -> int:
+    c = Client(a.url, a.token, timeout=a.timeout, config_file=a.config_file)
+    if a.cmd == "best":
+        doc = c.best(a.template, a.target, a.problem, nearest=a.nearest, backend=a.backend)
+        _print_best(doc, a.format)
+        return EXIT_OK
+    if a.cmd == "tune":
+        job = c.tune(a.template, a.target, a.problem, backend=a.backend, strategy=a.strategy,
+                     budget=a.budget, seed=a.seed)
+        if not a.wait:
+            print(json.dumps(job.submitted, indent=2) if a.json else job.id)
+            return EXIT_OK
+        try:
+            info = job.wait(progress=True)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted; job {job.id} keeps running (cancel: DELETE /v1/jobs/{job.id})",
+                  file=sys.stderr)
+            return EXIT_INT
+        if a.json:
+            print(json.dumps(info, indent=2))
+        else:
+            best = info.get("best") or {}
+            print(f"job {job.id} {info.get('state')}: best {best.get('measured_us')} us "
+                  f"({best.get('measured_by')})")
+            for k, v in (best.get("config") or {}).items():
+                print(f"  {k:<12} {v}")
+        return EXIT_OK
+    out = c.export(a.template, a.target, format=a.format, backend=a.backend, job=a.job,
+                   problem=a.problem)
+    text = out if isinstance(out, str) else json.dumps(out, indent=2) + "\n"
+    if a.output:
+        with open(a.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    a = _parser().parse_args(argv)
+    try:
+        return _run(a)
+    except ServerUnreachable as e:
+        print(f"tiletune: {e.message}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except (Unauthorized, Forbidden) as e:
+        print(f"tiletune: {e}", file=sys.stderr)
+        return EXIT_AUTH
+    except JobFailed as e:
+        print(f"tiletune: {e.message}", file=sys.stderr)
+        return EXIT_JOB
+    except (APIError, TiletuneError) as e:
+        print(f"tiletune: {e}", file=sys.stderr)
+        return EXIT_API
+    except (OSError, ValueError) as e:
+        print(f"tiletune: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: MIT
+"""test_autotune.py - @tiletune.autotune with a stand-in factory against real daemons.
+
+tilelang cannot be installed here, so the factory is a stand-in that records the keyword
+arguments it was called with: what a @tilelang.jit factory would have been given."""
+import inspect
+import json
+import os
+import subprocess
+import sys
+import threading
+import warnings
+
+import pytest
+
+import tiletune
+from conftest import CLIENT_DIR, TUNE, slow
+
+PARAMS = ("block_M", "block_N", "block_K", "K_L1", "S1", "S2")
+
+
+def make_factory(**opts):
+    """A fresh decorated stand-in factory (its own in-process cache) and its call log."""
+    calls = []
+
+    def gemm(M, N, K, block_M, block_N, block_K, K_L1, S1, S2, dtype="float16"):
+        """Stand-in GEMM factory: records its arguments."""
+        kw = dict(M=M, N=N, K=K, block_M=block_M, block_N=block_N, block_K=block_K,
+                  K_L1=K_L1, S1=S1, S2=S2, dtype=dtype)
+        calls.append(kw)
+        return kw
+
+    opts.setdefault("ttl", None)
+    deco = tiletune.autotune(template="gemm", key=["M", "N", "K", "dtype"], target="a2", **opts)
+    return deco(gemm), gemm, calls
+
+
+def tune_shape(url, shape, budget=6):
+    return tiletune.Client(url, TUNE).tune("gemm", "a2", shape, budget=budget, seed=3
+                                           ).wait(timeout=slow(120))
+
+
+def config_of(kw):
+    return {k: kw[k] for k in PARAMS}
+
+
+def test_keeps_signature_and_docstring(daemon):
+    fn, raw, _ = make_factory(url=daemon.url)
+    assert fn.__name__ == "gemm" and fn.__doc__ == raw.__doc__
+    assert inspect.signature(fn) == inspect.signature(raw) and fn.__wrapped__ is raw
+    with pytest.raises(TypeError):
+        tiletune.autotune(template="gemm", key=["M", "Q"], target="a2")(raw)
+    with pytest.raises(ValueError):
+        tiletune.autotune(template="gemm", key=["M"], target="a2", tune="later")(raw)
+
+
+def test_exact_nearest_predicted(make_daemon):
+    d = make_daemon()
+    c = tiletune.Client(d.url)
+    fn, _, calls = make_factory(url=d.url)
+    # nothing tuned: the model's top-1, marked predicted
+    r = fn.resolve(2048, 1024, 1024)
+    assert r.source == "predicted" and r.predicted and r.cached is None
+    top = c.predict("gemm", "a2", {"M": 2048, "N": 1024, "K": 1024, "dtype": "float16"}, top=1)
+    assert r.config == top["results"][0]["config"] and r.detail["source"] == "model"
+    # tuned 1024^3: exact for it, nearest (distance 1) for 2048x1024x1024
+    job = tune_shape(d.url, {"M": 1024, "N": 1024, "K": 1024})
+    fn2, _, calls2 = make_factory(url=d.url)
+    out = fn2(1024, 1024, 1024)
+    assert config_of(out) == job["best"]["config"] and calls2[-1]["M"] == 1024
+    r = fn2.resolve(1024, 1024, 1024)
+    assert r.source == "exact" and not r.predicted and r.cached == "memory"
+    assert r.detail["job"] == job["id"] and r.template_hash == c.template("gemm")["hash"]
+    r = fn2.resolve(M=2048, N=1024, K=1024)
+    assert r.source == "nearest" and r.config == job["best"]["config"]
+    assert r.detail["distance"] == pytest.approx(1.0)
+    # the other dtype has no tuned neighbour: predicted again
+    assert fn2.resolve(2048, 1024, 1024, dtype="bfloat16").source == "predicted"
+    # nearest=False skips the neighbour
+    fn3, _, _ = make_factory(url=d.url, nearest=False)
+    assert fn3.resolve(2048, 1024, 1024).source == "predicted"
+    # predict=False: NotFound, or the given default
+    fn4, _, _ = make_factory(url=d.url, predict=False, nearest=False)
+    with pytest.raises(tiletune.NotFound):
+        fn4(4096, 4096, 4096)
+    dflt = dict(block_M=64, block_N=64, block_K=32, K_L1=64, S1=1, S2=1)
+    fn5, _, calls5 = make_factory(url=d.url, predict=False, nearest=False, default=dflt)
+    assert config_of(fn5(4096, 4096, 4096)) == dflt
+    assert fn5.resolve(4096, 4096, 4096).source == "default"
+
+
+def test_caller_pins_and_unknown_params(make_daemon):
+    d = make_daemon()
+    fn, _, calls = make_factory(url=d.url)
+    out = fn(512, 512, 512, block_M=32)
+    assert out["block_M"] == 32 and out["block_N"] == fn.resolve(512, 512, 512).config["block_N"]
+
+    def narrow(M, N, K, block_M, block_N, block_K, K_L1, S1, dtype="float16"):
+        return S1
+
+    f = tiletune.autotune(template="gemm", key=["M", "N", "K", "dtype"], target="a2",
+                          url=d.url)(narrow)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        f(512, 512, 512)
+    assert any("'S2' is not an argument" in str(x.message) for x in w)
+
+    class FakeDtype:                        # torch.bfloat16 prints as "torch.bfloat16"
+        def __str__(self):
+            return "torch.bfloat16"
+
+    r = fn.resolve(512, 512, 512, dtype=FakeDtype())
+    assert r.shape["dtype"] == "bfloat16" and r.shape_key.endswith("dtype=bfloat16")
+
+    def mapped(m, n, k, in_dtype="float16", **tunables):
+        return tunables
+
+    g = tiletune.autotune(template="gemm", key={"m": "M", "n": "N", "k": "K",
+                                                "in_dtype": "dtype"}, target="a2",
+                          url=d.url)(mapped)
+    assert set(g(512, 512, 512)) >= set(PARAMS)        # **kwargs takes every param
+
+
+def test_memory_cache_and_concurrent_threads(make_daemon):
+    d = make_daemon()
+    tune_shape(d.url, {"M": 1024, "N": 1024, "K": 1024})
+    client = tiletune.Client(d.url, retries=2)
+    fn, _, calls = make_factory(client=client)
+    shapes = [(1024, 1024, 1024), (1024, 2048, 1024), (256, 256, 4096)]
+    expect = {}
+    errors = []
+    barrier = threading.Barrier(12)
+
+    def worker(i):
+        try:
+            barrier.wait()
+            for j in range(10):
+                s = shapes[(i + j) % len(shapes)]
+                out = fn(*s)
+                expect.setdefault(s, config_of(out))
+                assert config_of(out) == expect[s]
+        except BaseException as e:              # reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(12)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    assert len(calls) == 120
+    # one resolution per shape: the template hash once, best (+ predict when not tuned)
+    assert client.requests_sent <= 1 + 2 * len(shapes)
+    sources = {s: fn.resolve(*s).source for s in shapes}
+    assert sources[(1024, 1024, 1024)] == "exact" and sources[(256, 256, 4096)] in (
+        "nearest", "predicted")
+    before = client.requests_sent
+    fn(1024, 1024, 1024)
+    assert client.requests_sent == before     # answered from memory
+
+
+def test_disk_cache_when_the_server_is_down(make_daemon, isolated_env, tmp_path):
+    d = make_daemon()
+    job = tune_shape(d.url, {"M": 1024, "N": 1024, "K": 1024})
+    fn, _, _ = make_factory(url=d.url)
+    assert fn.resolve(1024, 1024, 1024).source == "exact"
+    pred = fn.resolve(300, 300, 300, dtype="bfloat16")
+    assert pred.source == "predicted"
+    root = tmp_path / "cache" / "tiletune" / "v1"       # $XDG_CACHE_HOME/tiletune
+    files = [os.path.join(p, f) for p, _, fs in os.walk(root) for f in fs]
+    assert len([f for f in files if f.endswith(".json")]) == 3   # 2 shapes + hash.json
+    assert not [f for f in files if ".tmp-" in f]
+    assert d.stop() == 0
+    # a new decorated factory (= a restarted process) with the server down
+    fn2, _, calls2 = make_factory(url=d.url, retry_down=600)
+    out = fn2(1024, 1024, 1024)
+    r = fn2.resolve(1024, 1024, 1024)
+    assert config_of(out) == job["best"]["config"] and r.stale and r.source == "exact"
+    r = fn2.resolve(300, 300, 300, dtype="bfloat16")
+    assert r.stale and r.source == "predicted" and r.predicted and r.config == pred.config
+    with pytest.raises(tiletune.ServerUnreachable):
+        fn2(4096, 4096, 4096)                       # never seen: nothing to fall back on
+    sent = fn2.autotuner.client.requests_sent
+    with pytest.raises(tiletune.ServerUnreachable):
+        fn2(4096, 4096, 4096)
+    assert fn2.autotuner.client.requests_sent == sent   # down: not asked again for a while
+    dflt = dict(block_M=64, block_N=64, block_K=32, K_L1=64, S1=1, S2=1)
+    fn3, _, _ = make_factory(url=d.url, default=dflt)
+    r = fn3.resolve(4096, 4096, 4096)
+    assert r.source == "default" and r.stale and r.config == dflt
+    # a separate process that restarts while the server is down
+    code = ("import tiletune, json\n"
+            "f = tiletune.autotune(template='gemm', key=['M','N','K','dtype'], target='a2', "
+            f"url={d.url!r})(lambda M, N, K, dtype='float16', **kw: kw)\n"
+            "r = f.resolve(1024, 1024, 1024)\n"
+            "print(json.dumps({'config': f(1024, 1024, 1024), 'stale': r.stale}))\n")
+    env = dict(os.environ, PYTHONPATH=CLIENT_DIR, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=slow(60))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["stale"] is True and doc["config"] == job["best"]["config"]
+
+
+def test_corrupt_cache_file_reads_as_missing(tmp_path):
+    dc = tiletune.DiskCache(str(tmp_path))
+    rec = {"server": "http://s", "template": "gemm", "template_hash": "h", "target": "a2",
+           "shape_key": "M=1", "config": {"block_M": 16}}
+    dc.store(rec)
+    assert dc.load("http://s", "gemm", "h", "a2", "M=1")["config"] == {"block_M": 16}
+    p = dc.shape_path("http://s", "gemm", "h", "a2", "M=1")
+    with open(p, "w") as f:
+        f.write('{"config": {"blo')             # a torn write by something else
+    assert dc.load("http://s", "gemm", "h", "a2", "M=1") is None
+    assert dc.load("http://other", "gemm", "h", "a2", "M=1") is None
+
+
+def test_background_tuning_changes_the_resolved_config(make_daemon):
+    d = make_daemon()
+    fn, _, calls = make_factory(url=d.url, token=TUNE, tune="background", budget=6)
+    first = fn.resolve(768, 1024, 1024)
+    assert first.source == "predicted" and first.job
+    assert fn.autotuner.jobs() == {first.shape_key: first.job}
+    assert fn.wait_tuning(timeout=slow(180)), "background job not followed in time"
+    assert not fn.autotuner.errors
+    after = fn.resolve(768, 1024, 1024)
+    best = tiletune.Client(d.url).best("gemm", "a2", {"M": 768, "N": 1024, "K": 1024})
+    assert after.source == "exact" and not after.predicted and after.job == first.job
+    assert after.config == best["config"] and best["job"] == first.job
+    assert config_of(fn(768, 1024, 1024)) == best["config"]
+    assert fn.autotuner.jobs() == {first.shape_key: first.job}   # no second job
+
+
+def test_blocking_tuning_and_missing_token(make_daemon):
+    d = make_daemon()
+    fn, _, _ = make_factory(url=d.url, token=TUNE, tune="blocking", budget=4)
+    r = fn.resolve(640, 512, 1024)
+    assert r.source == "exact" and r.job and r.detail["job"] == r.job
+    # background without a token: a warning, and the call still runs with the prediction
+    fn2, _, calls2 = make_factory(url=d.url, tune="background")
+    with pytest.warns(UserWarning, match="cannot submit a tuning job"):
+        r = fn2.resolve(999, 999, 999)
+    assert r.source == "nearest" and r.job is None
+    assert isinstance(fn2.autotuner.errors[0], tiletune.Unauthorized)
+    fn3, _, _ = make_factory(url=d.url, tune="blocking")
+    with pytest.raises(tiletune.Unauthorized):
+        fn3(998, 998, 998)

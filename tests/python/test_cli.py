@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: MIT
+"""test_cli.py - `python3 -m tiletune` (best, tune, export) and its exit codes."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CLIENT_DIR, READ, TUNE, free_port, slow
+
+
+def run(*args, env=None):
+    e = dict(os.environ, PYTHONPATH=CLIENT_DIR)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "tiletune", *args], env=e, text=True,
+                          capture_output=True, timeout=slow(180))
+
+
+def test_help():
+    r = run("--help")
+    assert r.returncode == 0 and "best" in r.stdout and "tune" in r.stdout
+    assert "export" in r.stdout and "exit codes" in r.stdout
+    for cmd in ("best", "tune", "export"):
+        r = run(cmd, "--help")
+        assert r.returncode == 0 and "--target" in r.stdout, cmd
+    assert run("best", "gemm").returncode == 2          # -p and -t are required
+    assert run("frobnicate").returncode == 2
+
+
+def test_tune_best_export(daemon, tmp_path):
+    env = {"TILETUNE_URL": daemon.url, "TILETUNE_TOKEN": TUNE}
+    p = "M=1536,N=1024,K=512,dtype=float16"
+    r = run("tune", "gemm", "-p", p, "-t", "a2", "-n", "5", "--seed", "4", "--wait", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "trials" in r.stderr and "done: best" in r.stdout
+    r = run("best", "gemm", "-p", p, "-t", "a2", "-f", "json", env=env)
+    assert r.returncode == 0, r.stderr
+    best = json.loads(r.stdout)
+    assert best["exact"] is True
+    r = run("best", "gemm", "-p", p, "-t", "a2", "-f", "args", env=env)
+    assert r.stdout.split() == [f"--{k}={v}" for k, v in best["config"].items()]
+    r = run("best", "gemm", "-p", p, "-t", "a2", "-f", "env", env=env)
+    assert f"TT_BLOCK_M={best['config']['block_M']}" in r.stdout.splitlines()
+    r = run("best", "gemm", "-p", "M=3072,N=1024,K=512", "-t", "a2", "--nearest", env=env)
+    assert r.returncode == 0 and "nearest (distance 1.0)" in r.stdout
+    out = tmp_path / "spec.py"
+    r = run("export", "gemm", "-t", "a2", "-f", "specializations", "-o", str(out), env=env)
+    assert r.returncode == 0 and "SPECIALIZATIONS = [" in out.read_text()
+    r = run("--url", daemon.url, "export", "gemm", "-t", "a2", env={})
+    assert r.returncode == 0 and json.loads(r.stdout)["count"] >= 1
+    r = run("tune", "gemm", "-p", "M=64,N=64,K=64", "-t", "a2", "-n", "2", "--json", env=env)
+    assert r.returncode == 0 and json.loads(r.stdout)["state"] == "queued"
+
+
+def test_exit_codes(daemon):
+    env = {"TILETUNE_URL": daemon.url}
+    r = run("best", "gemm", "-p", "M=7,N=7,K=7,dtype=bfloat16", "-t", "a2", env=env)
+    assert r.returncode == 5 and "not_found, HTTP 404" in r.stderr
+    r = run("tune", "gemm", "-p", "M=64,N=64,K=64", "-t", "a2", env=env)
+    assert r.returncode == 4 and "unauthorized" in r.stderr
+    r = run("--token", READ, "tune", "gemm", "-p", "M=64,N=64,K=64", "-t", "a2", env=env)
+    assert r.returncode == 4 and "forbidden" in r.stderr
+    r = run("--url", f"http://127.0.0.1:{free_port()}", "best", "gemm", "-p", "M=1", "-t", "a2")
+    assert r.returncode == 3 and "cannot reach" in r.stderr

@@ -1,0 +1,286 @@
+# SPDX-License-Identifier: MIT
+"""test_client.py - every tiletune.Client method against a real tiletuned."""
+import ast
+import gzip
+import json
+import os
+
+import pytest
+
+import tiletune
+from conftest import ADMIN, TUNE, TUNE2, free_port, slow
+
+SHAPE = {"M": 1024, "N": 1024, "K": 1024, "dtype": "float16"}
+KT_CACHE = {"device_name": "Ascend910B2", "kernel_name": "vadd", "problem_size": [1048576],
+            "tune_params_keys": ["block", "unroll"],
+            "tune_params": {"block": [64, 128, 256], "unroll": [1, 2]}, "objective": "time",
+            "cache": {"64,1": {"block": 64, "unroll": 1, "time": 0.021, "times": [0.021, 0.022]},
+                      "128,1": {"block": 128, "unroll": 1, "time": 0.017, "times": [0.017]},
+                      "256,2": {"block": 256, "unroll": 2, "time": 0.015, "times": [0.015]}}}
+T1 = {"General": {"BenchmarkName": "vadd", "OutputFormat": "JSON"},
+      "ConfigurationSpace": {"TuningParameters": [
+          {"Name": "block", "Type": "int", "Values": "[64, 128, 256]", "Default": 64},
+          {"Name": "unroll", "Type": "int", "Values": "[1, 2]", "Default": 1}],
+          "Conditions": []}}
+
+
+@pytest.fixture(scope="module")
+def tuned(daemon):
+    """SHAPE tuned once on the simulator (8 trials); returns the finished job document."""
+    job = tiletune.Client(daemon.url, TUNE).tune("gemm", "a2", SHAPE, budget=8, seed=1)
+    return job.wait(timeout=slow(120))
+
+
+def test_health_ready_catalog(daemon):
+    c = tiletune.Client(daemon.url)
+    assert c.health()["status"] == "ok"
+    assert c.ready()["ready"] is True
+    names = {t["name"] for t in c.templates()}
+    assert "gemm" in names
+    g = c.template("gemm")
+    assert g["name"] == "gemm" and len(g["hash"]) == 16
+    assert {p["name"] for p in g["params"]} >= {"block_M", "block_N", "block_K", "K_L1", "S1",
+                                                 "S2"}
+    assert any("a2" in t.get("aliases", []) for t in c.targets())
+
+
+def test_predict_top_and_given_config(daemon):
+    c = tiletune.Client(daemon.url)
+    p = c.predict("gemm", "a2", SHAPE, top=3)
+    assert p["source"] == "model" and len(p["results"]) == 3
+    assert [r["rank"] for r in p["results"]] == [1, 2, 3]
+    cfg = p["results"][0]["config"]
+    one = c.predict("gemm", "a2", "M=1024,N=1024,K=1024,dtype=float16", config=cfg)
+    assert one["results"][0]["config"] == cfg and one["results"][0]["feasible"] is True
+    bad = dict(cfg, K_L1=96, block_K=256)
+    assert c.predict("gemm", "a2", SHAPE, configs=[bad])["results"][0]["feasible"] is False
+
+
+def test_simulate_with_trace(daemon):
+    c = tiletune.Client(daemon.url)
+    cfg = {"block_M": 128, "block_N": 256, "block_K": 64, "K_L1": 256, "S1": 2, "S2": 2}
+    s = c.simulate("gemm", "a3", {"M": 1024, "N": 1024, "K": 1024}, cfg, trace=True)
+    assert s["source"] == "sim" and s["time_us"] > 0 and len(s["trace"]) > 0
+    assert "trace" not in c.simulate("gemm", "a3", "M=1024,N=1024,K=1024", cfg)
+
+
+def test_tune_wait_progress_and_live_best(daemon, capsys):
+    c = tiletune.Client(daemon.url, TUNE)
+    job = c.tune("gemm", "a2", {"M": 512, "N": 768, "K": 1024}, budget=6, seed=2)
+    assert isinstance(job, tiletune.Job) and job.id > 0
+    assert job.submitted["links"]["events"] == f"/v1/jobs/{job.id}/events"
+    seen = []
+    info = job.wait(progress=seen.append)
+    assert info["state"] == "done" and seen and seen[-1]["done"] == info["progress"]["done"]
+    assert job.done and job.best == info["best"] and job.best["measured_by"] == "sim"
+    assert job.progress["done"] == info["progress"]["done"]
+    job2 = c.tune("gemm", "a2", {"M": 512, "N": 768, "K": 2048}, budget=4)
+    job2.wait(progress=True)
+    err = capsys.readouterr().err
+    assert f"job {job2.id} [" in err and "trials" in err and "done" in err
+
+
+def test_wait_with_timeout_polls(daemon):
+    c = tiletune.Client(daemon.url, TUNE)
+    job = c.tune("gemm", "a2", {"M": 640, "N": 640, "K": 640}, budget=3)
+    info = job.wait(timeout=slow(120), poll=0.1)
+    assert info["state"] == "done"
+
+
+def test_events_stream(daemon, tuned):
+    c = tiletune.Client(daemon.url)
+    ev = list(c.events(tuned["id"]))
+    assert ev[-1][0] == "end" and ev[-1][1]["state"] == "done"
+    assert any(e == "progress" and d["done"] == tuned["progress"]["done"] for e, d in ev)
+
+
+def test_job_handle_jobs_and_trials(daemon, tuned):
+    c = tiletune.Client(daemon.url)
+    j = c.job(tuned["id"])
+    assert j.state == "done" and j.info["problem_key"] == tuned["problem_key"]
+    ids = [x["id"] for x in c.jobs(state="done", template="gemm", limit=1000)]
+    assert tuned["id"] in ids and ids == sorted(ids, reverse=True)
+    assert all(x["state"] == "done" for x in c.jobs(state="done"))
+    assert len(c.jobs(limit=1)) == 1
+    t = c.trials(tuned["id"], offset=0, limit=3)
+    assert t["total"] == tuned["progress"]["done"] and len(t["trials"]) == min(3, t["total"])
+    assert j.trials(limit=2)["limit"] == 2
+
+
+def test_cancel_queued_job(make_daemon):
+    d = make_daemon(workers=0)
+    c = tiletune.Client(d.url, TUNE)
+    job = c.tune("gemm", "a2", "M=64,N=64,K=64", budget=2)
+    assert job.state == "queued"
+    with pytest.raises(tiletune.Forbidden):              # someone else's job
+        tiletune.Client(d.url, TUNE2).cancel(job.id)
+    job.cancel()
+    assert job.state == "cancelled"
+    with pytest.raises(tiletune.JobFailed) as ei:
+        job.wait()
+    assert ei.value.code == "cancelled"
+    assert job.wait(raise_on_failure=False)["state"] == "cancelled"
+
+
+def test_best_exact_and_nearest(daemon, tuned):
+    c = tiletune.Client(daemon.url)
+    b = c.best("gemm", "a2", SHAPE)
+    assert b["exact"] is True and b["config"] == tuned["best"]["config"]
+    assert b["job"] == tuned["id"] and b["time_kind"] == "simulated"
+    assert c.best("gemm", "a2", "M=1024,N=1024,K=1024,dtype=float16", backend="sim",
+                  hash=b["template_hash"])["config"] == b["config"]
+    with pytest.raises(tiletune.NotFound):
+        c.best("gemm", "a2", dict(SHAPE, M=1000000))
+    n = c.best("gemm", "a2", dict(SHAPE, M=1000000), nearest=True)
+    assert n["exact"] is False and n["distance"] > 0
+
+
+def test_check_and_pin(daemon, tuned):
+    c = tiletune.Client(daemon.url, TUNE)
+    med = tuned["best"]["measured_us"]
+    ok = c.check([{"template": "gemm", "target": "a2", "problem": SHAPE,
+                   "samples_us": [med, med, med]}], tolerance=0.05)
+    assert ok["verdict"] == "pass" and ok["counts"]["pass"] == 1
+    bad = c.check([{"template": "gemm", "target": "a2", "problem": SHAPE,
+                    "samples_us": [med * 3]}])
+    assert bad["verdict"] == "regressed"
+    pin = c.check([{"template": "gemm", "target": "a2", "problem": SHAPE}], pin="py-release")
+    assert pin["pinned"] >= 1
+    again = c.check([{"template": "gemm", "target": "a2", "problem": SHAPE,
+                      "samples_us": [med]}], baseline="py-release")
+    assert again["baseline"] == "py-release" and again["verdict"] == "pass"
+    re = c.check([{"template": "gemm", "target": "a2", "problem": SHAPE}], remeasure=True,
+                 backend="sim")
+    assert re["entries"][0]["verdict"] in ("pass", "improved")
+    with pytest.raises(tiletune.InvalidArgument) as ei:
+        c.check([{"template": "gemm", "target": "a2", "problem": SHAPE, "samples_us": "x"}])
+    assert ei.value.path == "entries[0].samples_us"
+
+
+def test_export_formats(daemon, tuned, tmp_path):
+    c = tiletune.Client(daemon.url)
+    doc = c.export("gemm", "a2")
+    rec = [r for r in doc["records"] if r["job"] == tuned["id"]]
+    assert rec and rec[0]["config"] == tuned["best"]["config"]
+    spec = c.export("gemm", "a2", format="specializations")
+    specs = [ast.literal_eval(n.value) for n in ast.parse(spec).body      # Python source
+             if isinstance(n, ast.Assign) and n.targets[0].id == "SPECIALIZATIONS"][0]
+    assert any(s["M"] == 1024 and s["block_M"] == tuned["best"]["config"]["block_M"]
+               for s in specs)
+    assert "registry" in c.export("gemm", "a2", format="registry-inc").lower()
+    hdr = c.export("gemm", "a2", format="c-header")
+    assert isinstance(hdr, str) and "find_gemm_entry" in hdr
+    t4 = c.export("gemm", "a2", format="t4", job=tuned["id"])
+    assert isinstance(t4, dict)
+    with pytest.raises(tiletune.BadRequest):
+        c.export("gemm", "a2", format="yaml")
+
+
+def test_import_t1_and_kt_cache(make_daemon, tmp_path):
+    d = make_daemon()
+    c = tiletune.Client(d.url, TUNE)
+    r = c.import_(T1, format="t1", template="vadd")
+    assert r["kind"] == "template" and r["template"] == "vadd"
+    p = tmp_path / "vadd.json.gz"
+    p.write_bytes(gzip.compress(json.dumps(KT_CACHE).encode()))
+    r = c.import_file(str(p), format="kt-cache", template="vadd", target="a2")
+    assert r["kind"] == "data" and r["added"] == 3
+    r = c.import_(json.dumps(KT_CACHE), format="kt-cache", template="vadd", target="a2")
+    assert r["added"] == 0 and r["skipped"] == 3
+    with pytest.raises(tiletune.Unauthorized):
+        tiletune.Client(d.url).import_(b"{}", format="kt-cache", template="vadd")
+
+
+def test_config_resolution(daemon, isolated_env, monkeypatch, tmp_path):
+    conf = isolated_env / ".config" / "tiletune"
+    conf.mkdir(parents=True)
+    (conf / "tlctl.conf").write_text(f"# comment\nurl = {daemon.url}\ntoken = {TUNE}\n"
+                                     "timeout = 7\n")
+    c = tiletune.Client()
+    assert (c.url, c.token, c.timeout) == (daemon.url, TUNE, 7.0)
+    assert c.settings.source == {"url": "file", "token": "file", "timeout": "file"}
+    monkeypatch.setenv("TILETUNE_TOKEN", ADMIN)
+    c = tiletune.Client()
+    assert c.token == ADMIN and c.settings.source["token"] == "env"
+    assert "config" in c.request("GET", "/v1/config")    # the env token (admin) was used
+    c = tiletune.Client(token=TUNE2, url="http://example.invalid:1/")
+    assert (c.url, c.token) == ("http://example.invalid:1", TUNE2)
+    xdg = tmp_path / "xdg"
+    (xdg / "tiletune").mkdir(parents=True)
+    (xdg / "tiletune" / "tlctl.conf").write_text("url = http://xdg.invalid:2\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    assert tiletune.Client().url == "http://xdg.invalid:2"
+    monkeypatch.setenv("TLCTL_CONFIG", str(tmp_path / "missing.conf"))
+    with pytest.raises(FileNotFoundError):
+        tiletune.Client()
+
+
+def test_retries_with_backoff_then_unreachable():
+    port = free_port()                      # nothing listens there
+    c = tiletune.Client(f"http://127.0.0.1:{port}", TUNE, retries=2, backoff=0.01)
+    with pytest.raises(tiletune.ServerUnreachable) as ei:
+        c.health()
+    assert c.requests_sent == 3 and ei.value.status is None
+    c.requests_sent = 0
+    with pytest.raises(ConnectionError):    # refused: a submission may be retried too
+        c.tune("gemm", "a2", "M=64,N=64,K=64")
+    assert c.requests_sent == 3
+
+
+def test_retry_reaches_a_server_that_comes_up(make_daemon):
+    d = make_daemon()
+    url = d.url
+    assert d.stop() == 0
+    import threading
+    t = threading.Timer(0.3, d.start)       # same port and database
+    t.start()
+    try:
+        c = tiletune.Client(url, retries=8, backoff=0.1, max_backoff=slow(2))
+        assert c.health()["status"] == "ok" and c.requests_sent > 1
+    finally:
+        t.join()
+    assert d.url == url
+
+
+def test_busy_is_retried_for_idempotent_requests_only():
+    """A stand-in server that sheds the first two requests with tiletune's 503 busy."""
+    import http.server
+    import threading
+
+    hits = []
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def _answer(self):
+            hits.append(self.command)
+            n = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(n)
+            busy = len(hits) % 3 != 0
+            body = (b'{"error": {"code": "busy", "message": "too many heavy requests"}}'
+                    if busy else b'{"source": "model", "results": []}')
+            self.send_response(503 if busy else 200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        c = tiletune.Client(f"http://127.0.0.1:{srv.server_address[1]}", TUNE, retries=3,
+                            backoff=0.01)
+        assert c.predict("gemm", "a2", "M=64,N=64,K=64", top=1)["source"] == "model"
+        assert hits == ["POST"] * 3
+        hits.clear()
+        with pytest.raises(tiletune.ServerError) as ei:
+            c.tune("gemm", "a2", "M=64,N=64,K=64")            # a submission: not retried
+        assert isinstance(ei.value, tiletune.Busy) and ei.value.status == 503
+        assert hits == ["POST"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
