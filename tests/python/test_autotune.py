@@ -23,10 +23,10 @@ def make_factory(**opts):
     """A fresh decorated stand-in factory (its own in-process cache) and its call log."""
     calls = []
 
-    def gemm(M, N, K, block_M, block_N, block_K, K_L1, S1, S2, dtype="float16"):
+    def gemm(M, N, K, block_M, block_N, block_K, K_L1, S1, S2, dtype="float16", **more):
         """Stand-in GEMM factory: records its arguments."""
         kw = dict(M=M, N=N, K=K, block_M=block_M, block_N=block_N, block_K=block_K,
-                  K_L1=K_L1, S1=S1, S2=S2, dtype=dtype)
+                  K_L1=K_L1, S1=S1, S2=S2, dtype=dtype, **more)
         calls.append(kw)
         return kw
 
@@ -41,7 +41,8 @@ def tune_shape(url, shape, budget=6):
 
 
 def config_of(kw):
-    return {k: kw[k] for k in PARAMS}
+    """The tunables a factory call got (everything but the shape)."""
+    return {k: v for k, v in kw.items() if k not in ("M", "N", "K", "dtype")}
 
 
 def test_keeps_signature_and_docstring(daemon):

@@ -3,9 +3,10 @@
 
 The kernel is the one of templates/gemm.py.in (the gemm template's source): TileLang-Ascend's
 intrinsic (expert-mode) GEMM, launched on ``core_num`` cube cores that walk the output tiles
-persistently, with an S1-deep GM->L1 ring, an S2-deep L1->L0A/L0B ring and one fp32 L0C
+persistently (or one block per tile), with an S1-deep GM->L1 ring, an S2-deep L1->L0A/L0B ring and one fp32 L0C
 accumulator, synchronised with explicit set_flag/wait_flag pairs.  Its tunables are the
-template's params: block_M, block_N, block_K, K_L1, S1, S2.
+template's params: block_M, block_N, block_K, K_L1, S1, S2, core_num (0: one block per output
+tile, else a persistent kernel on that many cores) and swizzle (tile rasterisation panels).
 
 ``@tiletune.autotune`` goes above ``@tilelang.jit``: a call with the shape only
 (``gemm(M, N, K)``) asks tiletune for the stored best of that shape (else the nearest tuned
@@ -28,12 +29,12 @@ import tiletune
                    tune="background", budget=32)
 @tilelang.jit(out_idx=[-1], platform="A2")
 def gemm(M, N, K, block_M, block_N, block_K, K_L1, S1, S2, dtype="float16",
-         out_dtype="float16", core_num=20):
+         out_dtype="float16", core_num=0, swizzle=1):
     """C[M, N] = A[M, K] @ B[K, N] on the cube cores (fp32 accumulation)."""
     m_num = (M + block_M - 1) // block_M
     n_num = (N + block_N - 1) // block_N
     tiles = m_num * n_num
-    cores = min(core_num, tiles)
+    cores = min(core_num, tiles) if core_num > 0 else tiles   # 0: one block per tile
     k_slices = (K + K_L1 - 1) // K_L1          # GM -> L1 slices of K_L1
     k_steps = K_L1 // block_K                  # L1 -> L0 steps of block_K per slice
 
@@ -66,6 +67,8 @@ def gemm(M, N, K, block_M, block_N, block_K, K_L1, S1, S2, dtype="float16",
                 arm_flags()
                 for i in T.serial(T.ceildiv(tiles, cores)):
                     tile = i * cores + cid
+                    if swizzle > 1:                    # rasterise in panels for L2 re-use
+                        tile = T.use_swizzle(tile, M, N, K, block_M, block_N, off=swizzle)
                     if tile < tiles:
                         bx = tile // n_num
                         by = tile % n_num
