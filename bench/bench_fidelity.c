@@ -448,6 +448,30 @@ static void print_families(point *P, int n)
     }
 }
 
+/* The error band of each template: the range of published / model over its kernel-dominated
+ * points (costmodel/band.c holds these numbers; rerun after a model change). */
+static void print_bands(point *P, int n)
+{
+    printf("\n## Error band per template (published / model over the points in MAPE)\n\n");
+    printf("| template | points | low factor | high factor |\n|---|---|---|---|\n");
+    for (int i = 0; i < n; i++) {
+        if (!P[i].ok || P[i].floor_why[0]) continue;
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= P[j].ok && !P[j].floor_why[0] && P[j].t == P[i].t;
+        if (seen) continue;
+        double lo = INFINITY, hi = 0;
+        int k = 0;
+        for (int j = i; j < n; j++) {
+            if (!P[j].ok || P[j].floor_why[0] || P[j].t != P[i].t) continue;
+            double r = P[j].meas / P[j].model;
+            lo = fmin(lo, r);
+            hi = fmax(hi, r);
+            k++;
+        }
+        printf("| %s | %d | %.3f | %.3f |\n", P[i].t->name, k, lo, hi);
+    }
+}
+
 static void print_sweeps(point *P, int n)
 {
     printf("\n## Config sweeps (several configs, one shape, one chip, one implementation)\n\n");
@@ -575,6 +599,7 @@ int main(int argc, char **argv)
     print_points(P, n);
     print_families(P, n);
     print_sweeps(P, n);
+    print_bands(P, n);
     print_missing(P, n, each);
     free(P);
     tt_tmpl_free(c.gemm);

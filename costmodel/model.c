@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "band.h"
 #include "model_int.h"
 
 static const char *const tt_bound_names[TT_BOUND__COUNT] = {
@@ -206,6 +207,7 @@ tt_rc tt_model_new(const tt_template *t, const tt_target *tgt, const int64_t *pr
     memcpy(m->problem, problem_slots, t->ninputs * sizeof *problem_slots);
     tt_calib_identity(&m->calib);
     if (calib) { m->calib = *calib; m->has_calib = 1; }
+    tt_band_get(t->name, calib, &m->band_lo, &m->band_hi);
     /* optional target fields: 0 in a hand-built struct means the default (target.h) */
     m->l2_resident_bytes = tgt->l2_resident_bytes > 0 ? tgt->l2_resident_bytes : tgt->l2_bytes;
     m->block_cycles = tgt->block_cycles > 0 ? tgt->block_cycles : 0;
@@ -747,6 +749,8 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
     if (m->has_calib) time = tt_calib_apply(&m->calib, time);
     out->rc = TT_OK;
     out->time_us = time;
+    out->low_us = time * m->band_lo;
+    out->high_us = time * m->band_hi;
     out->bound = bound;
     for (int u = 0; u < TT_UNIT__COUNT; u++) out->util[u] = time > 0 ? out->busy_us[u] / time : 0;
     out->blocks = sc.blocks;

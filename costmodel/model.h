@@ -44,6 +44,7 @@ typedef struct tt_model_result {
     tt_rc rc;                 /* TT_OK, or TT_EINFEASIBLE/TT_EOVERFLOW/... with reason */
     char reason[128];         /* why infeasible (same strings as tt_space) */
     double time_us;
+    double low_us, high_us;   /* error band: time_us x the family's factors (band.h) */
     tt_bound bound;
     double busy_us[TT_UNIT__COUNT];   /* per core, busiest core */
     double util[TT_UNIT__COUNT];      /* busy / time */

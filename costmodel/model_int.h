@@ -143,6 +143,7 @@ struct tt_model {
     tt__mx persistent;
     int has_swizzle;
     tt__mx swizzle;
+    double band_lo, band_hi;   /* error band factors (band.h) */
     tt_cores cores;
     tt__mdom dom[TT_MAX_SLOTS];
     tt_caps caps;

@@ -96,6 +96,8 @@ static json_t *tt_result_json(const tt_template *t, const int64_t *slots,
     }
     json_object_set_new(o, "feasible", json_true());
     json_object_set_new(o, "time_us", json_real(r->time_us));
+    json_object_set_new(o, "low_us", json_real(r->low_us));
+    json_object_set_new(o, "high_us", json_real(r->high_us));
     json_object_set_new(o, "bound", json_string(tt_bound_name(r->bound)));
     json_object_set_new(o, "blocks", json_integer(r->blocks));
     json_object_set_new(o, "cores_used", json_integer(r->cores_used));
@@ -329,16 +331,18 @@ char *tt__predict_text(const json_t *a)
     json_object_foreach(json_object_get(sp, "rejected"), k, v)
         fprintf(f, "  rejected %10lld  %s\n", (long long)json_integer_value(v), k);
     fprintf(f, "predictions (source: analytic model, not measured):\n");
-    fprintf(f, "  %4s %12s %-8s %s\n", "rank", "time_us", "bound", "config");
+    fprintf(f, "  %4s %12s %23s %-8s %s\n", "rank", "time_us", "band low..high us", "bound", "config");
     size_t i;
     json_array_foreach(json_object_get(a, "results"), i, v) {
         char *cfg = tt_json_dumps(json_object_get(v, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (json_is_true(json_object_get(v, "feasible")))
-            fprintf(f, "  %4zu %12.3f %-8s %s\n", i + 1,
+            fprintf(f, "  %4zu %12.3f %11.3f..%-11.3f %-8s %s\n", i + 1,
                     json_number_value(json_object_get(v, "time_us")),
+                    json_number_value(json_object_get(v, "low_us")),
+                    json_number_value(json_object_get(v, "high_us")),
                     json_string_value(json_object_get(v, "bound")), cfg ? cfg : "");
         else
-            fprintf(f, "  %4zu %12s %-8s %s (%s)\n", i + 1, "-", "infeasible", cfg ? cfg : "",
+            fprintf(f, "  %4zu %12s %23s %-8s %s (%s)\n", i + 1, "-", "-", "infeasible", cfg ? cfg : "",
                     json_string_value(json_object_get(v, "reason")));
         free(cfg);
     }

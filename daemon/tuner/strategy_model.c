@@ -46,7 +46,10 @@ const tt__strategy_ops tt__strategy_model_topk = {
  * then half of the rest from the raw model ranking (a hedge against misleading corrections)
  * and the other half from the corrected ranking of the candidates (the whole space when it
  * can be enumerated, else the model's best 4*budget of a seeded sample).  Stops when the budget is
- * used or `patience` rounds in a row bring no improvement of the best measured time. */
+ * used or `patience` rounds in a row bring no improvement of the best measured time, but
+ * never while an unmeasured candidate's low bound (corrected prediction x the model's band
+ * low factor, costmodel/band.h) beats the incumbent's high bound (its corrected prediction x
+ * the band's high factor): such a config may still be faster, so it is not discarded. */
 typedef struct tt_refine {
     tt__ranked *cand;         /* candidates with their raw model prediction */
     size_t ncand;
@@ -61,6 +64,7 @@ typedef struct tt_refine {
     uint64_t *m_idx;
     double *m_res;
     size_t nm;
+    double band_lo, band_hi;  /* the model's error band factors (low_us / time_us, ...) */
 } tt_refine;
 
 static tt_rc tt_refine_start(tt_strategy *st)
@@ -87,6 +91,12 @@ static tt_rc tt_refine_start(tt_strategy *st)
     }
     tt_rc rc = tt__st_rank(st, NULL, depth ? depth : 1, &r->cand, &r->ncand);
     if (rc != TT_OK) return rc;
+    r->band_lo = r->band_hi = 1;
+    tt_model_result br;
+    if (r->ncand > 0 && isfinite(tt__st_predict(st, NULL, r->cand[0].idx, &br)) && br.time_us > 0) {
+        r->band_lo = br.low_us / br.time_us;
+        r->band_hi = br.high_us / br.time_us;
+    }
     r->score = malloc((r->ncand ? r->ncand : 1) * sizeof *r->score);
     if (!r->score) return TT_ENOMEM;
     int64_t pushed = 0;
@@ -190,12 +200,39 @@ static double tt_refine_score(const tt_strategy *st, const tt_refine *r, uint64_
     return tt_refine_global(r, pred) * exp(tt_refine_local(st, r, idx));
 }
 
+/* 1 when some unmeasured candidate's low bound beats the incumbent's high bound.  The local
+ * correction is a weighted mean of measured residuals, so a candidate's corrected prediction
+ * is at least global(raw) x exp(smallest residual); candidates are in raw model order and the
+ * global calibration is monotone, so the first unmeasured one has the smallest such bound:
+ * one check decides (a looser low bound keeps more configs, never fewer). */
+static int tt_refine_any_open(tt_strategy *st, const tt_refine *r)
+{
+    if (!st->have_best) return 1;
+    double inc = tt_refine_score(st, r, st->best_idx, tt__st_predict(st, NULL, st->best_idx, NULL));
+    if (!isfinite(inc)) return 0;
+    double minres = 0;
+    for (size_t i = 0; i < r->nm; i++)
+        if (r->m_res[i] < minres) minres = r->m_res[i];
+    for (size_t i = 0; i < r->ncand; i++) {
+        if (tt__u64set_has(&st->seen, r->cand[i].idx)) continue;
+        if (!isfinite(r->cand[i].pred_us)) return 0;
+        double low = tt_refine_global(r, r->cand[i].pred_us) * exp(minres) * r->band_lo;
+        return low < inc * r->band_hi;
+    }
+    return 0;
+}
+
 static tt_rc tt_refine_refill(tt_strategy *st)
 {
     tt_refine *r = st->impl;
     r->rounds++;
     if (r->have_prev && !(st->have_best && st->best_us < r->prev_best)) {
-        if (++r->stale >= st->opt_patience) return TT_OK;   /* no improvement: done */
+        /* no improvement for `patience` rounds: done, unless a candidate may still win */
+        if (++r->stale >= st->opt_patience) {
+            tt_rc rc = tt_refine_recalibrate(st);
+            if (rc != TT_OK) return rc;
+            if (!tt_refine_any_open(st, r)) return TT_OK;
+        }
     } else {
         r->stale = 0;
     }

@@ -14,9 +14,9 @@
 #include "tt_test.h"
 
 static const char *JOB =
-    "{\"template\":\"gemm\",\"problem\":{\"M\":8192,\"N\":8192,\"K\":8192,\"dtype\":\"float16\"},"
+    "{\"template\":\"gemm\",\"problem\":{\"M\":4096,\"N\":4096,\"K\":4096,\"dtype\":\"float16\"},"
     "\"target\":\"a2\",\"backend\":\"sim\",\"strategy\":\"model-refine\","
-    "\"budget\":{\"trials\":600},\"seed\":42}";
+    "\"budget\":{\"trials\":200},\"seed\":42}";
 
 static const char *const trial_fields[] = {"id", "seq", "config_key", NULL};
 
@@ -67,7 +67,7 @@ static void kill_and_resume(const char *job)
 
     /* restart on the same database: the job resumes and finishes */
     CU_ASSERT_EQUAL_FATAL(tt_daemon_restart(&a), 0);
-    const char *st = tt_daemon_wait_job(&a, id, 60);
+    const char *st = tt_daemon_wait_job(&a, id, 180);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
     CU_ASSERT_STRING_EQUAL(st, "done");
     json_t *after = tt_daemon_trials(&a, id, trial_fields);
@@ -88,7 +88,7 @@ static void kill_and_resume(const char *job)
     CU_ASSERT_EQUAL_FATAL(tt_daemon_start(&b, "{\"workers\": 1}"), 0);
     long long id2 = tt_daemon_submit(&b, job);
     CU_ASSERT_FATAL(id2 > 0);
-    st = tt_daemon_wait_job(&b, id2, 60);
+    st = tt_daemon_wait_job(&b, id2, 180);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
     CU_ASSERT_STRING_EQUAL(st, "done");
     json_t *ref = tt_daemon_trials(&b, id2, trial_fields);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "band.h"
 #include "model.h"
 #include "reuse.h"
 #include "space.h"
@@ -273,6 +274,42 @@ static void test_swizzle(void)
                                   NULL, &r4), TT_OK);
     CU_ASSERT(r4.l2_hit > r1.l2_hit);
     CU_ASSERT(r4.time_us <= r1.time_us);
+    tt_tmpl_free(t);
+}
+
+/* ---- 3c. error band: the family's published residual range, or the calibration's ------- */
+
+static void test_band(void)
+{
+    tt_template *t = gemm_template();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const tt_target *a3 = tt_targets_find(shipped, "a3");
+    const char *pb = "M=4096,N=4096,K=4096,dtype=float16,out_dtype=float16";
+    const char *cfg = "block_M=128,block_N=256,block_K=64,K_L1=256,S1=2,S2=2";
+    tt_model_result r;
+    CU_ASSERT_EQUAL_FATAL(predict(t, a3, pb, cfg, NULL, &r), TT_OK);
+    double lo, hi;
+    CU_ASSERT_EQUAL(tt_band_get("gemm", NULL, &lo, &hi), 1);
+    CU_ASSERT_DOUBLE_EQUAL(lo, 0.841, 1e-12);             /* band.c's gemm row */
+    CU_ASSERT_DOUBLE_EQUAL(hi, 3.295, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r.low_us, r.time_us * 0.841, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(r.high_us, r.time_us * 3.295, 1e-9);
+    /* a family without published points gets the pooled range */
+    CU_ASSERT_EQUAL(tt_band_get("rms_norm", NULL, &lo, &hi), 0);
+    CU_ASSERT(lo <= 0.841 && hi >= 3.295);
+    /* a calibration fitted on >= 4 measurements sets the band: exp(-/+ 2 rmse_log) */
+    tt_calib c;
+    tt_calib_identity(&c);
+    c.n = 4;
+    c.rmse_log = 0.1;
+    tt_model_result rc;
+    CU_ASSERT_EQUAL_FATAL(predict(t, a3, pb, cfg, &c, &rc), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(rc.time_us, r.time_us, 1e-9);  /* identity fit: same time */
+    CU_ASSERT_DOUBLE_EQUAL(rc.low_us, r.time_us * exp(-0.2), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(rc.high_us, r.time_us * exp(0.2), 1e-9);
+    c.n = 3;                                              /* too few: the table again */
+    CU_ASSERT_EQUAL_FATAL(predict(t, a3, pb, cfg, &c, &rc), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(rc.high_us, r.time_us * 3.295, 1e-9);
     tt_tmpl_free(t);
 }
 
@@ -898,6 +935,7 @@ static const tt_test_case model_cases[] = {
     {"threads", test_threads},         {"mix_round_trip", test_mix_round_trip},
     {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share},
     {"fast_tables", test_fast_tables}, {"persistent", test_persistent}, {"swizzle", test_swizzle},
+    {"band", test_band},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
                                        {NULL, NULL, NULL, NULL}};

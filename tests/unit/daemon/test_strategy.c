@@ -532,6 +532,14 @@ static void test_model_strategies_on_gemm(void)
         CU_ASSERT(ra.n > 0);
         CU_ASSERT(same_seq(&ra, &rb));
     }
+    /* model-refine never stops on patience while an unmeasured candidate's low bound beats
+     * the incumbent's high bound: with the model as the objective round 1 holds the best,
+     * so patience 1 alone would stop after 2 rounds of 4 (8 trials); gemm's band (x0.84 ..
+     * x3.3, costmodel/band.c) keeps candidates up to ~3.9x the incumbent open: all 32 run */
+    json_t *po = json_pack("{s:i,s:i}", "patience", 1, "round", 4);
+    run("model-refine", 0, 32, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, po, &rb);
+    CU_ASSERT_EQUAL(rb.n, 32);
+    json_decref(po);
     run("model-topk", 0, 1, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
     run("model-refine", 0, 32, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &rb);
     CU_ASSERT(rb.best <= ra.best);

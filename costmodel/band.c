@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT
+ * band.c - error band of the model's prediction per template family (see band.h).
+ */
+#include "band.h"
+
+#include <math.h>
+#include <string.h>
+
+/* min and max of published / model over the kernel-dominated points of each template
+ * (bench_fidelity, "Error band per template"; docs/cost-model.md, "Error band") [fit] */
+static const struct {
+    const char *tmpl;
+    double lo, hi;
+    int points;
+} g_band[] = {
+    {"gemm", 0.841, 3.295, 23},
+    {"batch_gemm", 0.841, 3.295, 0},      /* gemm's: the same program per batch entry */
+    {"flash_attn_fwd", 0.438, 1.195, 52},
+};
+/* pooled over every row above with points: the band of a family without published points */
+#define TT_BAND_POOLED_LO 0.438
+#define TT_BAND_POOLED_HI 3.295
+
+int tt_band_get(const char *template_name, const tt_calib *calib, double *lo, double *hi)
+{
+    if (calib && calib->n >= TT_BAND_MIN_CALIB && isfinite(calib->rmse_log)) {
+        *lo = exp(-2 * calib->rmse_log);
+        *hi = exp(2 * calib->rmse_log);
+        return 1;
+    }
+    for (size_t i = 0; template_name && i < sizeof g_band / sizeof g_band[0]; i++)
+        if (strcmp(g_band[i].tmpl, template_name) == 0) {
+            *lo = g_band[i].lo;
+            *hi = g_band[i].hi;
+            return 1;
+        }
+    *lo = TT_BAND_POOLED_LO;
+    *hi = TT_BAND_POOLED_HI;
+    return 0;
+}
