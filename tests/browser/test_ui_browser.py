@@ -8,7 +8,7 @@ loopback ports.
    point per successful trial (convergence and model-vs-measurement plots), the parameter bars,
    Spearman, the best config's args; a screenshot goes to $TT_ARTIFACT_DIR (CI artifact).  The
    same pages without JavaScript are complete tables; the shape page shows a CI verdict.
-2. A daemon whose `cmd:` toolchain takes 0.3 s a trial: the page of the running job, loaded
+2. A daemon whose `cmd:` toolchain takes 0.5 s a trial: the page of the running job, loaded
    once, updates itself over SSE until the job is done (points grow, state changes).
 3. With `ui = false` the routes answer 404.
 4. `tlctl tune --wait` on a terminal (a pseudo-terminal from the pty module) draws the
@@ -285,8 +285,8 @@ def shape_page(d, job):
 
 
 SLOW_RUN = r"""#!/bin/sh
-# a toolchain run step that takes 0.3 s and prints a latency from the config's BLOCK
-sleep 0.3
+# a toolchain run step that takes 0.5 s and prints a latency from the config's BLOCK
+sleep 0.5
 b=$(printf '%s' "$TT_CONFIG_JSON" | sed -n 's/.*"BLOCK":\([0-9]*\).*/\1/p')
 echo "{\"latency_us\": [$((1000 / b + 5))], \"correct\": true}"
 """
