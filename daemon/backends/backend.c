@@ -4,6 +4,7 @@
 #include "backend.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -90,6 +91,27 @@ double tt__backend_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+tt_rc tt__backend_outcome(tt_rc rc, double time_us, const char *reason, const char *who,
+                          tt_measurement *out)
+{
+    switch (rc) {
+    case TT_OK:
+        out->status = TT_OK;
+        out->samples_us[0] = time_us;
+        out->nsamples = 1;
+        return TT_OK;
+    case TT_EINFEASIBLE: case TT_EOVERFLOW: case TT_EDIVZERO: case TT_EDOMAIN: case TT_ECONFIG:
+    case TT_EDEADLOCK:
+        out->status = rc == TT_EDEADLOCK ? TT_EDEADLOCK : TT_EINFEASIBLE;
+        snprintf(out->error, sizeof out->error, "%s", reason[0] ? reason : tt_strerror(rc));
+        return TT_OK;
+    default:
+        snprintf(out->error, sizeof out->error, "%s: %s%s%s", who, tt_strerror(rc),
+                 reason[0] ? ": " : "", reason);
+        return rc;
+    }
 }
 
 void tt_backend_close(tt_backend *b)

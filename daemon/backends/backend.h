@@ -103,6 +103,11 @@ tt_rc tt__backend_need_kernel(const tt_backend *b, const char *arg, const char *
                               tt_errinfo *err);
 /* CLOCK_MONOTONIC in seconds (for tt_measurement.measure_s). */
 double tt__backend_now(void);
+/* The outcome of a model-of-the-chip measurement (model, sim) whose code was rc: one sample
+ * of time_us; a config the model finds infeasible (or deadlocking) is a measured status with
+ * its reason and TT_OK; any other code is returned with "<who>: <message>[: reason]". */
+tt_rc tt__backend_outcome(tt_rc rc, double time_us, const char *reason, const char *who,
+                          tt_measurement *out);
 
 extern const tt_backend_ops tt__backend_model_ops;
 extern const tt_backend_ops tt__backend_sim_ops;

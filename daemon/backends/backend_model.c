@@ -24,23 +24,10 @@ static tt_rc tt_model_measure(tt_backend *b, int64_t *slots, tt_measurement *out
 {
     double t0 = tt__backend_now();
     tt_model_result res;
+    memset(&res, 0, sizeof res);
     tt_rc rc = tt_model_eval(b->impl, slots, &res);
     out->measure_s = tt__backend_now() - t0;
-    switch (rc) {
-    case TT_OK:
-        out->status = TT_OK;
-        out->samples_us[0] = res.time_us;
-        out->nsamples = 1;
-        return TT_OK;
-    case TT_EINFEASIBLE: case TT_EOVERFLOW: case TT_EDIVZERO: case TT_EDOMAIN: case TT_ECONFIG:
-        out->status = TT_EINFEASIBLE;
-        snprintf(out->error, sizeof out->error, "%s",
-                 res.reason[0] ? res.reason : tt_strerror(rc));
-        return TT_OK;
-    default:
-        snprintf(out->error, sizeof out->error, "model: %s", tt_strerror(rc));
-        return rc;
-    }
+    return tt__backend_outcome(rc, res.time_us, res.reason, "model", out);
 }
 
 static void tt_model_close(tt_backend *b)

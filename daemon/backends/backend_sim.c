@@ -25,23 +25,7 @@ static tt_rc tt_sim_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
     tt_rc rc = tt_sim_run(b->t, b->tgt, slots, &opts, &res);
     out->measure_s = tt__backend_now() - t0;
     tt_sim_result_close(&res);
-    switch (rc) {
-    case TT_OK:
-        out->status = TT_OK;
-        out->samples_us[0] = res.time_us;
-        out->nsamples = 1;
-        return TT_OK;
-    case TT_EINFEASIBLE: case TT_EOVERFLOW: case TT_EDIVZERO: case TT_EDOMAIN: case TT_ECONFIG:
-    case TT_EDEADLOCK:
-        out->status = rc == TT_EDEADLOCK ? TT_EDEADLOCK : TT_EINFEASIBLE;
-        snprintf(out->error, sizeof out->error, "%s",
-                 res.reason[0] ? res.reason : tt_strerror(rc));
-        return TT_OK;
-    default:
-        snprintf(out->error, sizeof out->error, "sim: %s%s%s", tt_strerror(rc),
-                 res.reason[0] ? ": " : "", res.reason);
-        return rc;
-    }
+    return tt__backend_outcome(rc, res.time_us, res.reason, "sim", out);
 }
 
 const tt_backend_ops tt__backend_sim_ops = {
