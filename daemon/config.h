@@ -110,6 +110,9 @@ typedef enum tt_cfg_type { TT_CFGT_STR, TT_CFGT_INT, TT_CFGT_NUM, TT_CFGT_BOOL, 
       "TILETUNE_REQUEST_SECONDS_ANON", "wall-time budget of a request without a token")    \
     X(REQUEST_SECONDS_TOKEN, "request_seconds_token", NUM, "60", 0.1, 86400, NULL,          \
       "TILETUNE_REQUEST_SECONDS_TOKEN", "wall-time budget of a request with a token")      \
+    X(MAX_TRACE_BYTES, "max_trace_bytes", INT, "33554432", 4096, 1073741824, NULL,          \
+      "TILETUNE_MAX_TRACE_BYTES",                                                           \
+      "simulate traces are cut to this many bytes (whole events; the answer says so)")     \
     X(LEASE_SECONDS, "lease_seconds", NUM, "30", 1, 86400, NULL, "TILETUNE_LEASE_SECONDS",   \
       "job lease of a worker; a dead worker's jobs are taken over after it expires")        \
     X(POLL_SECONDS, "poll_seconds", NUM, "0.2", 0.01, 60, NULL, "TILETUNE_POLL_SECONDS",     \

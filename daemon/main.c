@@ -209,6 +209,7 @@ static void tt_http_opts_from_config(const tt_config *cfg, tt_http_opts *ho)
     ho->token.tier = "token";
     ho->token.predict_work = tt_config_num(cfg, TT_CFG_PREDICT_WORK_TOKEN);
     ho->token.sim_events = tt_config_int(cfg, TT_CFG_SIMULATE_EVENTS_TOKEN);
+    ho->anon.trace_bytes = ho->token.trace_bytes = (size_t)tt_config_int(cfg, TT_CFG_MAX_TRACE_BYTES);
     ho->seconds_anon = tt_config_num(cfg, TT_CFG_REQUEST_SECONDS_ANON);
     ho->seconds_token = tt_config_num(cfg, TT_CFG_REQUEST_SECONDS_TOKEN);
 }

@@ -300,6 +300,15 @@ json_t *tt__sim_run(const tt_template *t, const tt_target *tgt, const int64_t *s
         "waves", (json_int_t)r.waves, "waves_simulated", (json_int_t)r.waves_simulated,
         "events", (json_int_t)r.events);
     if (out && trace_core >= 0 && r.trace_json) {
+        size_t kept = 0, total = 0, len = strlen(r.trace_json);
+        if (budget && budget->trace_bytes > 0 && len > budget->trace_bytes) {
+            tt_budget_trace_cut(r.trace_json, len, budget->trace_bytes, &kept, &total);
+            char note[160];
+            snprintf(note, sizeof note, "trace cut to its first %zu of %zu events (%zu of %zu "
+                     "bytes; max_trace_bytes)", kept, total, strlen(r.trace_json), len);
+            json_object_set_new(out, "trace_note", json_string(note));
+            json_object_set_new(out, "trace_truncated", json_true());
+        }
         json_t *tr = json_loads(r.trace_json, 0, NULL);
         json_object_set_new(out, "trace", tr ? tr : json_null());
     }

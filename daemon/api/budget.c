@@ -39,3 +39,30 @@ tt_rc tt_budget_predict(const tt_budget *b, double work, tt_errinfo *err)
                    b->predict_work, b->tier ? b->tier : "anon",
                    b->tier && b->tier[0] == 't' ? "" : "; a token gets a larger budget");
 }
+
+size_t tt_budget_trace_cut(char *trace, size_t len, size_t limit, size_t *kept, size_t *total)
+{
+    size_t events = 0, fit = 0, cut = 0;
+    int depth = 0, in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = trace[i];
+        if (in_str) {
+            if (c == '\\') i++;
+            else if (c == '"') in_str = 0;
+            continue;
+        }
+        if (c == '"') in_str = 1;
+        else if (c == '[' || c == '{') depth++;
+        else if ((c == ']' || c == '}') && --depth == 1) {   /* an element of the array ends */
+            events++;
+            if (i + 2 <= limit) { fit = events; cut = i + 1; }
+        }
+    }
+    *total = events;
+    *kept = events;
+    if (len <= limit || cut == 0) return len;
+    *kept = fit;
+    trace[cut] = ']';
+    trace[cut + 1] = '\0';
+    return cut + 1;
+}

@@ -37,7 +37,8 @@ static int suite_init(void)
     if (tt_daemon_start(&D, "{\"workers\": 0, \"predict_work_anon\": 1e5, "
                             "\"predict_work_token\": 1e18, \"simulate_events_anon\": 1000, "
                             "\"request_seconds_token\": 120, \"max_space\": 1e13, "
-                            "\"max_heavy_requests\": 1, \"shutdown_grace\": 1}"))
+                            "\"max_heavy_requests\": 1, \"shutdown_grace\": 1, "
+                            "\"max_trace_bytes\": 65536}"))
         return 1;
     tt_hres r;
     if (tt_daemon_req(&D, "GET", "/v1/templates/gemm", NULL, NULL, 0, &r) || r.status != 200) {
@@ -112,6 +113,25 @@ static void test_simulate_budget_by_tier(void)
     CU_ASSERT_EQUAL(tt_daemon_req(&D, "POST", "/v1/simulate", TT_TOKEN_READ, SIMULATE,
                                   strlen(SIMULATE), &r), 0);
     CU_ASSERT_EQUAL(r.status, 200);
+    tt_hres_free(&r);
+}
+
+static void test_trace_cut(void)
+{
+    /* item 6: a trace larger than max_trace_bytes (64 KiB here) is cut at an event, with a
+     * note, and the answer stays small */
+    const char *body = "{\"template\":\"gemm\",\"target\":\"a2\",\"trace\":true,"
+                       "\"problem\":{\"M\":4096,\"N\":4096,\"K\":4096},\"config\":{\"block_M\":128,"
+                       "\"block_N\":256,\"block_K\":64,\"K_L1\":256,\"S1\":2,\"S2\":2}}";
+    tt_hres r;
+    CU_ASSERT_EQUAL(tt_daemon_req(&D, "POST", "/v1/simulate", TT_TOKEN_READ, body, strlen(body), &r), 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT(json_is_true(json_object_get(r.json, "trace_truncated")));
+    const char *note = json_string_value(json_object_get(r.json, "trace_note"));
+    CU_ASSERT(note && strstr(note, "max_trace_bytes") != NULL);
+    const json_t *tr = json_object_get(r.json, "trace");
+    CU_ASSERT(json_is_array(tr) && json_array_size(tr) > 10);
+    CU_ASSERT(r.len < 3 * 65536);
     tt_hres_free(&r);
 }
 
@@ -230,6 +250,7 @@ static void test_shutdown_grace(void)
 
 static const tt_test_case cases[] = {{"predict_budget_by_tier", test_predict_budget_by_tier},
                                      {"simulate_budget_by_tier", test_simulate_budget_by_tier},
+                                     {"trace_cut", test_trace_cut},
                                      {"heavy_pool_full", test_heavy_pool_full},
                                      {"disconnect_stops_work", test_disconnect_stops_work},
                                      {"shutdown_grace", test_shutdown_grace},
