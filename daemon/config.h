@@ -110,6 +110,11 @@ typedef enum tt_cfg_type { TT_CFGT_STR, TT_CFGT_INT, TT_CFGT_NUM, TT_CFGT_BOOL, 
       "TILETUNE_REQUEST_SECONDS_ANON", "wall-time budget of a request without a token")    \
     X(REQUEST_SECONDS_TOKEN, "request_seconds_token", NUM, "60", 0.1, 86400, NULL,          \
       "TILETUNE_REQUEST_SECONDS_TOKEN", "wall-time budget of a request with a token")      \
+    X(MAX_IMPORT_BYTES, "max_import_bytes", INT, "67108864", 1024, 536870912, NULL,        \
+      "TILETUNE_MAX_IMPORT_BYTES",                                                          \
+      "largest POST /v1/import dataset once decompressed (gzip stops inflating there)")    \
+    X(MAX_IMPORT_BYTES_ADMIN, "max_import_bytes_admin", INT, "536870912", 1024, 536870912,  \
+      NULL, "TILETUNE_MAX_IMPORT_BYTES_ADMIN", "the same limit for admin tokens")          \
     X(MAX_TRACE_BYTES, "max_trace_bytes", INT, "33554432", 4096, 1073741824, NULL,          \
       "TILETUNE_MAX_TRACE_BYTES",                                                           \
       "simulate traces are cut to this many bytes (whole events; the answer says so)")     \

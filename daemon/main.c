@@ -258,6 +258,8 @@ static void tt_server_fill(tt_server *srv, const tt_config *cfg, tt_store *store
     srv->max_jobs_per_token = (int)tt_config_int(cfg, TT_CFG_MAX_JOBS_PER_TOKEN);
     srv->open_reads = (int)tt_config_int(cfg, TT_CFG_OPEN_READS);
     srv->ui = (int)tt_config_int(cfg, TT_CFG_UI);
+    srv->max_import_bytes = (size_t)tt_config_int(cfg, TT_CFG_MAX_IMPORT_BYTES);
+    srv->max_import_bytes_admin = (size_t)tt_config_int(cfg, TT_CFG_MAX_IMPORT_BYTES_ADMIN);
 }
 
 

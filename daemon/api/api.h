@@ -36,6 +36,8 @@ typedef struct tt_server {
     int max_jobs_per_token;
     int open_reads;               /* 1: GET routes need no token */
     int ui;                       /* 1: serve the web view at /ui/ */
+    size_t max_import_bytes;      /* decompressed import size; admin tokens: _admin (0: none) */
+    size_t max_import_bytes_admin;
 } tt_server;
 
 /* Token scopes, as a bit set. */

@@ -307,7 +307,13 @@ static void tt_import_data(tt_server *srv, const tt_req *req, const tt_import_ar
     tt_errinfo err;
     tt_errinfo_clear(&err);
     tt_dataset *ds = NULL;
-    if (tt_dataset_load_buffer(req->raw_body, req->raw_len, &ds, &err)) {
+    size_t max = (req->scopes & TT_SCOPE_ADMIN) ? srv->max_import_bytes_admin
+                                                : srv->max_import_bytes;
+    if (tt_dataset_load_buffer_max(req->raw_body, req->raw_len, max, &ds, &err)) {
+        if (err.rc == TT_ETOOBIG)
+            snprintf(err.msg + strlen(err.msg), sizeof err.msg - strlen(err.msg), " (%s)",
+                     (req->scopes & TT_SCOPE_ADMIN) ? "max_import_bytes_admin"
+                                                    : "max_import_bytes; admin tokens may import more");
         tt_resp_errinfo(resp, &err);
         return;
     }

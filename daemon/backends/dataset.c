@@ -235,13 +235,14 @@ tt_rc tt_dataset_add(tt_dataset *ds, const int64_t *values, tt_ds_status status,
 /* ---- reading bytes --------------------------------------------------------------------- */
 
 /* Decompress a gzip buffer (several members allowed) into a new buffer. */
-static tt_rc tt_gunzip(const unsigned char *in, size_t len, char **out, size_t *outlen,
-                       tt_errinfo *err)
+static tt_rc tt_gunzip(const unsigned char *in, size_t len, size_t max, char **out,
+                       size_t *outlen, tt_errinfo *err)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return tt_oom(err);
     size_t cap = len * 4 + 4096, n = 0;
+    if (cap > max) cap = max;
     char *buf = malloc(cap);
     tt_rc rc = TT_OK;
     if (!buf) {
@@ -252,12 +253,11 @@ static tt_rc tt_gunzip(const unsigned char *in, size_t len, char **out, size_t *
     z.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
     for (;;) {
         if (n == cap) {
-            if (cap >= TT_DATASET_MAX_BYTES) {
-                rc = tt_errf(err, TT_ETOOBIG, "", "more than %zu bytes once decompressed",
-                             TT_DATASET_MAX_BYTES);
+            if (cap >= max) {
+                rc = tt_errf(err, TT_ETOOBIG, "", "more than %zu bytes once decompressed", max);
                 break;
             }
-            cap = cap * 2 > TT_DATASET_MAX_BYTES ? TT_DATASET_MAX_BYTES : cap * 2;
+            cap = cap * 2 > max ? max : cap * 2;
             char *nb = realloc(buf, cap);
             if (!nb) {
                 rc = tt_oom(err);
@@ -618,16 +618,23 @@ static tt_rc tt_parse_t4(const json_t *doc, tt_dataset **out, tt_errinfo *err)
 
 tt_rc tt_dataset_load_buffer(const void *data, size_t len, tt_dataset **out, tt_errinfo *err)
 {
+    return tt_dataset_load_buffer_max(data, len, TT_DATASET_MAX_BYTES, out, err);
+}
+
+tt_rc tt_dataset_load_buffer_max(const void *data, size_t len, size_t max_bytes,
+                                 tt_dataset **out, tt_errinfo *err)
+{
     *out = NULL;
+    if (max_bytes == 0 || max_bytes > TT_DATASET_MAX_BYTES) max_bytes = TT_DATASET_MAX_BYTES;
     if (!data || len == 0) return tt_errf(err, TT_EINVAL, "", "empty input");
     const unsigned char *b = data;
     char *plain = NULL;
     size_t plen = len;
     if (len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
-        tt_rc rc = tt_gunzip(b, len, &plain, &plen, err);
+        tt_rc rc = tt_gunzip(b, len, max_bytes, &plain, &plen, err);
         if (rc != TT_OK) return rc;
-    } else if (len > TT_DATASET_MAX_BYTES) {
-        return tt_errf(err, TT_ETOOBIG, "", "more than %zu bytes", TT_DATASET_MAX_BYTES);
+    } else if (len > max_bytes) {
+        return tt_errf(err, TT_ETOOBIG, "", "more than %zu bytes", max_bytes);
     }
     const char *text = plain ? plain : (const char *)data;
     uint64_t h = tt_fnv(TT_FNV_OFF, text, plen);

@@ -103,6 +103,11 @@ static inline const double *tt_ds_samples(const tt_dataset *ds, const tt_ds_reco
 tt_rc tt_dataset_load_file(const char *path, tt_dataset **out, tt_errinfo *err);
 /* Same from bytes in memory (e.g. a POST /v1/import body); borrowed for the call. */
 tt_rc tt_dataset_load_buffer(const void *data, size_t len, tt_dataset **out, tt_errinfo *err);
+/* Same with a smaller limit on the (decompressed) size: TT_ETOOBIG beyond max_bytes
+ * (0 or more than TT_DATASET_MAX_BYTES: TT_DATASET_MAX_BYTES).  A gzip body stops inflating
+ * at the limit, so a small bomb never takes more than max_bytes. */
+tt_rc tt_dataset_load_buffer_max(const void *data, size_t len, size_t max_bytes,
+                                 tt_dataset **out, tt_errinfo *err);
 void tt_dataset_free(tt_dataset *ds);
 
 /* Index of a param name, or -1. */

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "jsonutil.h"
 #include "tt_daemon.h"
@@ -38,7 +39,7 @@ static int suite_init(void)
                             "\"predict_work_token\": 1e18, \"simulate_events_anon\": 1000, "
                             "\"request_seconds_token\": 120, \"max_space\": 1e13, "
                             "\"max_heavy_requests\": 1, \"shutdown_grace\": 1, "
-                            "\"max_trace_bytes\": 65536}"))
+                            "\"max_trace_bytes\": 65536, \"max_import_bytes\": 65536}"))
         return 1;
     tt_hres r;
     if (tt_daemon_req(&D, "GET", "/v1/templates/gemm", NULL, NULL, 0, &r) || r.status != 200) {
@@ -133,6 +134,52 @@ static void test_trace_cut(void)
     CU_ASSERT(json_is_array(tr) && json_array_size(tr) > 10);
     CU_ASSERT(r.len < 3 * 65536);
     tt_hres_free(&r);
+}
+
+/* gzip of n spaces (a small "bomb"): malloc'd, *len bytes. */
+static unsigned char *gzip_spaces(size_t n, size_t *len)
+{
+    unsigned char *in = malloc(n), *out = malloc(n / 100 + 4096);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (!in || !out || deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY)) {
+        free(in);
+        free(out);
+        return NULL;
+    }
+    memset(in, ' ', n);
+    z.next_in = in;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)(n / 100 + 4096);
+    int zr = deflate(&z, Z_FINISH);
+    *len = z.total_out;
+    deflateEnd(&z);
+    free(in);
+    if (zr != Z_STREAM_END) { free(out); return NULL; }
+    return out;
+}
+
+static void test_import_inflate_limit(void)
+{
+    /* item 6: 4 MiB that gzip to a few KiB; the import limit (64 KiB here) stops inflating */
+    size_t len = 0;
+    unsigned char *gz = gzip_spaces(4u << 20, &len);
+    CU_ASSERT_FATAL(gz != NULL);
+    tt_hres r;
+    CU_ASSERT_EQUAL(tt_daemon_req(&D, "POST", "/v1/import?format=t4", TT_TOKEN_TUNE,
+                                  (const char *)gz, len, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 413);
+    const char *msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+    CU_ASSERT(msg && strstr(msg, "max_import_bytes") != NULL);
+    tt_hres_free(&r);
+    /* admin tokens have the larger limit: the same body is inflated (and then refused as
+     * not JSON, which is what it is) */
+    CU_ASSERT_EQUAL(tt_daemon_req(&D, "POST", "/v1/import?format=t4", TT_TOKEN_ADMIN,
+                                  (const char *)gz, len, &r), 0);
+    CU_ASSERT(r.status != 413 && r.status >= 400 && r.status < 500);
+    tt_hres_free(&r);
+    free(gz);
 }
 
 /* Start the endless predict on a raw socket (token: the big budget); returns the socket. */
@@ -251,6 +298,7 @@ static void test_shutdown_grace(void)
 static const tt_test_case cases[] = {{"predict_budget_by_tier", test_predict_budget_by_tier},
                                      {"simulate_budget_by_tier", test_simulate_budget_by_tier},
                                      {"trace_cut", test_trace_cut},
+                                     {"import_inflate_limit", test_import_inflate_limit},
                                      {"heavy_pool_full", test_heavy_pool_full},
                                      {"disconnect_stops_work", test_disconnect_stops_work},
                                      {"shutdown_grace", test_shutdown_grace},
