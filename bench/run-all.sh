@@ -9,7 +9,7 @@ b=${1:-build}
 bin=$b/bin
 echo "# bench/run-all.sh on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for cmd in "bench_expr 1" "bench_space 0.5" "bench_model" "bench_model --fidelity" "bench_fidelity" \
-           "bench_sim" "bench_rank" "bench_store 0.5" "bench_tuning" "bench_tuning --library" \
+           "bench_sim" "bench_rank" "bench_store 0.5" "bench_job" "bench_tuning" "bench_tuning --library" \
            "bench_http --seconds 3 --connections 4 --bin $bin/tiletuned"; do
   echo
   echo "## $cmd"

@@ -144,6 +144,8 @@ static void tt_runner_cfg(const tt_config *cfg, tt_catalog *cat, tt_runner_confi
     rc->workers = (int)tt_config_int(cfg, TT_CFG_WORKERS);
     rc->lease_seconds = tt_config_num(cfg, TT_CFG_LEASE_SECONDS);
     rc->poll_seconds = tt_config_num(cfg, TT_CFG_POLL_SECONDS);
+    rc->batch_trials = tt_config_int(cfg, TT_CFG_BATCH_TRIALS);
+    rc->batch_seconds = tt_config_num(cfg, TT_CFG_BATCH_SECONDS);
     const char *wn = tt_config_str(cfg, TT_CFG_WORKER_NAME);
     rc->worker_name = wn && *wn ? wn : NULL;
     rc->catalog = cat;

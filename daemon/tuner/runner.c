@@ -189,6 +189,10 @@ typedef struct tt_jobrun {
     tt_objective objective;   /* option "objective": what the strategy and the best rank by */
     int64_t *seq_params;      /* params of each seq (nparams per seq), for the re-measure */
     size_t nseq, capseq;
+    /* group commit (cheap backends): the open batch's size and start */
+    int batching;             /* 1: this job's trials are committed in batches */
+    int64_t batch_n;
+    double batch_t0;
     /* successful trials of this run, for the calibration fitted at the end */
     tt_model_result *fit_pred;
     double *fit_meas;
@@ -199,6 +203,55 @@ typedef enum { TT_JR_FINISHED, TT_JR_ABANDONED } tt_jr_outcome;
 
 static tt_jr_outcome tt_job_abandon(tt_jobrun *jr);
 static int tt_job_still_ours(tt_jobrun *jr);
+
+/* ---- group commit ------------------------------------------------------------------------
+ * Trials of cheap backends (model, sim, replay:) cost microseconds, their commits far more;
+ * so a worker records them in batches: one store transaction (tt_store_batch_begin) of at
+ * most cfg.batch_trials trials or cfg.batch_seconds, whichever comes first.  Crash-safe: a
+ * crash loses only the open batch, whose trials the resumed job measures again -- the same
+ * configs in the same order, since the strategy replays deterministically from the committed
+ * ones.  cmd: trials (real hardware, minutes each) stay committed one by one.  While a batch
+ * is open the worker's connection holds the write lock (SQLite) or the job row (PostgreSQL):
+ * other writers, the heartbeat's lease renewal and a cancel wait at most one batch. */
+static int tt_backend_cheap(const char *backend) { return strncmp(backend, "cmd:", 4) != 0; }
+
+static int64_t tt_batch_max(const tt_runner *r)
+{
+    return r->cfg.batch_trials > 0 ? r->cfg.batch_trials : TT_RUNNER_BATCH_TRIALS;
+}
+
+static double tt_batch_secs(const tt_runner *r)
+{
+    return r->cfg.batch_seconds > 0 ? r->cfg.batch_seconds : TT_RUNNER_BATCH_SECONDS;
+}
+
+/* Before a trial: open a batch when the job batches and none is open. */
+static tt_rc tt_batch_open(tt_jobrun *jr)
+{
+    if (!jr->batching || tt_store_in_batch(jr->s)) return TT_OK;
+    tt_rc rc = tt_store_batch_begin(jr->s);
+    jr->batch_n = 0;
+    jr->batch_t0 = tt_now();
+    return rc;
+}
+
+/* Commit the open batch (if any). */
+static tt_rc tt_batch_end(tt_jobrun *jr)
+{
+    if (!tt_store_in_batch(jr->s)) return TT_OK;
+    jr->batch_n = 0;
+    return tt_store_batch_commit(jr->s);
+}
+
+/* After a trial: commit when the batch is full or old enough. */
+static tt_rc tt_batch_step(tt_jobrun *jr)
+{
+    if (!tt_store_in_batch(jr->s)) return TT_OK;
+    tt_runner *r = jr->w->r;
+    if (++jr->batch_n < tt_batch_max(r) && tt_now() - jr->batch_t0 < tt_batch_secs(r))
+        return TT_OK;
+    return tt_batch_end(jr);
+}
 static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
@@ -208,6 +261,7 @@ static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    (void)tt_batch_end(jr);   /* what was measured stays (a failed commit: re-measured) */
     tt_rc rc = tt_store_job_finish(jr->s, jr->job->id, jr->w->owner, TT_JOB_FAILED, msg);
     if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) {
         (void)tt_job_still_ours(jr);   /* tells a cancel from a takeover, for the log */
@@ -481,7 +535,7 @@ static tt_rc tt_seq_keep(tt_jobrun *jr, int64_t seq, const int64_t *params)
 
 /* 1 when the job's backend is noisy: cmd: measures real hardware.  model, sim and replay:
  * answer the same number every time, so re-measuring them would only cost time. */
-static int tt_backend_noisy(const char *backend) { return strncmp(backend, "cmd:", 4) == 0; }
+static int tt_backend_noisy(const char *backend) { return !tt_backend_cheap(backend); }
 
 static int tt_cmp_trial_rank(const void *a, const void *b)
 {
@@ -681,9 +735,14 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     double start = tt_now();
     int64_t seq = 0, ok = 0;
     int64_t params[TT_MAX_SLOTS];
+    jr->batching = tt_backend_cheap(job->backend) && tt_batch_max(r) > 1;
     for (;;) {
         if (atomic_load(&r->stop)) return TT_JR_ABANDONED;
-        if (!tt_job_still_ours(jr)) return tt_job_abandon(jr);   /* cancelled or taken over */
+        /* inside an open batch nobody else can have changed the job (we hold the write lock /
+         * its row): the heartbeat's verdict is enough; the store is asked once per batch */
+        if (jr->batch_n > 0 && tt_store_in_batch(jr->s) ? atomic_load(&jr->w->hb_lost)
+                                                         : !tt_job_still_ours(jr))
+            return tt_job_abandon(jr);   /* cancelled or taken over */
         if (job->budget_seconds > 0 && tt_now() - start >= job->budget_seconds) break;
         size_t n = 0;
         rc = tt_strategy_next(jr->st, 1, params, &n);
@@ -695,6 +754,8 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
         tt_rc status = TT_OK;
         double us = 0;
         char why[512] = "";
+        if ((rc = tt_batch_open(jr)) != TT_OK)
+            return tt_job_fail(jr, "store: %s", tt_store_errmsg(jr->s));
         rc = tt_job_trial(jr, &key, seq + 1, params, &status, &us, why, sizeof why);
         if (rc != TT_OK && atomic_load(&jr->w->hb_lost)) {
             (void)tt_job_still_ours(jr);   /* tells a cancel from a takeover, for the log */
@@ -706,11 +767,15 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
         if (status == TT_OK) ok++;
         (void)tt_strategy_report(jr->st, params, status, us);
         (void)tt_store_job_progress(jr->s, job->id, tt_strategy_planned(jr->st), seq);
+        if ((rc = tt_batch_step(jr)) != TT_OK)   /* the batch is lost: a resume re-measures */
+            return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
         if (r->cfg.max_trials > 0 && ++jr->w->trials >= r->cfg.max_trials) {
             atomic_store(&r->stop, 1);   /* testing: behave as if killed here */
             return TT_JR_ABANDONED;
         }
     }
+    if ((rc = tt_batch_end(jr)) != TT_OK)
+        return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
     if (seq == 0) return tt_job_fail(jr, "the search space has no feasible config");
     if (ok == 0)
         return tt_job_fail(jr, "no config was measured successfully (%lld trials)", (long long)seq);
@@ -744,6 +809,10 @@ static void tt_job_run(tt_worker *w, tt_store *s, tt_job *job)
     jr.s = s;
     jr.job = job;
     (void)tt_job_setup_and_run(&jr);
+    /* every other way out (stop, abandon, the testing max_trials) commits what it measured */
+    if (tt_batch_end(&jr) != TT_OK)
+        tt_rlog(w->r, TT_LOG_WARNING, "job %lld: cannot commit its last trials: %s (they are "
+                "measured again when it resumes)", (long long)job->id, tt_store_errmsg(s));
     tt_strategy_free(jr.st);
     tt_model_free(jr.model);
     tt_model_free(jr.model_cal);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * runner.h - the workers: claim jobs from the store, run the job's strategy, measure configs
- * with the job's backend and commit every trial as it finishes.
+ * with the job's backend and commit every trial as it finishes (cheap backends: in batches of
+ * trials, one transaction each -- group commit, runner.c).
  *
  * Jobs live only in the database; the HTTP API creates queued jobs, cancels them and reads
  * their progress.  A runner is a pool of threads, each with its own store connection.  The
@@ -55,9 +56,16 @@ typedef struct tt_runner_config {
     int64_t max_trials;           /* testing: each worker stops, as if killed, after this many
                                      trials (its job stays running with its lease); 0: never */
                                   /* (re-measurements of the top configs count here too) */
+    int64_t batch_trials;         /* group commit of cheap backends (model, sim, replay:): at
+                                     most this many trials per transaction (0: 64; 1: one
+                                     commit per trial); cmd: always commits each trial */
+    double batch_seconds;         /* ... and a batch is committed after this long (0: 0.1 s) */
     tt_runner_log_fn log;         /* job events (see above); NULL: silent */
     void *log_ud;                 /* borrowed, passed to log */
 } tt_runner_config;
+
+#define TT_RUNNER_BATCH_TRIALS 64
+#define TT_RUNNER_BATCH_SECONDS 0.1
 
 typedef struct tt_runner tt_runner;
 
