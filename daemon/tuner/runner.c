@@ -243,14 +243,24 @@ static tt_rc tt_batch_end(tt_jobrun *jr)
     return tt_store_batch_commit(jr->s);
 }
 
-/* After a trial: commit when the batch is full or old enough. */
+/* After a trial: commit when the batch is full or old enough.  On SQLite the worker then
+ * leaves the single write lock free for TT_BATCH_GAP_S before its next batch, so that other
+ * writers (a cancel, a submission, an import, the lease renewal), polling every 0.5 ms
+ * (store_sqlite.c), get their turn instead of starving behind a long cheap job.
+ * (PostgreSQL queues lock waiters in order: no gap needed.) */
+#define TT_BATCH_GAP_S 0.002
 static tt_rc tt_batch_step(tt_jobrun *jr)
 {
     if (!tt_store_in_batch(jr->s)) return TT_OK;
     tt_runner *r = jr->w->r;
     if (++jr->batch_n < tt_batch_max(r) && tt_now() - jr->batch_t0 < tt_batch_secs(r))
         return TT_OK;
-    return tt_batch_end(jr);
+    tt_rc rc = tt_batch_end(jr);
+    if (tt_store_engine_of(jr->s) == TT_STORE_SQLITE) {
+        struct timespec ts = {0, (long)(TT_BATCH_GAP_S * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    return rc;
 }
 static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
