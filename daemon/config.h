@@ -122,8 +122,8 @@ typedef enum tt_cfg_type { TT_CFGT_STR, TT_CFGT_INT, TT_CFGT_NUM, TT_CFGT_BOOL, 
       "job lease of a worker; a dead worker's jobs are taken over after it expires")        \
     X(POLL_SECONDS, "poll_seconds", NUM, "0.2", 0.01, 60, NULL, "TILETUNE_POLL_SECONDS",     \
       "how often idle workers look for queued jobs")                                        \
-    X(BATCH_TRIALS, "batch_trials", INT, "64", 1, 100000, NULL, "TILETUNE_BATCH_TRIALS",    \
-      "group commit: trials of model/sim/replay: per transaction (1: one commit each)")    \
+    X(BATCH_TRIALS, "batch_trials", INT, "1024", 1, 100000, NULL, "TILETUNE_BATCH_TRIALS",  \
+      "group commit (SQLite): model/sim/replay: trials per transaction (1: one each)")     \
     X(BATCH_SECONDS, "batch_seconds", NUM, "0.1", 0.001, 60, NULL,                          \
       "TILETUNE_BATCH_SECONDS", "group commit: a batch is committed after this long")      \
     X(WORKER_NAME, "worker_name", STR, "", 0, 0, NULL, "TILETUNE_WORKER_NAME",              \

@@ -468,6 +468,18 @@ tt_rc tt_store_batch_commit(tt_store *s)
     return rc;
 }
 
+tt_rc tt_store_async_commit(tt_store *s, int on)
+{
+    if (s->engine != TT_STORE_POSTGRES) return TT_OK;
+    tt_store_lock(s);
+    if (s->in_tx) {
+        tt__store_fail(s, TT_EINVAL, "async commit: a transaction is open");
+        return tt_store_unlock(s, TT_EINVAL);
+    }
+    return tt_store_unlock(s, s->eng->exec_script(s, on ? "SET synchronous_commit = off"
+                                                        : "RESET synchronous_commit"));
+}
+
 void tt_store_batch_rollback(tt_store *s)
 {
     if (!s || !s->batch) return;

@@ -68,6 +68,14 @@ tt_rc tt_store_batch_begin(tt_store *s);
 tt_rc tt_store_batch_commit(tt_store *s);
 void tt_store_batch_rollback(tt_store *s);   /* no-op without an open batch; NULL accepted */
 int tt_store_in_batch(const tt_store *s);    /* 1 between begin and commit/rollback */
+/* Asynchronous commit for this connection (on = 1) or back to the default (0).  PostgreSQL:
+ * `SET synchronous_commit = off` -- a COMMIT returns without waiting for the WAL flush; a
+ * crash of the database server can lose the last commits (at most ~3 x wal_writer_delay),
+ * always a consistent prefix, never a torn transaction; a crash of the client loses nothing
+ * committed.  The runner uses it for cheap-backend trials on PostgreSQL instead of batches
+ * (runner.c "group commit").  A reconnect (tt_store reconnects a lost PostgreSQL session)
+ * drops the setting: commits are then synchronous again.  SQLite: no-op (TT_OK). */
+tt_rc tt_store_async_commit(tt_store *s, int on);
 
 /* ---- templates ---------------------------------------------------------------------- */
 /* Store a template document (canonical JSON text).  Idempotent on (name, hash). */

@@ -190,7 +190,8 @@ typedef struct tt_jobrun {
     int64_t *seq_params;      /* params of each seq (nparams per seq), for the re-measure */
     size_t nseq, capseq;
     /* group commit (cheap backends): the open batch's size and start */
-    int batching;             /* 1: this job's trials are committed in batches */
+    int batching;             /* 1: this job's trials are committed in batches (SQLite) */
+    int async_commit;         /* 1: PostgreSQL session in asynchronous commit for this job */
     int64_t batch_n;
     double batch_t0;
     /* successful trials of this run, for the calibration fitted at the end */
@@ -211,8 +212,18 @@ static int tt_job_still_ours(tt_jobrun *jr);
  * crash loses only the open batch, whose trials the resumed job measures again -- the same
  * configs in the same order, since the strategy replays deterministically from the committed
  * ones.  cmd: trials (real hardware, minutes each) stay committed one by one.  While a batch
- * is open the worker's connection holds the write lock (SQLite) or the job row (PostgreSQL):
- * other writers, the heartbeat's lease renewal and a cancel wait at most one batch. */
+ * is open the worker's connection holds SQLite's write lock: other writers, the heartbeat's
+ * lease renewal and a cancel wait for the batch (also across the strategy's computation of
+ * the next proposal, which runs between trials).
+ * PostgreSQL does not batch: there an open batch would hold row locks (the job's row, updated
+ * by every trial's progress, and the `best` rows) across the strategy's computation, so the
+ * worker's own heartbeat could not renew the lease behind it (a model-refine round on a
+ * 1.3 M-config space outlived a 2 s lease in test_team_pg and the job crawled), and two
+ * workers batching trials of one key could deadlock on their `best` rows.  Instead each trial
+ * is its own short transaction with asynchronous commit (tt_store_async_commit: no wait for
+ * the WAL flush), which takes most of the commit's cost away without holding any lock
+ * between trials; a crash of the worker loses nothing committed, a crash of the server at
+ * most the last moments of trials, which the resumed job measures again. */
 static int tt_backend_cheap(const char *backend) { return strncmp(backend, "cmd:", 4) != 0; }
 
 static int64_t tt_batch_max(const tt_runner *r)
@@ -745,7 +756,11 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     double start = tt_now();
     int64_t seq = 0, ok = 0;
     int64_t params[TT_MAX_SLOTS];
-    jr->batching = tt_backend_cheap(job->backend) && tt_batch_max(r) > 1;
+    int pg = tt_store_engine_of(jr->s) == TT_STORE_POSTGRES;
+    jr->batching = !pg && tt_backend_cheap(job->backend) && tt_batch_max(r) > 1;
+    if (pg && tt_backend_cheap(job->backend) && tt_batch_max(r) > 1 &&
+        tt_store_async_commit(jr->s, 1) == TT_OK)
+        jr->async_commit = 1;
     for (;;) {
         if (atomic_load(&r->stop)) return TT_JR_ABANDONED;
         /* inside an open batch nobody else can have changed the job (we hold the write lock /
@@ -823,6 +838,7 @@ static void tt_job_run(tt_worker *w, tt_store *s, tt_job *job)
     if (tt_batch_end(&jr) != TT_OK)
         tt_rlog(w->r, TT_LOG_WARNING, "job %lld: cannot commit its last trials: %s (they are "
                 "measured again when it resumes)", (long long)job->id, tt_store_errmsg(s));
+    if (jr.async_commit) (void)tt_store_async_commit(s, 0);
     tt_strategy_free(jr.st);
     tt_model_free(jr.model);
     tt_model_free(jr.model_cal);

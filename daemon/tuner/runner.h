@@ -57,14 +57,14 @@ typedef struct tt_runner_config {
                                      trials (its job stays running with its lease); 0: never */
                                   /* (re-measurements of the top configs count here too) */
     int64_t batch_trials;         /* group commit of cheap backends (model, sim, replay:): at
-                                     most this many trials per transaction (0: 64; 1: one
+                                     most this many trials per transaction (0: 1024; 1: one
                                      commit per trial); cmd: always commits each trial */
     double batch_seconds;         /* ... and a batch is committed after this long (0: 0.1 s) */
     tt_runner_log_fn log;         /* job events (see above); NULL: silent */
     void *log_ud;                 /* borrowed, passed to log */
 } tt_runner_config;
 
-#define TT_RUNNER_BATCH_TRIALS 64
+#define TT_RUNNER_BATCH_TRIALS 1024
 #define TT_RUNNER_BATCH_SECONDS 0.1
 
 typedef struct tt_runner tt_runner;

@@ -62,6 +62,7 @@ typedef struct tt_refine {
     uint64_t stride[TT_MAX_SLOTS];
     /* measured points for the local correction */
     uint64_t *m_idx;
+    uint16_t *m_pos;          /* nm x np: each measured config's value positions */
     double *m_res;
     size_t nm;
     double band_lo, band_hi;  /* the model's error band factors (low_us / time_us, ...) */
@@ -112,26 +113,29 @@ static tt_rc tt_refine_start(tt_strategy *st)
 #define TT_REFINE_PRIOR 0.0    /* weight of "no correction" against 1/(1+d)^2 per point */
 #endif
 
-static uint64_t tt_refine_dist(const tt_strategy *st, const tt_refine *r, uint64_t a, uint64_t b)
+_Static_assert(TT_MAX_PARAM_VALUES <= 65536, "positions are stored as uint16_t");
+/* Value positions of idx in the param domains (at most TT_MAX_PARAM_VALUES values). */
+static void tt_refine_pos(const tt_strategy *st, const tt_refine *r, uint64_t idx, uint16_t *pos)
 {
-    uint64_t d = 0;
-    for (size_t p = 0; p < st->np; p++) {
-        uint64_t n = st->cfg.t->params[p].nvalues;
-        uint64_t x = (a / r->stride[p]) % n, y = (b / r->stride[p]) % n;
-        d += x > y ? x - y : y - x;
-    }
-    return d;
+    for (size_t p = 0; p < st->np; p++)
+        pos[p] = (uint16_t)((idx / r->stride[p]) % st->cfg.t->params[p].nvalues);
 }
 
-/* Local log correction at config idx from the 4 nearest measured points. */
+/* Local log correction at config idx from the 4 nearest measured points (L1 distance in
+ * domain steps; the positions are decoded once per config, not once per pair: this runs
+ * for every candidate of the space against every measured config). */
 static double tt_refine_local(const tt_strategy *st, const tt_refine *r, uint64_t idx)
 {
     enum { K = 4 };
     uint64_t bd[K];
     double br[K];
-    size_t k = 0;
+    size_t k = 0, np = st->np;
+    uint16_t x[TT_MAX_SLOTS];
+    tt_refine_pos(st, r, idx, x);
     for (size_t i = 0; i < r->nm; i++) {
-        uint64_t d = tt_refine_dist(st, r, idx, r->m_idx[i]);
+        const uint16_t *y = r->m_pos + i * np;
+        uint64_t d = 0;
+        for (size_t p = 0; p < np; p++) d += (uint64_t)(x[p] > y[p] ? x[p] - y[p] : y[p] - x[p]);
         size_t j;
         if (k < K) j = k++;
         else if (d >= bd[K - 1]) continue;
@@ -170,8 +174,10 @@ static tt_rc tt_refine_recalibrate(tt_strategy *st)
     if (mi) r->m_idx = mi;
     double *mr = realloc(r->m_res, (st->nobs ? st->nobs : 1) * sizeof *mr);
     if (mr) r->m_res = mr;
+    uint16_t *mp = realloc(r->m_pos, (st->nobs ? st->nobs : 1) * st->np * sizeof *mp);
+    if (mp) r->m_pos = mp;
     tt_rc rc = TT_OK;
-    if (!pred || !meas || !mi || !mr) {
+    if (!pred || !meas || !mi || !mr || !mp) {
         rc = TT_ENOMEM;
         goto out;
     }
@@ -179,6 +185,7 @@ static tt_rc tt_refine_recalibrate(tt_strategy *st)
         if (!isfinite(st->obs_us[i])) continue;
         if (!isfinite(tt__st_predict(st, NULL, st->obs_idx[i], &pred[n]))) continue;
         r->m_idx[n] = st->obs_idx[i];
+        tt_refine_pos(st, r, st->obs_idx[i], r->m_pos + n * st->np);
         meas[n++] = st->obs_us[i];
     }
     tt_calib c;
@@ -326,6 +333,7 @@ static void tt_refine_free(tt_strategy *st)
     free(r->cand);
     free(r->score);
     free(r->m_idx);
+    free(r->m_pos);
     free(r->m_res);
     free(r);
     st->impl = NULL;

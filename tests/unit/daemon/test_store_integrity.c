@@ -124,6 +124,25 @@ static void test_batch_savepoint(void)
     tt_store_close(s);
 }
 
+/* Asynchronous commit (the runner's cheap trials on PostgreSQL): each call still commits
+ * and is seen by other connections at once; refused inside a batch; a no-op on SQLite. */
+static void test_async_commit(void)
+{
+    tt_store *s = tt_fx_open_fresh();
+    int64_t job = new_job(s, "");
+    CU_ASSERT_EQUAL(tt_store_async_commit(s, 1), TT_OK);
+    for (int i = 1; i <= 3; i++) CU_ASSERT_EQUAL(record(s, job, i, (uint64_t)i, 10.0 + i), TT_OK);
+    CU_ASSERT_EQUAL(linked(tt_fx_url, job), 3);
+    CU_ASSERT_EQUAL_FATAL(tt_store_batch_begin(s), TT_OK);
+    CU_ASSERT_EQUAL(tt_store_async_commit(s, 0),
+                    tt_fx_engine == TT_STORE_POSTGRES ? TT_EINVAL : TT_OK);
+    CU_ASSERT_EQUAL(tt_store_batch_commit(s), TT_OK);
+    CU_ASSERT_EQUAL(tt_store_async_commit(s, 0), TT_OK);
+    CU_ASSERT_EQUAL(record(s, job, 4, 4, 9.0), TT_OK);
+    CU_ASSERT_EQUAL(linked(tt_fx_url, job), 4);
+    tt_store_close(s);
+}
+
 /* kill -9 in the middle of a batch: the committed batches are there, the open one is not. */
 static void test_batch_crash(void)
 {
@@ -411,6 +430,7 @@ static void test_migration_003_merges(void)
 #define CASES                                                                               \
     {"batch_commit_rollback", test_batch_commit_rollback},                                   \
     {"batch_savepoint", test_batch_savepoint}, {"batch_crash", test_batch_crash},             \
+    {"async_commit", test_async_commit},                                                     \
     {"job_limit_concurrent", test_job_limit_concurrent},                                     \
     {"template_owner", test_template_owner}, {"claim_skips_imports", test_claim_skips_imports}, \
     {"migration_003_merges", test_migration_003_merges}
