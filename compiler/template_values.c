@@ -152,6 +152,19 @@ static tt_rc vparse_kv(const tt_template *t, int is_config, const char *kv, int6
     return TT_OK;
 }
 
+/* "what.key" into path (cut to fit): built for every member, so no printf (a process with
+ * registered printf handlers, as libquadmath installs, formats slowly). */
+static void vpath(char *path, size_t cap, const char *what, const char *k, size_t kl)
+{
+    size_t wl = strlen(what);
+    if (wl > cap - 2) wl = cap - 2;
+    memcpy(path, what, wl);
+    path[wl++] = '.';
+    if (kl > cap - 1 - wl) kl = cap - 1 - wl;
+    memcpy(path + wl, k, kl);
+    path[wl + kl] = '\0';
+}
+
 static tt_rc vparse_json(const tt_template *t, int is_config, const json_t *obj, int64_t *slots,
                          tt_errinfo *err)
 {
@@ -165,8 +178,9 @@ static tt_rc vparse_json(const tt_template *t, int is_config, const json_t *obj,
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)obj, k, v) {
-        snprintf(path, sizeof path, "%s.%s", s.what, k);
-        int i = vfind(t, &s, k, strlen(k));
+        size_t kl = strlen(k);
+        vpath(path, sizeof path, s.what, k, kl);
+        int i = vfind(t, &s, k, kl);
         if (i < 0) return tt_errf(err, s.rc, path, "unknown %s", is_config ? "param" : "input");
         seen[i] = 1;
         tt_rc rc;
@@ -228,6 +242,21 @@ static size_t vorder(const tt_template *t, const vside *s, size_t *idx)
     return s->n;
 }
 
+/* v in decimal into num (at least 21 bytes); returns num.  The key is built on every
+ * GET /v1/best, so no printf (see vpath). */
+static const char *vint(int64_t v, char *num)
+{
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do tmp[n++] = (char)('0' + u % 10); while ((u /= 10) != 0);
+    size_t j = 0;
+    if (v < 0) num[j++] = '-';
+    while (n) num[j++] = tmp[--n];
+    num[j] = '\0';
+    return num;
+}
+
 static size_t vkey(const tt_template *t, int is_config, const int64_t *slots, char *buf,
                    size_t cap)
 {
@@ -239,17 +268,20 @@ static size_t vkey(const tt_template *t, int is_config, const int64_t *slots, ch
     for (size_t k = 0; k < s.n; k++) {
         size_t i = idx[k];
         int64_t v = slots[s.base + i];
-        char one[160];
-        int n;
-        if (is_dtype_input(t, &s, i))
-            n = snprintf(one, sizeof one, "%s%s=%s", k ? "," : "", vname(t, &s, i),
-                         tt_dtype_name(v));
-        else
-            n = snprintf(one, sizeof one, "%s%s=%" PRId64, k ? "," : "", vname(t, &s, i), v);
-        if (n < 0) n = 0;
-        if (len + (size_t)n < cap) memcpy(buf + len, one, (size_t)n + 1);
-        else if (cap && len < cap) buf[len] = '\0';
-        len += (size_t)n;
+        const char *name = vname(t, &s, i);
+        char num[24];
+        const char *val = is_dtype_input(t, &s, i) ? tt_dtype_name(v) : vint(v, num);
+        size_t nl = strlen(name), vl = strlen(val), n = (k ? 1 : 0) + nl + 1 + vl;
+        if (len + n < cap) {
+            char *p = buf + len;
+            if (k) *p++ = ',';
+            memcpy(p, name, nl);
+            p[nl] = '=';
+            memcpy(p + nl + 1, val, vl + 1);
+        } else if (cap && len < cap) {
+            buf[len] = '\0';
+        }
+        len += n;
     }
     return len;
 }

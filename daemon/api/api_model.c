@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -565,6 +566,33 @@ static tt_rc tt_best_problem(const tt_template *t, const json_t *q, int64_t *slo
     return rc;
 }
 
+/* The cache key of an answer: the store's address, then each part as its length and bytes
+ * ('-' for a NULL part), so no two different part lists give the same key.  1, or 0 when
+ * it does not fit.  No printf: this runs on every GET /v1/best (see template_values.c). */
+static int tt_best_cache_key(const tt_server *srv, const char *const *part, size_t n,
+                             char *key, size_t cap)
+{
+    size_t len = 0;
+    uintptr_t a = (uintptr_t)srv->store;
+    if (cap < 2 * sizeof a + 1) return 0;
+    for (size_t i = 0; i < 2 * sizeof a; i++, a >>= 4) key[len++] = "0123456789abcdef"[a & 15];
+    for (size_t i = 0; i < n; i++) {
+        size_t pl = part[i] ? strlen(part[i]) : 0;
+        if (len + pl + 24 > cap) return 0;
+        key[len++] = '|';
+        if (!part[i]) { key[len++] = '-'; continue; }
+        for (size_t m = pl; ; m /= 10) {        /* the length, least digit first, then ':' */
+            key[len++] = (char)('0' + m % 10);
+            if (m < 10) break;
+        }
+        key[len++] = ':';
+        memcpy(key + len, part[i], pl);
+        len += pl;
+    }
+    key[len] = '\0';
+    return 1;
+}
+
 /* The exact answer, through the read-through cache (bestcache.h) when the store gives a
  * stamp (SQLite; taken before the store is read).  TT_ENOTFOUND with nothing answered when
  * there is no row; else resp is filled (200 or an error). */
@@ -575,12 +603,9 @@ static tt_rc tt_best_exact(tt_server *srv, const tt_best_query *bq, int nearest,
     int cacheable = tt_store_best_stamp(srv->store, &st) == TT_OK;
     const char *fp = bq->backend_fp, *hash = bq->template_hash;
     if (cacheable) {
-        int m = snprintf(ckey, sizeof ckey, "%p|%zu:%s|%zu:%s|%zu:%s|%d:%s|%d:%s|%d",
-                         (void *)srv->store, strlen(bq->template_name), bq->template_name,
-                         strlen(bq->target), bq->target, strlen(bq->problem_key),
-                         bq->problem_key, fp ? (int)strlen(fp) : -1, fp ? fp : "",
-                         hash ? (int)strlen(hash) : -1, hash ? hash : "", nearest);
-        cacheable = m > 0 && (size_t)m < sizeof ckey;
+        const char *part[] = {bq->template_name, bq->target, bq->problem_key, fp, hash,
+                              nearest ? "1" : "0"};
+        cacheable = tt_best_cache_key(srv, part, sizeof part / sizeof *part, ckey, sizeof ckey);
     }
     char *body = cacheable ? tt_bestcache_get(ckey, &st) : NULL;
     if (body) { tt_best_resp_text(resp, body); return TT_OK; }

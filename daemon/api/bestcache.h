@@ -5,12 +5,14 @@
  * builds from everything the answer depends on (the store, template, target, problem key,
  * backend, hash, nearest flag) and the store stamp taken BEFORE the store was read
  * (tt_store_best_stamp, store.h).  A lookup hits only when its fresh stamp equals the
- * entry's, so an answer is never served after a commit that could have changed it: trial
- * records of this process bump the stamp's generation after their commit, and any commit by
- * another connection or process changes SQLite's data_version.  PostgreSQL has no stamp, so
- * nothing is cached there (other hosts write).  Errors and nearest-shape answers are not
- * cached.  The cache costs one `PRAGMA data_version` per lookup (a read transaction, like the
- * SELECT it replaces) and saves the row copy and the JSON building and printing.
+ * entry's, so an answer is never served after a commit through this process that could have
+ * changed it (trial records bump the stamp's generation after their commit, an atomic load to
+ * check), and a commit by another process (`tiletuned worker`, a second daemon on the file:
+ * SQLite's data_version) shows in every answer begun more than TT_STORE_STAMP_REFRESH_MS
+ * (2 ms) after it: the stamp re-reads data_version, a read transaction under the store mutex,
+ * at most that often.  PostgreSQL has no stamp, so nothing is cached there (other hosts
+ * write).  Errors and nearest-shape answers are not cached.  A hit saves the SELECT, the row
+ * copy and the JSON building and printing.
  *
  * Thread-safety: every function may be called from any thread (one internal mutex).
  * Memory: a fixed table of TT_BESTCACHE_SLOTS direct-mapped entries, each key and body

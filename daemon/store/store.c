@@ -356,6 +356,7 @@ tt_rc tt_store_open(const char *url, tt_store **out, tt_errinfo *err)
     if (!url || !*url) return tt_errf(err, TT_EDB, NULL, "empty database URL");
     tt_store *s = calloc(1, sizeof *s);
     if (!s) return tt_errf(err, TT_ENOMEM, NULL, "out of memory");
+    atomic_store(&s->dv_refresh_ns, (int64_t)TT_STORE_STAMP_REFRESH_MS * 1000000);
     pthread_mutexattr_t ma;   /* recursive: a batch holds it across the calls it groups */
     pthread_mutexattr_init(&ma);
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);

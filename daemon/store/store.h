@@ -295,15 +295,24 @@ tt_rc tt_store_best_list(tt_store *s, const tt_best_query *q, tt_best **rows, si
 /* Validity stamp of the `best` rows as seen through s (SQLite only), for read-through caches
  * of tt_store_best_get (daemon/api/bestcache.h).  Take the stamp BEFORE reading; a cached answer
  * read after stamp A is still current while a new stamp equals A: gen changes after every
- * trial record committed by any store of this process and when a store closes; data_version
- * (SQLite's PRAGMA data_version on s's connection) changes after any commit to the file by
- * another connection, of this process or another one (`tiletuned worker`, a second daemon).
- * TT_EUNSUPPORTED on PostgreSQL: other hosts write, so nothing may be cached. */
+ * trial record committed by any store of this process and when a store closes (an atomic
+ * load, no lock); data_version (SQLite's PRAGMA data_version on s's connection) changes after
+ * any commit to the file by another connection, of this process or another one (`tiletuned
+ * worker`, a second daemon).  The PRAGMA is a read transaction under the store mutex, so it
+ * runs at most once per refresh interval (TT_STORE_STAMP_REFRESH_MS, tt_store_set_stamp_refresh)
+ * and stamps in between reuse its value.  Staleness bound: writes through this process are
+ * seen at once (gen); a commit by ANOTHER process that finished more than the refresh
+ * interval before the stamp is taken is always seen, a younger one may not be yet.
+ * TT_EUNSUPPORTED on PostgreSQL: other hosts write, so nothing may be cached.
+ * Thread-safe like every store call; only a refresh takes the store mutex. */
+#define TT_STORE_STAMP_REFRESH_MS 2
 typedef struct tt_store_stamp {
     uint64_t gen;
     int64_t data_version;
 } tt_store_stamp;
 tt_rc tt_store_best_stamp(tt_store *s, tt_store_stamp *out);
+/* How long tt_store_best_stamp may reuse a data_version read (0: read it on every call). */
+void tt_store_set_stamp_refresh(tt_store *s, unsigned ms);
 
 /* ---- calibrations ------------------------------------------------------------------- */
 /* The fitted tt_calib of costmodel/model.h, stored as JSON text per (target, backend_fp). */

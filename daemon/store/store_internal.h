@@ -16,6 +16,7 @@
 #define TT_STORE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "store.h"
@@ -92,6 +93,12 @@ struct tt_store {
     void *cache[TT__Q_MAX];    /* SQLite: sqlite3_stmt *; PostgreSQL: non-NULL once prepared */
     tt_rc err_rc;              /* code of the last failure */
     char errmsg[512];
+    /* tt_store_best_stamp's last PRAGMA data_version (SQLite): written under mu, read
+     * without it (a sequence lock: dv_seq is odd while a writer fills the pair). */
+    _Atomic uint64_t dv_seq;
+    _Atomic int64_t dv_value;
+    _Atomic int64_t dv_at_ns;      /* CLOCK_MONOTONIC before that PRAGMA ran; 0: never */
+    _Atomic int64_t dv_refresh_ns; /* reuse it for this long (tt_store_set_stamp_refresh) */
 };
 
 extern const tt__engine tt__engine_sqlite;

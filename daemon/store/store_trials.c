@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jsonutil.h"
 #include "store_internal.h"
@@ -669,18 +670,50 @@ tt_rc tt_store_best_get(tt_store *s, const tt_best_query *q, tt_best *out)
     return tt__store_unlock(s, rc ? rc : rc2);
 }
 
+static int64_t tt_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The data_version read less than dv_refresh_ns ago, without the store mutex: 1 and *dv,
+ * or 0 (never read, too old, or a writer is filling it right now). */
+static int tt_dv_recent(tt_store *s, int64_t now, int64_t *dv)
+{
+    uint64_t q = atomic_load(&s->dv_seq);
+    if (q & 1) return 0;
+    int64_t at = atomic_load(&s->dv_at_ns), v = atomic_load(&s->dv_value);
+    if (atomic_load(&s->dv_seq) != q) return 0;
+    if (at == 0 || now - at >= atomic_load(&s->dv_refresh_ns)) return 0;
+    *dv = v;
+    return 1;
+}
+
 tt_rc tt_store_best_stamp(tt_store *s, tt_store_stamp *out)
 {
     memset(out, 0, sizeof *out);
     if (s->engine != TT_STORE_SQLITE) return TT_EUNSUPPORTED;
     /* the generation first: a commit after this point changes it or data_version */
     out->gen = tt__store_best_gen();
+    int64_t now = tt_mono_ns();
+    if (tt_dv_recent(s, now, &out->data_version)) return TT_OK;
     tt__res r;
     tt__store_lock(s);
+    now = tt_mono_ns();       /* the PRAGMA sees every commit finished before this instant */
     tt_rc rc = q_first(s, Q_DATA_VERSION, NULL, 0, &r);
     if (rc) return tt__store_unlock(s, rc);
     out->data_version = C_I(&r, 0);
+    atomic_fetch_add(&s->dv_seq, 1);          /* odd: readers fall back to the mutex */
+    atomic_store(&s->dv_value, out->data_version);
+    atomic_store(&s->dv_at_ns, now);
+    atomic_fetch_add(&s->dv_seq, 1);
     return tt__store_unlock(s, tt__q_end(&r));
+}
+
+void tt_store_set_stamp_refresh(tt_store *s, unsigned ms)
+{
+    if (s) atomic_store(&s->dv_refresh_ns, (int64_t)ms * 1000000);
 }
 
 static tt_rc tt_best_row(tt__res *r, void *e) { return tt_best_from_row(r, e); }

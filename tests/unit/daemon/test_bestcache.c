@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bestcache.h"
@@ -61,6 +62,32 @@ static double best_us(tt_store *s)
     return us;
 }
 
+/* Another process sets every best row to us with plain SQLite (no generation bump). */
+static int foreign_write(const char *path, double us)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        sqlite3 *db = NULL;
+        char sql[80];
+        snprintf(sql, sizeof sql, "UPDATE best SET median_us = %g", us);
+        int ok = sqlite3_open(path, &db) == SQLITE_OK;
+        sqlite3_busy_timeout(db, 5000);
+        ok = ok && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+        sqlite3_close(db);
+        _exit(ok ? 0 : 1);
+    }
+    int st = -1;
+    if (pid <= 0 || waitpid(pid, &st, 0) != pid) return 0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void test_stamp(void)
 {
     char url[640], path[600];
@@ -86,22 +113,11 @@ static void test_stamp(void)
     CU_ASSERT_EQUAL(tt_store_best_stamp(s, &b), TT_OK);
     CU_ASSERT(!same(&a, &b));
     CU_ASSERT_DOUBLE_EQUAL(best_us(s), 5.0, 1e-12);
-    /* another process writes the file with plain SQLite (no generation bump here) */
+    /* another process writes the file with plain SQLite (no generation bump here); with
+     * no refresh interval the very next stamp sees it */
+    tt_store_set_stamp_refresh(s, 0);
     CU_ASSERT_EQUAL(tt_store_best_stamp(s, &a), TT_OK);
-    pid_t pid = fork();
-    if (pid == 0) {
-        sqlite3 *db = NULL;
-        int ok = sqlite3_open(path, &db) == SQLITE_OK;
-        sqlite3_busy_timeout(db, 5000);
-        ok = ok && sqlite3_exec(db, "UPDATE best SET median_us = 1.0", NULL, NULL, NULL) ==
-                       SQLITE_OK;
-        sqlite3_close(db);
-        _exit(ok ? 0 : 1);
-    }
-    int st = -1;
-    CU_ASSERT_FATAL(pid > 0);
-    waitpid(pid, &st, 0);
-    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CU_ASSERT(foreign_write(path, 1.0));
     CU_ASSERT_EQUAL(tt_store_best_stamp(s, &b), TT_OK);
     CU_ASSERT(a.gen == b.gen);                      /* only data_version saw it */
     CU_ASSERT(a.data_version != b.data_version);
@@ -111,6 +127,44 @@ static void test_stamp(void)
     tt_store_close(s2);
     CU_ASSERT_EQUAL(tt_store_best_stamp(s, &b), TT_OK);
     CU_ASSERT(a.gen != b.gen);
+    tt_store_close(s);
+}
+
+/* Within the refresh interval a stamp reuses the last data_version (no read transaction),
+ * but never longer: a foreign commit shows once the interval has passed, and writes through
+ * this process show at once. */
+static void test_stamp_refresh(void)
+{
+    char url[640], path[600];
+    snprintf(path, sizeof path, "%s/refresh.db", g_tmp);
+    snprintf(url, sizeof url, "sqlite:%s", path);
+    tt_store *s = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, &e), TT_OK);
+    CU_ASSERT_EQUAL(record(s, "A", 1, 10.0), TT_OK);
+    const unsigned ms = 1500;
+    tt_store_set_stamp_refresh(s, ms);
+    tt_store_stamp a, b;
+    double t0 = mono_s();
+    CU_ASSERT_EQUAL(tt_store_best_stamp(s, &a), TT_OK);      /* reads data_version */
+    CU_ASSERT(foreign_write(path, 3.0));
+    CU_ASSERT_EQUAL(tt_store_best_stamp(s, &b), TT_OK);
+    if (mono_s() - t0 < ms * 1e-3 * 0.9)                       /* a loaded machine may be slower */
+        CU_ASSERT(same(&a, &b));                               /* reused: not seen yet */
+    /* a record through this process moves the stamp inside the interval */
+    CU_ASSERT_EQUAL(record(s, "B", 2, 20.0), TT_OK);
+    CU_ASSERT_EQUAL(tt_store_best_stamp(s, &b), TT_OK);
+    CU_ASSERT(a.gen != b.gen);
+    /* after the interval the foreign commit is seen (a's data_version was read before t0) */
+    t0 = mono_s();
+    CU_ASSERT_EQUAL(tt_store_best_stamp(s, &a), TT_OK);
+    CU_ASSERT(foreign_write(path, 4.0));
+    while (mono_s() - t0 < ms * 1e-3 + 0.05) usleep(20000);
+    CU_ASSERT_EQUAL(tt_store_best_stamp(s, &b), TT_OK);
+    CU_ASSERT(a.gen == b.gen);
+    CU_ASSERT(a.data_version != b.data_version);
+    CU_ASSERT_DOUBLE_EQUAL(best_us(s), 4.0, 1e-12);
     tt_store_close(s);
 }
 
@@ -156,6 +210,7 @@ static void test_cache(void)
 
 static const tt_test_case cases[] = {
     {"stamp_moves_on_every_writer", test_stamp},
+    {"stamp_refresh_interval", test_stamp_refresh},
     {"cache_hits_only_on_same_stamp", test_cache},
     {NULL, NULL}};
 
