@@ -280,6 +280,10 @@ static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int tra
         g[i].weight = (double)wg[i].count;
         g[i].traced = traced && i == rep;
     }
+    if (!rc && R->s.cancel && R->s.cancel(R->s.cancel_ctx)) {
+        snprintf(R->reason, R->rcap, "cancelled");
+        rc = TT_ECANCELLED;
+    }
     if (!rc) {
         int64_t left = R->max_events - R->events;
         rc = tt__sim_wave(&R->s, g, ng, rep, left > 0 ? left : 1, out, R->reason, R->rcap);
@@ -605,6 +609,8 @@ tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
     R.s.t = t;
     R.s.tgt = tgt;
     R.s.slots = slots;
+    R.s.cancel = opts->cancel;
+    R.s.cancel_ctx = opts->cancel_ctx;
     if ((rc = tt__sim_prepare(&R.s, out->reason, sizeof out->reason))) goto done;
     R.cores = tgt->cube_cores > 0 ? tgt->cube_cores : tgt->vector_cores / 2;
     if (R.cores < 1) {

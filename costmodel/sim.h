@@ -39,12 +39,18 @@ typedef struct tt_sim_opts {
      * single wave of at most this many instructions is simulated in full unless its shape
      * recurs.  0: default (TT_SIM_SHORTCUT_OPS); < 0: never.  Never used while tracing. */
     int64_t shortcut_ops;
+    /* Asked before every wave and every TT_SIM_CANCEL_EVENTS events; non-zero stops the run
+     * with TT_ECANCELLED (the caller knows why).  NULL: never asked.  Called on the
+     * simulating thread with cancel_ctx. */
+    int (*cancel)(void *cancel_ctx);
+    void *cancel_ctx;
 } tt_sim_opts;
 
 #define TT_SIM_DEFAULT_MAX_EVENTS 50000000
 /* GM transfers of one unit that may be in their latency phase at once (a target may set
  * "overheads": {"dma_outstanding": n}, 1..8); their data phases stay serial. */
 #define TT_SIM_DMA_DEPTH 4
+#define TT_SIM_CANCEL_EVENTS 65536        /* events between two calls of opts->cancel */
 #define TT_SIM_SHORTCUT_OPS 1024
 #define TT_SIM_MAX_TRACE_EVENTS 200000    /* trace records kept (~30 MB of JSON); later ones are dropped */
 
@@ -67,7 +73,7 @@ typedef struct tt_sim_result {
 /* Simulate one config.  slots: problem + params (lets evaluated into it; t->nslots long;
  * the grid-dim slots are overwritten).  opts may be NULL (no trace, defaults).
  * Returns out->rc: TT_OK, TT_EINFEASIBLE (same reason as the model), TT_EDEADLOCK (reason
- * names the wait that never ends), TT_ELIMIT (max_events), TT_EUNSUPPORTED (no kernel, or a
+ * names the wait that never ends), TT_ELIMIT (max_events), TT_ECANCELLED (opts->cancel), TT_EUNSUPPORTED (no kernel, or a
  * path / vector class / cube dtype the target has no figure for), TT_EINVAL (bad
  * arguments, trace_core out of range), TT_ETARGET (no cores), an expression error
  * (TT_EOVERFLOW, ...), TT_ENOMEM.  On error out->reason says why, trace_json is NULL and the

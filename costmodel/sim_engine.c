@@ -507,6 +507,11 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
             rc = TT_ELIMIT;
             goto out;
         }
+        if (s->cancel && events % TT_SIM_CANCEL_EVENTS == 0 && s->cancel(s->cancel_ctx)) {
+            snprintf(reason, cap, "cancelled");
+            rc = TT_ECANCELLED;
+            goto out;
+        }
         int r;
         if (tg < th) {
             advance(&e, tg);

@@ -96,6 +96,8 @@ typedef struct tt__sim {
     int vec_split;            /* divisor of vector-side work (1: buffers are per vector core) */
     int vec_cores;            /* vector cores per AI core running the vector program (2) */
     double block_cycles;      /* per-block dispatch + scalar prologue (target overheads) */
+    int (*cancel)(void *);    /* tt_sim_opts.cancel (NULL: never stop early) */
+    void *cancel_ctx;
 } tt__sim;
 
 /* Evaluate geometry and the op table (s->t, s->tgt, s->slots set; lets evaluated).

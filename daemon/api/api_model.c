@@ -260,6 +260,21 @@ fail:
     return out;
 }
 
+/* The simulator's cancel hook: the request's budget check (client gone, wall time spent,
+ * server stopping), with the first failure kept in err. */
+typedef struct tt_sim_stop {
+    const tt_budget *budget;
+    tt_rc rc;
+    tt_errinfo *err;
+} tt_sim_stop;
+
+static int tt_sim_should_stop(void *ctx)
+{
+    tt_sim_stop *st = ctx;
+    if (!st->rc) st->rc = tt_budget_check(st->budget, st->err);
+    return st->rc != TT_OK;
+}
+
 json_t *tt__sim_run(const tt_template *t, const tt_target *tgt, const int64_t *slots_in,
                     int trace_core, const tt_budget *budget, tt_errinfo *err)
 {
@@ -270,9 +285,18 @@ json_t *tt__sim_run(const tt_template *t, const tt_target *tgt, const int64_t *s
     memset(&o, 0, sizeof o);
     o.trace_core = trace_core;
     if (budget && budget->sim_events > 0) o.max_events = budget->sim_events;
+    tt_sim_stop stop = {budget, TT_OK, err};
+    if (budget) {
+        o.cancel = tt_sim_should_stop;
+        o.cancel_ctx = &stop;
+    }
     tt_sim_result r;
     memset(&r, 0, sizeof r);
     tt_rc rc = tt_sim_run(t, tgt, slots, &o, &r);
+    if (rc == TT_ECANCELLED && stop.rc) {      /* err says why (client, deadline, shutdown) */
+        tt_sim_result_close(&r);
+        return NULL;
+    }
     if (rc == TT_ELIMIT && budget && budget->sim_events > 0) {
         tt_errf(err, TT_EBUDGET, "budget", "the simulation needs more than %lld events, the "
                 "budget of %s requests (simulate_events_%s)", (long long)budget->sim_events,

@@ -25,6 +25,12 @@
 
 static tt_daemon D;
 static char *g_endless;           /* body of an endless predict */
+/* An endless simulate: causal flash attention over 2^20 tokens with the smallest tiles,
+ * traced (no steady-state shortcut): every wave has its own shape, billions of events. */
+static const char *g_endless_sim =
+    "{\"template\":\"flash_attn_fwd\",\"target\":\"a2\",\"trace\":true,\"problem\":{\"B\":1,"
+    "\"H\":1,\"H_kv\":1,\"S_q\":1048576,\"S_kv\":1048576,\"D\":128,\"causal\":1},"
+    "\"config\":{\"block_M\":16,\"block_N\":32,\"stages\":1}}";
 
 static double now_s(void)
 {
@@ -37,6 +43,7 @@ static int suite_init(void)
 {
     if (tt_daemon_start(&D, "{\"workers\": 0, \"predict_work_anon\": 1e5, "
                             "\"predict_work_token\": 1e18, \"simulate_events_anon\": 1000, "
+                            "\"simulate_events_token\": 1000000000000, "
                             "\"request_seconds_token\": 120, \"max_space\": 1e13, "
                             "\"max_heavy_requests\": 1, \"shutdown_grace\": 1, "
                             "\"max_trace_bytes\": 65536, \"max_import_bytes\": 65536}"))
@@ -182,21 +189,26 @@ static void test_import_inflate_limit(void)
     free(gz);
 }
 
-/* Start the endless predict on a raw socket (token: the big budget); returns the socket. */
-static int start_endless(void)
+/* Start an endless request (the predict, or sim = 1: the simulate) on a raw socket (token:
+ * the big budget); returns the socket. */
+static int start_endless_of(int sim)
 {
     int fd = tt_raw_connect(D.port, NULL);
     if (fd < 0) return -1;
-    size_t n = strlen(g_endless);
+    const char *body = sim ? g_endless_sim : g_endless;
+    size_t n = strlen(body);
     char head[512];
-    int hl = snprintf(head, sizeof head, "POST /v1/predict HTTP/1.1\r\nHost: x\r\n"
-                      "Authorization: Bearer %s\r\nContent-Length: %zu\r\n\r\n", TT_TOKEN_READ, n);
-    if (tt_raw_send(fd, head, (size_t)hl) || tt_raw_send(fd, g_endless, n)) {
+    int hl = snprintf(head, sizeof head, "POST /v1/%s HTTP/1.1\r\nHost: x\r\n"
+                      "Authorization: Bearer %s\r\nContent-Length: %zu\r\n\r\n",
+                      sim ? "simulate" : "predict", TT_TOKEN_READ, n);
+    if (tt_raw_send(fd, head, (size_t)hl) || tt_raw_send(fd, body, n)) {
         close(fd);
         return -1;
     }
     return fd;
 }
+
+static int start_endless(void) { return start_endless_of(0); }
 
 static void test_heavy_pool_full(void)
 {
@@ -225,10 +237,9 @@ static void test_heavy_pool_full(void)
     close(fd);
 }
 
-static void test_disconnect_stops_work(void)
+/* Wait (bounded) until the single heavy slot is free again: a small predict answers 200. */
+static void wait_heavy_free(void)
 {
-    /* the previous case left: wait until its slot is free again (bounded) */
-    int fd = -1;
     double until = now_s() + tt_daemon_slow(5);
     tt_hres r;
     int free_again = 0;
@@ -240,7 +251,13 @@ static void test_disconnect_stops_work(void)
         if (!free_again) usleep(100 * 1000);
     }
     CU_ASSERT(free_again);
-    fd = start_endless();
+}
+
+/* The endless request of kind sim runs while its client waits and stops when it leaves. */
+static void stops_on_disconnect(int sim)
+{
+    wait_heavy_free();                         /* the previous case may still hold it */
+    int fd = start_endless_of(sim);
     CU_ASSERT_FATAL(fd >= 0);
     usleep(500 * 1000);
     double busy0 = tt_raw_cpu_seconds(D.pid);
@@ -255,17 +272,25 @@ static void test_disconnect_stops_work(void)
     /* once it left the daemon is idle: a fraction of the share it had while working (the
      * shares are relative so that a loaded machine does not decide the outcome) */
     CU_ASSERT(busy0 >= 0 && c0 >= 0);
+    CU_ASSERT(during > 0.05);                  /* it did work while the client waited */
     CU_ASSERT(c1 - c0 <= 0.5 * during + 0.02);
     /* its heavy slot is free: the next predict runs */
+    tt_hres r;
     CU_ASSERT_EQUAL(tt_daemon_req(&D, "POST", "/v1/predict", TT_TOKEN_READ, PREDICT,
                                   strlen(PREDICT), &r), 0);
     CU_ASSERT_EQUAL(r.status, 200);
     tt_hres_free(&r);
 }
 
+static void test_disconnect_stops_work(void) { stops_on_disconnect(0); }
+static void test_disconnect_stops_simulate(void) { stops_on_disconnect(1); }
+
+/* SIGTERM with an endless simulate in flight (the simulator asks the budget in its event
+ * loop, so it ends too; the predict stops the same way, test_disconnect_stops_work). */
 static void test_shutdown_grace(void)
 {
-    int fd = start_endless();
+    wait_heavy_free();
+    int fd = start_endless_of(1);
     CU_ASSERT_FATAL(fd >= 0);
     usleep(300 * 1000);
     CU_ASSERT_EQUAL(kill(D.pid, SIGTERM), 0);
@@ -301,6 +326,7 @@ static const tt_test_case cases[] = {{"predict_budget_by_tier", test_predict_bud
                                      {"import_inflate_limit", test_import_inflate_limit},
                                      {"heavy_pool_full", test_heavy_pool_full},
                                      {"disconnect_stops_work", test_disconnect_stops_work},
+                                     {"disconnect_stops_simulate", test_disconnect_stops_simulate},
                                      {"shutdown_grace", test_shutdown_grace},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"budget", suite_init, suite_clean, cases},

@@ -19,6 +19,7 @@ static char g_path[512];
 static tt_store *g_store;
 static tt_catalog *g_cat;
 static tt_server g_srv;
+static const tt_budget *g_budget;   /* the budget call() hands to the handler (NULL: none) */
 
 static int suite_init(void)
 {
@@ -73,6 +74,7 @@ static tt_resp call(tt_handler_fn fn, const char *body, const char *query, const
     if (param) { req.params[0] = param; req.nparams = 1; }
     req.token_name = token ? token : "";
     req.scopes = scopes;
+    req.budget = g_budget;
     tt_resp r = {0};
     r.status = 200;
     fn(&g_srv, &req, &r);
@@ -276,11 +278,62 @@ static void test_readyz_runner(void)
     json_decref(r.json);
 }
 
+/* A simulate of ~650 000 events with a trace (no steady-state shortcut): about a second of
+ * CPU, so a request that is not stopped answers 200 long after its budget ran out. */
+static const char *LONG_SIM = "{\"template\":\"gemm\",\"target\":\"a2\",\"trace\":true,"
+                              "\"problem\":{\"M\":4096,\"N\":4096,\"K\":1048576},"
+                              "\"config\":{\"block_M\":128,\"block_N\":256,\"block_K\":16,"
+                              "\"K_L1\":32,\"S1\":1,\"S2\":1}}";
+
+typedef struct stop_after {
+    int calls, after;
+    tt_rc why;
+} stop_after;
+
+static int stop_after_n(void *ctx, tt_rc *why)
+{
+    stop_after *st = ctx;
+    if (++st->calls < st->after) return 0;
+    *why = st->why;
+    return 1;
+}
+
+/* Issue 9 item 5: the simulator's event loop asks the request's budget, so a simulate
+ * stops when its wall time is spent (422), its client left (409) or the server stops (503). */
+static void test_simulate_stops(void)
+{
+    tt_budget b;
+    memset(&b, 0, sizeof b);
+    b.sim_events = (int64_t)1e12;
+    b.tier = "token";
+    b.deadline = tt_budget_now() + 0.05;
+    g_budget = &b;
+    tt_resp r = call(tt__api_simulate, LONG_SIM, NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 422);                  /* not 200 a second later */
+    CU_ASSERT_STRING_EQUAL(code_of(&r), "over_budget");
+    json_decref(r.json);
+    static const struct { tt_rc why; int status; const char *code; } stops[] = {
+        {TT_ECANCELLED, 409, "cancelled"}, {TT_EUNAVAILABLE, 503, "unavailable"}};
+    for (size_t i = 0; i < sizeof stops / sizeof *stops; i++) {
+        stop_after st = {0, 3, stops[i].why};   /* the first calls come before the loop */
+        b.deadline = 0;
+        b.cancelled = stop_after_n;
+        b.ctx = &st;
+        r = call(tt__api_simulate, LONG_SIM, NULL, NULL, NULL, 0);
+        CU_ASSERT_EQUAL(r.status, stops[i].status);
+        CU_ASSERT_STRING_EQUAL(code_of(&r), stops[i].code);
+        CU_ASSERT_EQUAL(st.calls, 3);            /* asked again until it said stop, no more */
+        json_decref(r.json);
+    }
+    g_budget = NULL;
+}
+
 static const tt_test_case cases[] = {{"job_cycle", test_job_cycle},
                                      {"job_limit", test_job_limit},
                                      {"database_fault", test_database_fault},
                                      {"lease_and_worker", test_lease_and_worker},
                                      {"readyz_runner", test_readyz_runner},
+                                     {"simulate_stops", test_simulate_stops},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"api_handlers", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
