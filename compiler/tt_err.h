@@ -50,7 +50,8 @@
     X(TT_EBUDGET,         "work budget exceeded",           422, "over_budget")       \
     X(TT_EBUSY,           "too many heavy requests",        503, "busy")              \
     X(TT_EURITOOLONG,     "URI too long",                   414, "uri_too_long")      \
-    X(TT_EENCODING,       "undecodable bytes",              400, "bad_encoding")
+    X(TT_EENCODING,       "undecodable bytes",              400, "bad_encoding")      \
+    X(TT_EHEADERS,        "request headers too large",      431, "headers_too_large")
 
 typedef enum tt_rc {
 #define TT_X_ENUM(name, msg, http, code) name,

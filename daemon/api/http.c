@@ -220,6 +220,23 @@ static int tt_reserved_path(const char *url)
 
 #define TT_MAX_QUERY_ARGS 256
 #define TT_MAX_URI 8192
+#define TT_MAX_HEADER_BYTES 16384   /* header fields of one request, names + values */
+#define TT_MAX_HEADERS 100
+
+typedef struct tt_header_sum {
+    size_t bytes;
+    unsigned n;
+} tt_header_sum;
+
+static enum MHD_Result tt_header_add(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    tt_header_sum *sum = cls;
+    sum->bytes += (key ? strlen(key) : 0) + (value ? strlen(value) : 0) + 4;   /* ": ", CRLF */
+    sum->n++;
+    return MHD_YES;
+}
 
 /* MHD's URI hook runs before it files the query arguments in the connection's 32 KiB pool;
  * past ~500 arguments that pool overflows and MHD 0.9.75 then hangs instead of answering.
@@ -273,6 +290,15 @@ static enum MHD_Result tt_begin(tt_http *h, tt_hconn *hc, struct MHD_Connection 
     if (marked == 2) {
         snprintf(msg, sizeof msg, "the URI is longer than %d bytes", TT_MAX_URI);
         return tt_refuse(hc, c, method, url, TT_EURITOOLONG, 1, msg);
+    }
+    /* headers MHD could still hold in its 32 KiB pool, but more than we serve: the JSON
+     * 431 (beyond the pool MHD answers with its own HTML, daemon/README.md) */
+    tt_header_sum hs = {0, 0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, tt_header_add, &hs);
+    if (hs.bytes > TT_MAX_HEADER_BYTES || hs.n > TT_MAX_HEADERS) {
+        snprintf(msg, sizeof msg, "%u header fields of %zu bytes; at most %d fields of %d "
+                 "bytes in all", hs.n, hs.bytes, TT_MAX_HEADERS, TT_MAX_HEADER_BYTES);
+        return tt_refuse(hc, c, method, url, TT_EHEADERS, 1, msg);
     }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;

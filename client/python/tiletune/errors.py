@@ -128,7 +128,7 @@ CODES: Tuple[Tuple[str, int], ...] = (
     ("run_failed", 422), ("run_timeout", 422), ("wrong_result", 422), ("cancelled", 409),
     ("unavailable", 503), ("internal", 500), ("method_not_allowed", 405), ("timeout", 503),
     ("over_budget", 422), ("busy", 503), ("uri_too_long", 414),
-    ("bad_encoding", 400),
+    ("bad_encoding", 400), ("headers_too_large", 431),
 )
 
 
