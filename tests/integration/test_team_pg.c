@@ -50,11 +50,13 @@ static const char *const SMALL[NSMALL] = {
     "\"seed\":6}",
 };
 
-/* Phase 2: a longer job, killed in the middle (same job as test_resume.c). */
+/* Phase 2: a longer job, killed in the middle (the job of test_resume.c with 200 instead of
+ * 600 trials: 580 simulated 8192^3 trials after the takeover, over PostgreSQL, took more
+ * than the 90 s bound on the 2-core machine at load 6-7, 2026-11-23; main was red). */
 static const char *const BIG =
     "{\"template\":\"gemm\",\"problem\":{\"M\":8192,\"N\":8192,\"K\":8192,\"dtype\":\"float16\"},"
     "\"target\":\"a2\",\"backend\":\"sim\",\"strategy\":\"model-refine\","
-    "\"budget\":{\"trials\":600},\"seed\":42}";
+    "\"budget\":{\"trials\":200},\"seed\":42}";
 
 typedef struct worker {
     const char *name;         /* --worker-name: lease owners are "<name>/w0" */
