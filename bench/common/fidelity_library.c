@@ -34,19 +34,19 @@ void tt_fidlib_free(tt_fidlib *L)
     memset(L, 0, sizeof *L);
 }
 
-static int64_t ival(const json_t *o, const char *k)
+int64_t tt__fid_ival(const json_t *o, const char *k)
 {
     const json_t *v = json_object_get(o, k);
     return json_is_integer(v) ? json_integer_value(v) : 0;
 }
 
-static const char *sval(const json_t *o, const char *k)
+const char *tt__fid_sval(const json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "";
 }
 
-static void set(const tt_template *t, int64_t *slots, const char *name, int64_t v)
+void tt__fid_set(const tt_template *t, int64_t *slots, const char *name, int64_t v)
 {
     int s = tt_tmpl_slot_of(t, name);
     if (s >= 0) slots[s] = v;
@@ -56,11 +56,11 @@ static void set(const tt_template *t, int64_t *slots, const char *name, int64_t 
 static int gemm_shape(const tt_template *t, const json_t *sh, int64_t *slots, int64_t mnk[3],
                       char *why, size_t cap)
 {
-    mnk[0] = ival(sh, "M"), mnk[1] = ival(sh, "N"), mnk[2] = ival(sh, "K");
+    mnk[0] = tt__fid_ival(sh, "M"), mnk[1] = tt__fid_ival(sh, "N"), mnk[2] = tt__fid_ival(sh, "K");
     if (!mnk[0] || !mnk[1] || !mnk[2]) return snprintf(why, cap, "shape incomplete (M, N or K)"), -1;
-    set(t, slots, "M", mnk[0]);
-    set(t, slots, "N", mnk[1]);
-    set(t, slots, "K", mnk[2]);
+    tt__fid_set(t, slots, "M", mnk[0]);
+    tt__fid_set(t, slots, "N", mnk[1]);
+    tt__fid_set(t, slots, "K", mnk[2]);
     return 0;
 }
 
@@ -73,7 +73,7 @@ static int triple(const char *s, int64_t v[3])
     return 0;
 }
 
-static int64_t dtype_of(const char *s)
+int64_t tt__fid_dtype(const char *s)
 {
     if (!strncmp(s, "fp32", 4) || !strncmp(s, "float32", 7)) return TT_DT_FLOAT32;
     if (!strncmp(s, "bf16", 4) || !strncmp(s, "bfloat16", 8)) return TT_DT_BFLOAT16;
@@ -84,16 +84,16 @@ static int map_gemv(const tt_fidlib *L, const json_t *pt, int64_t *slots, double
                     double *bytes, char *why, size_t cap)
 {
     const json_t *sh = json_object_get(pt, "shape"), *cf = json_object_get(pt, "config");
-    int64_t v[3], dt = dtype_of(sval(pt, "dtypes"));
+    int64_t v[3], dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes"));
     if (gemm_shape(L->gemv, sh, slots, v, why, cap)) return -1;
     int64_t M = v[0], N = v[1], K = v[2];
     if (M > 16) return snprintf(why, cap, "M = %lld: gemv takes M <= 16", (long long)M), -1;
-    set(L->gemv, slots, "dtype", dt);
-    set(L->gemv, slots, "out_dtype", dt);
+    tt__fid_set(L->gemv, slots, "dtype", dt);
+    tt__fid_set(L->gemv, slots, "out_dtype", dt);
     int64_t l1[3];
-    if (!triple(sval(cf, "L1TileShape"), l1)) {   /* <M, N, K> of one L1 tile */
-        set(L->gemv, slots, "block_N", l1[1]);
-        set(L->gemv, slots, "block_K", l1[2]);
+    if (!triple(tt__fid_sval(cf, "L1TileShape"), l1)) {   /* <M, N, K> of one L1 tile */
+        tt__fid_set(L->gemv, slots, "block_N", l1[1]);
+        tt__fid_set(L->gemv, slots, "block_K", l1[2]);
     }
     *flops = 2.0 * (double)M * (double)N * (double)K;
     *bytes = (double)(M * K + N * K + M * N) * tt_dtype_size(dt);
@@ -104,25 +104,25 @@ static int map_grouped(const tt_fidlib *L, const json_t *pt, int64_t *slots, dou
                        double *bytes, char *why, size_t cap)
 {
     const json_t *sh = json_object_get(pt, "shape"), *cf = json_object_get(pt, "config");
-    int64_t G = ival(sh, "groups"), Mt = ival(sh, "M_total"), N = ival(sh, "N"), K = ival(sh, "K");
+    int64_t G = tt__fid_ival(sh, "groups"), Mt = tt__fid_ival(sh, "M_total"), N = tt__fid_ival(sh, "N"), K = tt__fid_ival(sh, "K");
     if (!G || !Mt || !N || !K) return snprintf(why, cap, "shape incomplete (groups, M_total, N or K)"), -1;
     const json_t *mg = json_object_get(sh, "M_per_group");
     int balanced = 1;
     for (size_t i = 1; json_is_array(mg) && i < json_array_size(mg); i++)
         balanced &= json_integer_value(json_array_get(mg, i)) == json_integer_value(json_array_get(mg, 0));
-    int64_t dt = dtype_of(sval(pt, "dtypes"));
-    set(L->grouped, slots, "batch_count", G);
-    set(L->grouped, slots, "batch_sum", Mt);
-    set(L->grouped, slots, "K", K);
-    set(L->grouped, slots, "N", N);
-    set(L->grouped, slots, "balanced", balanced);
-    set(L->grouped, slots, "dtype", dt);
+    int64_t dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes"));
+    tt__fid_set(L->grouped, slots, "batch_count", G);
+    tt__fid_set(L->grouped, slots, "batch_sum", Mt);
+    tt__fid_set(L->grouped, slots, "K", K);
+    tt__fid_set(L->grouped, slots, "N", N);
+    tt__fid_set(L->grouped, slots, "balanced", balanced);
+    tt__fid_set(L->grouped, slots, "dtype", dt);
     int64_t l1[3], l0[3];
-    if (!triple(sval(cf, "L1TileShape"), l1) && !triple(sval(cf, "L0TileShape"), l0)) {
-        set(L->grouped, slots, "block_M", l1[0]);
-        set(L->grouped, slots, "block_N", l1[1]);
-        set(L->grouped, slots, "K_L1", l1[2]);
-        set(L->grouped, slots, "block_K", l0[2]);
+    if (!triple(tt__fid_sval(cf, "L1TileShape"), l1) && !triple(tt__fid_sval(cf, "L0TileShape"), l0)) {
+        tt__fid_set(L->grouped, slots, "block_M", l1[0]);
+        tt__fid_set(L->grouped, slots, "block_N", l1[1]);
+        tt__fid_set(L->grouped, slots, "K_L1", l1[2]);
+        tt__fid_set(L->grouped, slots, "block_K", l0[2]);
     }
     *flops = 2.0 * (double)Mt * (double)N * (double)K;
     *bytes = (double)(Mt * K + G * K * N + Mt * N) * tt_dtype_size(dt);
@@ -136,11 +136,11 @@ static int map_quant(const tt_fidlib *L, const json_t *pt, int64_t *slots, doubl
     int64_t v[3];
     if (gemm_shape(L->quant, sh, slots, v, why, cap)) return -1;
     int64_t M = v[0], N = v[1], K = v[2];
-    const char *d = sval(pt, "dtypes");
+    const char *d = tt__fid_sval(pt, "dtypes");
     int64_t out = strstr(d, "bf16 out") ? TT_DT_BFLOAT16 : strstr(d, "fp32 out") ? TT_DT_FLOAT32 : TT_DT_FLOAT16;
-    set(L->quant, slots, "in_dtype", TT_DT_INT8);
-    set(L->quant, slots, "out_dtype", out);
-    if (!strcmp(sval(cf, "splitK"), "none")) set(L->quant, slots, "split_k", 1);
+    tt__fid_set(L->quant, slots, "in_dtype", TT_DT_INT8);
+    tt__fid_set(L->quant, slots, "out_dtype", out);
+    if (!strcmp(tt__fid_sval(cf, "splitK"), "none")) tt__fid_set(L->quant, slots, "split_k", 1);
     *flops = 2.0 * (double)M * (double)N * (double)K;
     *bytes = (double)(M * K + K * N) + (double)M * N * tt_dtype_size(out);
     return 1;
@@ -161,22 +161,22 @@ static int map_conv(const tt_fidlib *L, const json_t *pt, int64_t *slots, double
     const json_t *sh = json_object_get(pt, "shape");
     int64_t x[5], w[4];
     int kh = 0, kw = 0;
-    if (ints(sval(sh, "X[batch,cin1,hin,win,c0]"), x) != 5 || ints(sval(sh, "K(Fractal_Z)"), w) != 4 ||
-        sscanf(sval(sh, "kernel"), "%dx%d", &kh, &kw) != 2 || kh < 1 || kw < 1)
+    if (ints(tt__fid_sval(sh, "X[batch,cin1,hin,win,c0]"), x) != 5 || ints(tt__fid_sval(sh, "K(Fractal_Z)"), w) != 4 ||
+        sscanf(tt__fid_sval(sh, "kernel"), "%dx%d", &kh, &kw) != 2 || kh < 1 || kw < 1)
         return snprintf(why, cap, "shape not read (NC1HWC0 input, Fractal_Z weights, kernel)"), -1;
     int64_t B = x[0], C = x[1] * x[4], H = x[2], W = x[3], OC = w[1] * w[3];
-    int64_t st = ival(sh, "stride") ? ival(sh, "stride") : 1, pad = ival(sh, "pad");
-    if (ival(sh, "dilation") > 1) return snprintf(why, cap, "dilation > 1: conv2d has none"), -1;
-    set(L->conv, slots, "B", B);
-    set(L->conv, slots, "C", C);
-    set(L->conv, slots, "H", H);
-    set(L->conv, slots, "W", W);
-    set(L->conv, slots, "OC", OC);
-    set(L->conv, slots, "KH", kh);
-    set(L->conv, slots, "KW", kw);
-    set(L->conv, slots, "stride", st);
-    set(L->conv, slots, "padding", pad);
-    set(L->conv, slots, "dtype", TT_DT_FLOAT16);
+    int64_t st = tt__fid_ival(sh, "stride") ? tt__fid_ival(sh, "stride") : 1, pad = tt__fid_ival(sh, "pad");
+    if (tt__fid_ival(sh, "dilation") > 1) return snprintf(why, cap, "dilation > 1: conv2d has none"), -1;
+    tt__fid_set(L->conv, slots, "B", B);
+    tt__fid_set(L->conv, slots, "C", C);
+    tt__fid_set(L->conv, slots, "H", H);
+    tt__fid_set(L->conv, slots, "W", W);
+    tt__fid_set(L->conv, slots, "OC", OC);
+    tt__fid_set(L->conv, slots, "KH", kh);
+    tt__fid_set(L->conv, slots, "KW", kw);
+    tt__fid_set(L->conv, slots, "stride", st);
+    tt__fid_set(L->conv, slots, "padding", pad);
+    tt__fid_set(L->conv, slots, "dtype", TT_DT_FLOAT16);
     int64_t HO = (H + 2 * pad - kh) / st + 1, WO = (W + 2 * pad - kw) / st + 1;
     *flops = 2.0 * (double)(B * HO * WO) * (double)OC * (double)(C * kh * kw);
     *bytes = 2.0 * (double)(B * H * W * C + (int64_t)kh * kw * C * OC + B * HO * WO * OC);

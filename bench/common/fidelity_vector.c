@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT
+ * fidelity_vector.c - published points of the vector-unit families -> their templates (rope,
+ * activation, cross_entropy) and the reasons for the vector-side points no template expresses;
+ * see fidelity_vector.h.  Every assumption a mapping makes is written next to it.
+ */
+#include "fidelity_vector.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "fidelity_library.h"
+
+static tt_template *load1(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%.900s/%s.json", dir, name);
+    tt_template *t = NULL;
+    tt_errinfo e;
+    return tt_tmpl_parse_file(path, &t, &e) == TT_OK ? t : NULL;
+}
+
+int tt_fidvec_load(tt_fidvec *L, const char *dir)
+{
+    L->rope = load1(dir, "rope");
+    L->act = load1(dir, "activation");
+    L->ce = load1(dir, "cross_entropy");
+    return L->rope && L->act && L->ce ? 0 : -1;
+}
+
+void tt_fidvec_free(tt_fidvec *L)
+{
+    tt_tmpl_free(L->rope);
+    tt_tmpl_free(L->act);
+    tt_tmpl_free(L->ce);
+    memset(L, 0, sizeof *L);
+}
+
+void tt_fidvec_chip(const tt_template *t, int vector_cores, int64_t *slots)
+{
+    int s = tt_tmpl_slot_of(t, "vec_core_num");
+    if (s >= 0 && slots[s] == TT_FIDLIB_FREE) slots[s] = vector_cores;
+}
+
+static int has(const char *s, const char *w) { return strstr(s, w) != NULL; }
+
+/* not expressible: why (in the scope of a mapper with why, cap) and -1 */
+#define NO(...) (snprintf(why, cap, __VA_ARGS__), -1)
+
+/* RoPE (tilelang-ascend bench_mark.md): "BS N hidden rope_dim" (TND) or "B S N hidden
+ * rope_dim" (BSND), as the source's interpretation says.  Every (token, head) is one row of
+ * the template; its gather op costs the same for the half and the interleaved pair layout
+ * (rope.py.in swaps interleaved pairs with one gather pattern).  The template reads sin/cos
+ * per row; the kernel reads them per token (broadcast over heads), so the template
+ * overstates that traffic on multi-head rows (all of these rows are launch-floor rows). */
+static int map_rope(const tt_fidvec *L, const json_t *pt, int64_t *slots, double *flops,
+                    double *bytes, char *why, size_t cap)
+{
+    const json_t *sh = json_object_get(pt, "shape");
+    long long v[5];
+    int n = sscanf(tt__fid_sval(sh, "shape_as_written"), "%lld %lld %lld %lld %lld", &v[0], &v[1],
+                   &v[2], &v[3], &v[4]);
+    if (n != 4 && n != 5) return NO("rope shape '%.60s' not read", tt__fid_sval(sh, "shape_as_written"));
+    int64_t tokens = n == 4 ? v[0] : v[0] * v[1], heads = v[n - 3], hd = v[n - 2], rd = v[n - 1];
+    int64_t rows = tokens * heads, dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes"));
+    tt__fid_set(L->rope, slots, "num_tokens", rows);
+    tt__fid_set(L->rope, slots, "head_dim", hd);
+    tt__fid_set(L->rope, slots, "rope_dim", rd);
+    tt__fid_set(L->rope, slots, "dtype", dt);
+    *flops = 6.0 * (double)rows * (double)rd;
+    *bytes = (double)tt_dtype_size(dt) * (2.0 * (double)rows * rd + 2.0 * (double)tokens * rd);
+    return 1;
+}
+
+/* The activation template's ops: gelu (tanh form), silu (= swish), swiglu (two inputs). */
+static int act_of(const char *op)
+{
+    if (!strncmp(op, "gelu", 4)) return 0;
+    if (!strncmp(op, "swish", 5) || !strncmp(op, "silu", 4)) return 1;
+    if (!strncmp(op, "swiglu", 6)) return 2;
+    return -1;
+}
+
+static int map_act(const tt_fidvec *L, const char *family, const json_t *pt, int64_t *slots,
+                   double *flops, double *bytes, char *why, size_t cap)
+{
+    const json_t *sh = json_object_get(pt, "shape");
+    if (has(family, "mHC post broadcast"))
+        return NO("mHC post broadcast-scale (one x scaled into num_streams outputs): no template broadcasts an input over streams");
+    if (has(family, "mHC post"))
+        return NO("mHC post (x*post_mix + comb^T@residual over hc streams): no template for this fused kernel");
+    const char *op = tt__fid_sval(sh, "op");
+    int act = act_of(op);
+    if (act < 0) return NO("activation '%.30s': the activation template has gelu, silu (swish), swiglu", op);
+    int64_t M, N;
+    if (tt__fid_ival(sh, "elements")) {   /* ascend-rs 1-D gelu; dtype not stated: fp16 assumed */
+        M = 1, N = tt__fid_ival(sh, "elements");
+    } else {                              /* flash-linear-attention: [B, T, D], swiglu: two D inputs */
+        M = tt__fid_ival(sh, "B") * tt__fid_ival(sh, "T");
+        N = tt__fid_ival(sh, "D") * (act == 2 ? 2 : 1);
+    }
+    if (M <= 0 || N <= 0) return NO("activation shape incomplete");
+    int64_t dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes")), nout = act == 2 ? N / 2 : N;
+    tt__fid_set(L->act, slots, "M", M);
+    tt__fid_set(L->act, slots, "N", N);
+    tt__fid_set(L->act, slots, "act", act);
+    tt__fid_set(L->act, slots, "dtype", dt);
+    *flops = 8.0 * (double)M * (double)nout;
+    *bytes = (double)tt_dtype_size(dt) * (double)M * (double)(N + nout);
+    return 1;
+}
+
+/* Cross-entropy (tilelang-ascend cross_entropy_loss README): rows N, vocabulary C; the
+ * source's block_N tiles rows (the template's block_M, clamped to N: rows past N are not
+ * loaded), block_C tiles the vocabulary (block_N).  dtype float16 where not stated. */
+static int map_ce(const tt_fidvec *L, const json_t *pt, int64_t *slots, double *flops,
+                  double *bytes, char *why, size_t cap)
+{
+    const json_t *sh = json_object_get(pt, "shape"), *cf = json_object_get(pt, "config");
+    const char *impl = tt__fid_sval(pt, "implementation"), *ver = tt__fid_sval(cf, "version");
+    int64_t N = tt__fid_ival(sh, "N"), C = tt__fid_ival(sh, "C");
+    if (!N || !C) return NO("cross-entropy shape incomplete (N or C)");
+    if (has(ver, "per-row"))
+        return NO("cross-entropy '%.30s' variant (a scalar loop per row): the template is the vectorised (broadcast) kernel", ver);
+    int cann = has(impl, "CANN");
+    if (cann && N < 48)
+        return NO("CANN cross-entropy splits the vocabulary over cores: the template's blocks own whole rows");
+    int64_t dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes"));
+    tt__fid_set(L->ce, slots, "N", N);
+    tt__fid_set(L->ce, slots, "C", C);
+    tt__fid_set(L->ce, slots, "x_dtype", dt);
+    tt__fid_set(L->ce, slots, "y_dtype", TT_DT_INT32);
+    int64_t bm = tt__fid_ival(cf, "block_N"), bc = tt__fid_ival(cf, "block_C");
+    if (!cann && bc > 0 && (bc & (bc - 1)))
+        return NO("block_C = %lld: the template's block_N is a power of two", (long long)bc);
+    if (!cann && bm > 0) tt__fid_set(L->ce, slots, "block_M", bm < N ? bm : N + (N & 1));
+    if (!cann && bc > 0) tt__fid_set(L->ce, slots, "block_N", bc);
+    *flops = 10.0 * (double)N * (double)C;
+    *bytes = (double)tt_dtype_size(dt) * 3.0 * (double)N * (double)C;   /* x twice, log_prob */
+    return 1;
+}
+
+/* The vector-side kernels of the "other" bucket without a template, by what they are. */
+static int other_reason(const char *family, char *why, size_t cap)
+{
+    if (has(family, "linear attention")) {   /* "other (linear attention: <stage>)" */
+        const char *in = strchr(family, '(');
+        snprintf(why, cap, "no template for linear-attention stages (%.*s)",
+                 in ? (int)strcspn(in + 1, ")") : 60, in ? in + 1 : family);
+        return -1;
+    }
+    if (has(family, "top-k"))
+        return NO("top-k by sort + merge-sort (TSort32/TMrgsort): no sort template");
+    if (has(family, "mHC pre sub-kernel"))
+        return NO("mHC pre sub-kernel (sqrsum+RMSNorm of the GEMM mixes, or Sinkhorn): no template for this fused kernel");
+    if (has(family, "mHC pre"))
+        return NO("mHC pre (GEMM + RMSNorm + Sinkhorn, several kernels summed): no template for the chain");
+    return 0;
+}
+
+int tt_fidvec_map(const tt_fidvec *L, const char *fk, const char *family, const json_t *pt,
+                  const tt_template **t, int64_t *slots, double *flops, double *bytes, char *why,
+                  size_t cap)
+{
+    if (!L->rope || !L->act || !L->ce) return 0;
+    if (!family) family = "";
+    if (!strcmp(fk, "rope")) return *t = L->rope, map_rope(L, pt, slots, flops, bytes, why, cap);
+    if (!strcmp(fk, "elementwise/activation"))
+        return *t = L->act, map_act(L, family, pt, slots, flops, bytes, why, cap);
+    if (has(family, "cross-entropy")) return *t = L->ce, map_ce(L, pt, slots, flops, bytes, why, cap);
+    if (!strcmp(fk, "other")) return other_reason(family, why, cap);
+    return 0;
+}
