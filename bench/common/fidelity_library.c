@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static tt_template *load1(const char *dir, const char *name)
+tt_template *tt__fid_load(const char *dir, const char *name)
 {
     char path[1024];
     snprintf(path, sizeof path, "%.900s/%s.json", dir, name);
@@ -18,10 +18,10 @@ static tt_template *load1(const char *dir, const char *name)
 
 int tt_fidlib_load(tt_fidlib *L, const char *dir)
 {
-    L->gemv = load1(dir, "gemv");
-    L->grouped = load1(dir, "grouped_gemm");
-    L->quant = load1(dir, "quant_matmul");
-    L->conv = load1(dir, "conv2d");
+    L->gemv = tt__fid_load(dir, "gemv");
+    L->grouped = tt__fid_load(dir, "grouped_gemm");
+    L->quant = tt__fid_load(dir, "quant_matmul");
+    L->conv = tt__fid_load(dir, "conv2d");
     return L->gemv && L->grouped && L->quant && L->conv ? 0 : -1;
 }
 

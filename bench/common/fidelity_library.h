@@ -33,9 +33,10 @@ int tt_fidlib_map(const tt_fidlib *L, const char *fk, const char *family, const 
                   const tt_template **t, int64_t *slots, double *flops, double *bytes, char *why,
                   size_t cap);
 
-/* Shared by the fidelity mappers (fidelity_vector.c): an integer / string member of o (0 / ""
+/* Shared by the fidelity mappers (fidelity_vector.c): a template parsed from a file, an integer / string member of o (0 / ""
  * when absent or of another type), a named slot of t set to v (ignored when t has no such
  * slot), and the dtype a published "dtypes" text starts with (float16 when unreadable). */
+tt_template *tt__fid_load(const char *dir, const char *name);   /* dir/name.json or NULL */
 int64_t tt__fid_ival(const json_t *o, const char *k);
 const char *tt__fid_sval(const json_t *o, const char *k);
 void tt__fid_set(const tt_template *t, int64_t *slots, const char *name, int64_t v);

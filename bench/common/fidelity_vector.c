@@ -11,20 +11,11 @@
 #include "dtype.h"
 #include "fidelity_library.h"
 
-static tt_template *load1(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%.900s/%s.json", dir, name);
-    tt_template *t = NULL;
-    tt_errinfo e;
-    return tt_tmpl_parse_file(path, &t, &e) == TT_OK ? t : NULL;
-}
-
 int tt_fidvec_load(tt_fidvec *L, const char *dir)
 {
-    L->rope = load1(dir, "rope");
-    L->act = load1(dir, "activation");
-    L->ce = load1(dir, "cross_entropy");
+    L->rope = tt__fid_load(dir, "rope");
+    L->act = tt__fid_load(dir, "activation");
+    L->ce = tt__fid_load(dir, "cross_entropy");
     return L->rope && L->act && L->ce ? 0 : -1;
 }
 
