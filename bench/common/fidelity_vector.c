@@ -80,7 +80,12 @@ static int map_act(const tt_fidvec *L, const char *family, const json_t *pt, int
         return NO("mHC post broadcast-scale (one x scaled into num_streams outputs): no template broadcasts an input over streams");
     if (has(family, "mHC post"))
         return NO("mHC post (x*post_mix + comb^T@residual over hc streams): no template for this fused kernel");
-    const char *op = tt__fid_sval(sh, "op");
+    const char *op = tt__fid_sval(sh, "op"), *impl = tt__fid_sval(pt, "implementation");
+    /* fla.modules.activations: sigmoid, logsigmoid, swish, swiglu, powglu are hand-written
+     * Triton kernels over the flattened tensor that compute every element's address (row =
+     * offs // D, col = offs % D); gelu_fwd and sqrelu_fwd are torch.compile'd expressions. */
+    if (has(impl, "flash-linear-attention") && (strstr(op, "sigmoid") || strstr(op, "swish") || strstr(op, "glu")))
+        return NO("fla Triton kernel '%.20s' computes each element's address (offs // D, offs %% D): the template moves contiguous tiles", op);
     int act = act_of(op);
     if (act < 0) return NO("activation '%.30s': the activation template has gelu, silu (swish), swiglu", op);
     int64_t M, N;
@@ -102,8 +107,10 @@ static int map_act(const tt_fidvec *L, const char *family, const json_t *pt, int
 }
 
 /* Cross-entropy (tilelang-ascend cross_entropy_loss README): rows N, vocabulary C; the
- * source's block_N tiles rows (the template's block_M, clamped to N: rows past N are not
- * loaded), block_C tiles the vocabulary (block_N).  dtype float16 where not stated. */
+ * source's block_N tiles rows (the template's block_M; upstream's 128 also at N = 4, where
+ * the vector ops still run over the whole UB tile; 128, the example's default, where a row
+ * does not state it), block_C tiles the vocabulary (block_N).
+ * dtype float16 where not stated. */
 static int map_ce(const tt_fidvec *L, const json_t *pt, int64_t *slots, double *flops,
                   double *bytes, char *why, size_t cap)
 {
@@ -124,7 +131,7 @@ static int map_ce(const tt_fidvec *L, const json_t *pt, int64_t *slots, double *
     int64_t bm = tt__fid_ival(cf, "block_N"), bc = tt__fid_ival(cf, "block_C");
     if (!cann && bc > 0 && (bc & (bc - 1)))
         return NO("block_C = %lld: the template's block_N is a power of two", (long long)bc);
-    if (!cann && bm > 0) tt__fid_set(L->ce, slots, "block_M", bm < N ? bm : N + (N & 1));
+    if (!cann) tt__fid_set(L->ce, slots, "block_M", bm > 0 ? bm : 128);   /* example's default */
     if (!cann && bc > 0) tt__fid_set(L->ce, slots, "block_N", bc);
     *flops = 10.0 * (double)N * (double)C;
     *bytes = (double)tt_dtype_size(dt) * 3.0 * (double)N * (double)C;   /* x twice, log_prob */
