@@ -212,6 +212,9 @@ typedef struct tt_grid_dim {
 
 typedef struct tt_kernel {
     tt_cores cores;
+    int launch_mix;           /* 1: launched as a MIX (cube + vector) task whatever `cores` says
+                                 ("launch": "mix"; TileLang-Ascend launches every kernel so),
+                                 so a vector-only kernel pays the MIX launch extra */
     tt_grid_dim *grid;
     size_t ngrid;
     tt_expr *persistent;      /* NULL: one block per grid point; else number of launched

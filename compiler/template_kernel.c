@@ -405,7 +405,7 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
     if (!json_is_object(k))
         return tt_errf(p->err, TT_ETEMPLATE, "kernel", "expected an object, got %s",
                        tt__json_type(k));
-    static const char *const keys[] = {"grid", "cores", "persistent", "swizzle", "body", NULL};
+    static const char *const keys[] = {"grid", "cores", "launch", "persistent", "swizzle", "body", NULL};
     if ((rc = tt__tp_keys(p, k, "kernel", keys))) return rc;
     tt_kernel *kn = calloc(1, sizeof *kn);
     if (!kn) return tt__tp_oom(p, "kernel");
@@ -422,6 +422,16 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
     else
         return tt_errf(p->err, TT_ETEMPLATE, "kernel.cores",
                        "unknown core kind \"%s\" (cube, vector, mix)", cs);
+    const json_t *launch = json_object_get(k, "launch");
+    if (launch) {
+        const char *ls = json_string_value(launch);
+        if (!ls || (strcmp(ls, "mix") != 0 && strcmp(ls, "cores") != 0))
+            return tt_errf(p->err, TT_ETEMPLATE, "kernel.launch",
+                           "expected \"mix\" or \"cores\" (launch as the cores say)");
+        kn->launch_mix = strcmp(ls, "mix") == 0 || kn->cores == TT_CORES_MIX;
+    } else {
+        kn->launch_mix = kn->cores == TT_CORES_MIX;
+    }
 
     /* grid: extents see inputs, params and lets; each dim then gets a slot. */
     const json_t *grid = json_object_get(k, "grid");

@@ -244,6 +244,7 @@ tt_rc tt_model_new(const tt_template *t, const tt_target *tgt, const int64_t *pr
                            TT__MODEL_MAX_GRID);
         }
         m->cores = k->cores;
+        m->launch_mix = k->launch_mix;
         m->ngrid = (int)k->ngrid;
         for (size_t g = 0; g < k->ngrid; g++) mx_init(t, k->grid[g].extent, 1, &m->grid[g]);
         m->has_persistent = k->persistent != NULL;
@@ -727,7 +728,7 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
     double hbm_us = (sc.hbm_bytes / (tg->hbm_bypass_gbps * bws) + sc.hbm_write_bytes / (tg->hbm_write_gbps * bws)) / 1e3;
     double l2_us = (sc.read_bytes + sc.write_bytes) / sc.eff_gbps / 1e3;
     /* 5. fixed overheads */
-    double fixed = tg->launch_us + (m->cores == TT_CORES_MIX ? tg->mix_launch_extra_us : 0);
+    double fixed = tg->launch_us + (m->launch_mix ? tg->mix_launch_extra_us : 0);
     double body = core_us;
     tt_bound bound = TT_BOUND__COUNT;
     if (hbm_us > body) { body = hbm_us; bound = TT_BOUND_HBM; }

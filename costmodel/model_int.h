@@ -145,6 +145,7 @@ struct tt_model {
     tt__mx swizzle;
     double band_lo, band_hi;   /* error band factors (band.h) */
     tt_cores cores;
+    int launch_mix;           /* tt_kernel.launch_mix: pays mix_launch_extra_us */
     tt__mdom dom[TT_MAX_SLOTS];
     tt_caps caps;
     int written[TT_TMPL_MAX_TENSORS];   /* 1: some copy of the kernel writes the tensor */

@@ -15,6 +15,7 @@
 #include "band.h"
 #include "model.h"
 #include "reuse.h"
+#include "sim.h"
 #include "space.h"
 #include "target.h"
 #include "tt_test.h"
@@ -824,6 +825,46 @@ static void test_mix_round_trip(void)
     tt_tmpl_free(t);
 }
 
+/* ---- 11b. a vector kernel launched as a MIX task pays the MIX launch extra ------------- */
+
+static void test_launch_mix(void)
+{
+    /* one_copy with "launch": "mix" (TileLang-Ascend launches every kernel as MIX_AIC_1_2) */
+    char text[1024];
+    const char *at = strstr(one_copy, "\"cores\":\"vector\",");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    snprintf(text, sizeof text, "%.*s\"cores\":\"vector\",\"launch\":\"mix\",%s", (int)(at - one_copy),
+             one_copy, at + strlen("\"cores\":\"vector\","));
+    tt_template *plain = parse(one_copy), *mix = parse(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mix);
+    CU_ASSERT_FALSE(plain->kernel->launch_mix);
+    CU_ASSERT_TRUE(mix->kernel->launch_mix);
+    tt_model_result a, b;
+    CU_ASSERT_EQUAL_FATAL(predict(plain, &hand, "N=10000", "S=1", NULL, &a), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(mix, &hand, "N=10000", "S=1", NULL, &b), TT_OK);
+    CU_ASSERT(hand.mix_launch_extra_us > 0);
+    CU_ASSERT_DOUBLE_EQUAL(b.time_us - a.time_us, hand.mix_launch_extra_us, 1e-9);
+    /* the simulator charges the same */
+    int64_t slots[TT_MAX_SLOTS] = {10000, 1};
+    tt_sim_result sa, sb;
+    CU_ASSERT_EQUAL_FATAL(tt_sim_run(plain, &hand, slots, NULL, &sa), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_sim_run(mix, &hand, slots, NULL, &sb), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(sb.time_us - sa.time_us, hand.mix_launch_extra_us, 1e-9);
+    tt_sim_result_close(&sa);
+    tt_sim_result_close(&sb);
+    /* anything but "mix" / "cores" is refused */
+    tt_template *bad = NULL;
+    tt_errinfo e;
+    snprintf(text, sizeof text, "%.*s\"cores\":\"vector\",\"launch\":\"aiv\",%s", (int)(at - one_copy),
+             one_copy, at + strlen("\"cores\":\"vector\","));
+    CU_ASSERT_EQUAL(tt_tmpl_parse_string(text, strlen(text), NULL, &bad, &e), TT_ETEMPLATE);
+    CU_ASSERT_STRING_EQUAL(e.path, "kernel.launch");
+    tt_tmpl_free(bad);
+    tt_tmpl_free(plain);
+    tt_tmpl_free(mix);
+}
+
 /* ---- 12. a workspace keeps one slot per block in flight in L2, whatever its ring depth -- */
 
 static const char *ws_tmpl =
@@ -935,7 +976,7 @@ static const tt_test_case model_cases[] = {
     {"threads", test_threads},         {"mix_round_trip", test_mix_round_trip},
     {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share},
     {"fast_tables", test_fast_tables}, {"persistent", test_persistent}, {"swizzle", test_swizzle},
-    {"band", test_band},
+    {"band", test_band},               {"launch_mix", test_launch_mix},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
                                        {NULL, NULL, NULL, NULL}};
