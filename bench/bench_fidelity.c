@@ -594,7 +594,9 @@ int main(int argc, char **argv)
         p->shape = json_object_get(pt, "shape");
         p->meas = json_number_value(json_object_get(pt, "time_us"));
         char *sh = json_dumps(p->shape, JSON_SORT_KEYS | JSON_COMPACT);
-        snprintf(p->group, sizeof p->group, "%s|%s|%s", str(pt, "chip"), sh ? sh : "", p->impl);
+        /* a sweep: one chip, shape, dtype and implementation */
+        snprintf(p->group, sizeof p->group, "%s|%s|%s|%s", str(pt, "chip"), sh ? sh : "", p->impl,
+                 str(pt, "dtypes"));
         free(sh);
         sh = json_dumps(json_object_get(pt, "config"), JSON_SORT_KEYS | JSON_COMPACT);
         snprintf(p->pubcfg, sizeof p->pubcfg, "%s", sh ? sh : "");
