@@ -5,6 +5,7 @@
  */
 #include "fidelity_vector.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +17,11 @@ int tt_fidvec_load(tt_fidvec *L, const char *dir)
     L->rope = tt__fid_load(dir, "rope");
     L->act = tt__fid_load(dir, "activation");
     L->ce = tt__fid_load(dir, "cross_entropy");
-    return L->rope && L->act && L->ce ? 0 : -1;
+    L->rms = tt__fid_load(dir, "rms_norm");
+    L->ln = tt__fid_load(dir, "layer_norm");
+    L->smax = tt__fid_load(dir, "softmax");
+    L->red = tt__fid_load(dir, "reduce");
+    return L->rope && L->act && L->ce && L->rms && L->ln && L->smax && L->red ? 0 : -1;
 }
 
 void tt_fidvec_free(tt_fidvec *L)
@@ -24,6 +29,10 @@ void tt_fidvec_free(tt_fidvec *L)
     tt_tmpl_free(L->rope);
     tt_tmpl_free(L->act);
     tt_tmpl_free(L->ce);
+    tt_tmpl_free(L->rms);
+    tt_tmpl_free(L->ln);
+    tt_tmpl_free(L->smax);
+    tt_tmpl_free(L->red);
     memset(L, 0, sizeof *L);
 }
 
@@ -81,6 +90,7 @@ static int map_act(const tt_fidvec *L, const char *family, const json_t *pt, int
     if (has(family, "mHC post"))
         return NO("mHC post (x*post_mix + comb^T@residual over hc streams): no template for this fused kernel");
     const char *op = tt__fid_sval(sh, "op"), *impl = tt__fid_sval(pt, "implementation");
+    if (strstr(op, "bwd")) return NO("activation '%.30s': a backward pass, the template is the forward kernel", op);
     /* fla.modules.activations: sigmoid, logsigmoid, swish, swiglu, powglu are hand-written
      * Triton kernels over the flattened tensor that compute every element's address (row =
      * offs // D, col = offs % D); gelu_fwd and sqrelu_fwd are torch.compile'd expressions. */
@@ -138,6 +148,57 @@ static int map_ce(const tt_fidvec *L, const json_t *pt, int64_t *slots, double *
     return 1;
 }
 
+/* Rows x columns of a row-wise kernel's shape: M x N, rows x cols, or (B x) T|S x D|H|hidden;
+ * 0 when the shape says none of these. */
+static int rows_cols(const json_t *sh, int64_t *M, int64_t *N)
+{
+    int64_t b = tt__fid_ival(sh, "B") ? tt__fid_ival(sh, "B") : 1;
+    int64_t t = tt__fid_ival(sh, "T") ? tt__fid_ival(sh, "T") : tt__fid_ival(sh, "S");
+    int64_t d = tt__fid_ival(sh, "D") ? tt__fid_ival(sh, "D") : tt__fid_ival(sh, "H");
+    if (!d) d = tt__fid_ival(sh, "hidden");
+    if (tt__fid_ival(sh, "M") && tt__fid_ival(sh, "N")) *M = tt__fid_ival(sh, "M"), *N = tt__fid_ival(sh, "N");
+    else if (tt__fid_ival(sh, "rows") && tt__fid_ival(sh, "cols")) *M = tt__fid_ival(sh, "rows"), *N = tt__fid_ival(sh, "cols");
+    else if (t && d) *M = b * t, *N = d;
+    else return 0;
+    return *M > 0 && *N > 0;
+}
+
+/* RMSNorm, LayerNorm, softmax and row reductions (no such rows in published.json today; the
+ * shape conventions above are the ones its other families use).  Fused kernels (mHC,
+ * "+ residual", "rope") are not these templates. */
+static int map_rowwise(const tt_fidvec *L, const char *family, const json_t *pt,
+                       const tt_template **t, int64_t *slots, double *flops, double *bytes,
+                       char *why, size_t cap)
+{
+    char f[160];   /* lower case, '_' and '-' as ' ' */
+    size_t n = 0;
+    for (; family[n] && n + 1 < sizeof f; n++) {
+        char c = (char)tolower((unsigned char)family[n]);
+        f[n] = c == '_' || c == '-' ? ' ' : c;
+    }
+    f[n] = '\0';
+    int op = -1;
+    if (has(f, "rmsnorm") || has(f, "rms norm")) *t = L->rms;
+    else if (has(f, "layernorm") || has(f, "layer norm")) *t = L->ln;
+    else if (has(f, "softmax")) *t = L->smax;
+    else if (has(f, "row reduc") || has(f, "reduce sum") || has(f, "reduce max") || has(f, "reduce min")) {
+        *t = L->red;
+        op = has(f, "max") ? 1 : has(f, "min") ? 2 : 0;
+    } else return 0;
+    if (has(family, "mHC") || has(family, "fused") || has(family, "+"))
+        return NO("%.60s: a fused kernel, the template is the plain one", family);
+    int64_t M, N;
+    if (!rows_cols(json_object_get(pt, "shape"), &M, &N)) return NO("%.60s: rows and columns not read", family);
+    int64_t dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes"));
+    tt__fid_set(*t, slots, "M", M);
+    tt__fid_set(*t, slots, "N", N);
+    tt__fid_set(*t, slots, "dtype", dt);
+    if (op >= 0) tt__fid_set(*t, slots, "op", op);
+    *flops = 5.0 * (double)M * (double)N;
+    *bytes = (double)tt_dtype_size(dt) * (double)M * (double)N * (op >= 0 ? 1.0 : 2.0);
+    return 1;
+}
+
 /* The vector-side kernels of the "other" bucket without a template, by what they are. */
 static int other_reason(const char *family, char *why, size_t cap)
 {
@@ -160,12 +221,13 @@ int tt_fidvec_map(const tt_fidvec *L, const char *fk, const char *family, const 
                   const tt_template **t, int64_t *slots, double *flops, double *bytes, char *why,
                   size_t cap)
 {
-    if (!L->rope || !L->act || !L->ce) return 0;
+    if (!L->rope || !L->act || !L->ce || !L->rms || !L->ln || !L->smax || !L->red) return 0;
     if (!family) family = "";
     if (!strcmp(fk, "rope")) return *t = L->rope, map_rope(L, pt, slots, flops, bytes, why, cap);
     if (!strcmp(fk, "elementwise/activation"))
         return *t = L->act, map_act(L, family, pt, slots, flops, bytes, why, cap);
     if (has(family, "cross-entropy")) return *t = L->ce, map_ce(L, pt, slots, flops, bytes, why, cap);
-    if (!strcmp(fk, "other")) return other_reason(family, why, cap);
-    return 0;
+    if (!strcmp(fk, "other") && other_reason(family, why, cap)) return -1;
+    if (has(fk, "gemm") || has(fk, "attention") || has(fk, "conv") || has(fk, "copy")) return 0;
+    return map_rowwise(L, family, pt, t, slots, flops, bytes, why, cap);
 }

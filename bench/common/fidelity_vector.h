@@ -18,10 +18,12 @@
 
 typedef struct tt_fidvec {
     tt_template *rope, *act, *ce;
+    tt_template *rms, *ln, *smax, *red;   /* row-wise kernels: M rows of N */
 } tt_fidvec;
 
-/* Parse rope.json, activation.json and cross_entropy.json from dir (templates/).  Returns 0,
- * or -1 when one is missing (*L then holds what loaded; tt_fidvec_free is safe). */
+/* Parse rope, activation, cross_entropy, rms_norm, layer_norm, softmax and reduce from dir
+ * (templates/).  Returns 0, or -1 when one is missing (*L then holds what loaded;
+ * tt_fidvec_free is safe). */
 int tt_fidvec_load(tt_fidvec *L, const char *dir);
 void tt_fidvec_free(tt_fidvec *L);
 
