@@ -5,11 +5,14 @@
 # loopback ports with configs written to a temp dir, then runs wrk (2 threads) at 4, 64 and
 # 512 connections against each and prints throughput, the tiletune/nginx ratio and p99.
 # Also times POST /v1/predict (top 16 of the 102 400-config GEMM space).
-# Usage: bash bench/http.sh [BUILD_DIR] [SECONDS]     (needs wrk and nginx; see bench/README.md)
+# Each connection count runs ROUNDS alternating rounds (tiletune, nginx, tiletune, ...) and
+# prints the medians, so that a load change on a shared machine hits both servers alike.
+# Usage: bash bench/http.sh [BUILD_DIR] [SECONDS] [ROUNDS]   (needs wrk and nginx; bench/README.md)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 secs="${2:-10}"
+rounds="${3:-3}"
 bin="$build/bin/tiletuned"
 [ -x "$bin" ] || { echo "build first: cmake --build $build" >&2; exit 1; }
 if ! command -v wrk >/dev/null || ! [ -x /usr/sbin/nginx ]; then
@@ -86,16 +89,26 @@ wrk_run() {
     /Non-2xx|Socket errors/ { err = err " " $0 }
     END { printf "%s %s %s\n", rps, p, (err == "" ? "-" : err) }'
 }
-echo "== GET /v1/best vs nginx, wrk 2 threads, ${secs}s per run, $(nproc) cores"
-printf '| connections | tiletune req/s | nginx req/s | ratio | tiletune p99 ms | nginx p99 ms |\n'
-printf '|---|---|---|---|---|---|\n'
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+echo "== GET /v1/best vs nginx, wrk 2 threads, ${rounds} alternating rounds of ${secs}s per server and connection count, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "   (medians over the rounds; the per-round ratios show the spread a shared machine adds)"
+printf '| connections | tiletune req/s | nginx req/s | ratio | ratio per round | tiletune p99 ms | nginx p99 ms |\n'
+printf '|---|---|---|---|---|---|---|\n'
 for c in 4 64 512; do
-  read -r trps tp99 terr <<<"$(wrk_run "$c" "$url$path")"
-  read -r nrps np99 nerr <<<"$(wrk_run "$c" "http://127.0.0.1:$nport/best.json")"
+  : >"$work/t.txt"; : >"$work/n.txt"; per=""
+  for _ in $(seq 1 "$rounds"); do   # alternate, so that load changes hit both servers alike
+    read -r trps tp99 terr <<<"$(wrk_run "$c" "$url$path")"
+    read -r nrps np99 nerr <<<"$(wrk_run "$c" "http://127.0.0.1:$nport/best.json")"
+    echo "$trps $tp99" >>"$work/t.txt"
+    echo "$nrps $np99" >>"$work/n.txt"
+    per="$per $(awk -v a="$trps" -v b="$nrps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+    [ "$terr" != "-" ] && echo "   tiletune errors:$terr"
+    [ "$nerr" != "-" ] && echo "   nginx errors:$nerr"
+  done
+  trps="$(cut -d' ' -f1 "$work/t.txt" | median)"; tp99="$(cut -d' ' -f2 "$work/t.txt" | median)"
+  nrps="$(cut -d' ' -f1 "$work/n.txt" | median)"; np99="$(cut -d' ' -f2 "$work/n.txt" | median)"
   ratio="$(awk -v a="$trps" -v b="$nrps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
-  printf '| %d | %.0f | %.0f | %s | %.2f | %.2f |\n' "$c" "$trps" "$nrps" "$ratio" "$tp99" "$np99"
-  [ "$terr" != "-" ] && echo "   tiletune errors:$terr"
-  [ "$nerr" != "-" ] && echo "   nginx errors:$nerr"
+  printf '| %d | %.0f | %.0f | %s |%s | %.2f | %.2f |\n' "$c" "$trps" "$nrps" "$ratio" "$per" "$tp99" "$np99"
 done
 echo "== POST /v1/predict top 16 of 102400 configs"
 for _ in 1 2 3; do
