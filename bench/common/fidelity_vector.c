@@ -60,8 +60,18 @@ static int map_rope(const tt_fidvec *L, const json_t *pt, int64_t *slots, double
     long long v[5];
     int n = sscanf(tt__fid_sval(sh, "shape_as_written"), "%lld %lld %lld %lld %lld", &v[0], &v[1],
                    &v[2], &v[3], &v[4]);
-    if (n != 4 && n != 5) return NO("rope shape '%.60s' not read", tt__fid_sval(sh, "shape_as_written"));
-    int64_t tokens = n == 4 ? v[0] : v[0] * v[1], heads = v[n - 3], hd = v[n - 2], rd = v[n - 1];
+    int64_t tokens, heads, hd, rd;
+    if (n == 4 || n == 5) {
+        tokens = n == 4 ? v[0] : v[0] * v[1], heads = v[n - 3], hd = v[n - 2], rd = v[n - 1];
+    } else {   /* named fields: tokens (or B x S), heads, head_dim (or hidden), rope_dim */
+        int64_t b = tt__fid_ival(sh, "B") ? tt__fid_ival(sh, "B") : 1;
+        tokens = tt__fid_ival(sh, "num_tokens") ? tt__fid_ival(sh, "num_tokens") : b * tt__fid_ival(sh, "S");
+        heads = tt__fid_ival(sh, "heads") ? tt__fid_ival(sh, "heads") : tt__fid_ival(sh, "N");
+        hd = tt__fid_ival(sh, "head_dim") ? tt__fid_ival(sh, "head_dim") : tt__fid_ival(sh, "hidden");
+        rd = tt__fid_ival(sh, "rope_dim") ? tt__fid_ival(sh, "rope_dim") : hd;
+        if (!heads) heads = 1;
+        if (tokens <= 0 || hd <= 0) return NO("%s", "rope shape not read (shape_as_written or num_tokens/B,S, heads, head_dim)");
+    }
     int64_t rows = tokens * heads, dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes"));
     tt__fid_set(L->rope, slots, "num_tokens", rows);
     tt__fid_set(L->rope, slots, "head_dim", hd);
