@@ -13,14 +13,18 @@ static const struct {
     double lo, hi;
     int points;
 } g_band[] = {
-    {"gemm", 0.841, 3.295, 23},
-    {"batch_gemm", 0.841, 3.295, 0},      /* gemm's: the same program per batch entry */
-    {"flash_attn_fwd", 0.438, 1.195, 52},
+    {"gemm", 0.706, 1.895, 23},
+    {"batch_gemm", 0.706, 1.895, 0},      /* gemm's: the same program per batch entry */
+    {"flash_attn_fwd", 0.406, 1.001, 52},
     {"activation", 0.883, 1.275, 5},       /* fla gelu_fwd rows on A3 */
     {"cross_entropy", 1.590, 3.479, 6},    /* TileLang cross-entropy rows (chip not stated) */
+    {"gemv", 0.726, 1.833, 2},
+    {"quant_matmul", 1.040, 2.215, 6},
+    {"grouped_gemm", 1.095, 2.014, 11},
+    {"conv2d", 0.777, 0.858, 5},
 };
 /* pooled over every row above with points: the band of a family without published points */
-#define TT_BAND_POOLED_LO 0.438
+#define TT_BAND_POOLED_LO 0.406
 #define TT_BAND_POOLED_HI 3.479
 
 int tt_band_get(const char *template_name, const tt_calib *calib, double *lo, double *hi)

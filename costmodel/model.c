@@ -546,10 +546,9 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                 if (sc->pass == 2 && tk < sc->ntl && sc->tl[tk].changed) {
                     memcpy(sc->share, sc->tl[tk].share, sizeof sc->share);
                 } else {
-                    for (int sd = 0; sd < 2; sd++) {
-                        double c = sc->core_bpc / sc->agents[sd];
-                        for (int u = 0; u < TT_UNIT__COUNT; u++) sc->share[sd][u] = c;
-                    }
+                    for (int sd = 0; sd < 2; sd++)
+                        for (int u = 0; u < TT_UNIT__COUNT; u++)
+                            sc->share[sd][u] = sc->base_bpc[sd][u] / sc->agents[sd];
                 }
             }
             seq_time(m, sc, i + 1, o->end, &in, &inS);
@@ -623,7 +622,7 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
             double rate = o->pc->bytes_per_cycle;
             /* a prologue / epilogue transfer competes only with its own copies */
             int vs = o->side == TT_SIDE_VECTOR;
-            double sh = o->depth > 0 ? sc->share[vs][o->unit] : sc->core_bpc / sc->agents[vs];
+            double sh = o->depth > 0 ? sc->share[vs][o->unit] : sc->base_bpc[vs][o->unit] / sc->agents[vs];
             if ((o->gm_read || o->gm_write) && sh < rate) {
                 rate = sh;
                 sc->share_limited = 1;

@@ -194,6 +194,8 @@ typedef struct tt__mscratch {
     int64_t blocks;                       /* grid points */
     double eff_gbps;                      /* effective chip bandwidth for GM copies */
     double core_bpc;                      /* chip bandwidth / cores in use, bytes/cycle */
+    double base_bpc[2][TT_UNIT__COUNT];   /* [side][unit] the same for that mover (the cube
+                                             side's loads at the loaded L2 rate) */
     double share[2][TT_UNIT__COUNT];      /* [side][unit] rate cap of one GM transfer of
                                              that mover (bytes/cycle, section 4) */
     double agents[2];                     /* [side] cores running it per block (1, 2) */

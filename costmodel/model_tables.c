@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model_int.h"
+#include "roofline.h"
 
 /* Params an expression reads, through lets: deps[0..n) (n <= 2), or n = -1 when it reads
  * more params, a grid slot or anything else that is not an input. */
@@ -191,7 +192,7 @@ tt_rc tt__model_prepare_fast(tt_model *m, tt_errinfo *err)
     if (m->tconst && !m->has_ws) {
         double footprint = 0;
         for (size_t k = 0; k < t->ntensors; k++) footprint += m->tbytes[k];
-        m->hw_const = m->l2_resident_bytes > 0 ? exp(-footprint / m->l2_resident_bytes) : 0;
+        m->hw_const = tt__roof_warm(footprint, m->l2_resident_bytes);
     }
     /* GM movers, and whether a top-level loop has two of them (section 4: else the
      * demand-based shares equal the first pass's and the second pass is skipped) */

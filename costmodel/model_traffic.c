@@ -21,6 +21,7 @@
 
 #include "model_int.h"
 #include "reuse.h"
+#include "roofline.h"
 
 void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
 {
@@ -106,17 +107,14 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
             double d = tt__reuse_distance(m->ngrid, sc->gext, g, sc->swizzle);
             if (dist == 0 || d < dist) dist = d;
         }
-        if (dist < (double)cores_used) dist = (double)cores_used;
-        double w = per_block * dist + ws_live;
-        double h = w > 0 ? tg->l2_bytes / w : 1;
-        if (h > 1) h = 1;
+        /* a block of the same wave reads it at the same time (roofline.h) */
+        double h = tt__roof_reread(dist, (double)cores_used, per_block * dist + ws_live, tg->l2_bytes);
         rr += r;
         rr_hit += r * h;
     }
     /* data of the previous launch survives a random-replacement L2 of effective size
      * `resident` with probability exp(-F / resident) */
-    double hw = m->tconst && !m->has_ws ? m->hw_const
-                : m->l2_resident_bytes > 0 ? exp(-footprint / m->l2_resident_bytes) : 0;
+    double hw = m->tconst && !m->has_ws ? m->hw_const : tt__roof_warm(footprint, m->l2_resident_bytes);
     rr += own;
     rr_hit += own;
     double h = reads > 0 ? (rr_hit + uniq * hw) / (rr + uniq) : 1;
@@ -131,18 +129,21 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
     sc->hbm_write_bytes = (wuniq < writes ? wuniq : writes) * (1 - hw);
     double bws = m->calib.bw_scale > 0 ? m->calib.bw_scale : 1;
     /* msKPP: h BW_L2 + (1 - h) BW_L2 / factor; the miss path is never faster than the
-     * cached HBM stream (hbm_gbps) */
-    double miss = tg->l2_gbps / tg->l2_miss_factor;
-    if (tg->hbm_gbps < miss) miss = tg->hbm_gbps;
-    sc->eff_gbps = (tg->l2_gbps * h + miss * (1 - h)) * bws;
+     * cached HBM stream (hbm_gbps); the cube cores' loads hit at the loaded rate (section 4,
+     * the same roofline as the simulator: roofline.h) */
+    sc->eff_gbps = tt__roof_gbps(tg, tg->l2_gbps, h) * bws;
+    double per_core = 1000.0 / tg->clock_mhz / (double)(cores_used > 0 ? cores_used : 1);
+    sc->core_bpc = sc->eff_gbps * per_core;
     /* per-core share of the chip bandwidth; first pass: a transfer competes only with
      * the same mover of the other cores (blocks of a wave run the same program in
      * lockstep) and, on the vector side, with the twin vector core */
-    sc->core_bpc = sc->eff_gbps * 1000.0 / tg->clock_mhz / (double)(cores_used > 0 ? cores_used : 1);
     sc->agents[TT_SIDE_CUBE] = 1;
     sc->agents[TT_SIDE_VECTOR] = 2;
     for (int sd = 0; sd < 2; sd++)
-        for (int u = 0; u < TT_UNIT__COUNT; u++) sc->share[sd][u] = sc->core_bpc / sc->agents[sd];
+        for (int u = 0; u < TT_UNIT__COUNT; u++) sc->base_bpc[sd][u] = sc->core_bpc;
+    sc->base_bpc[TT_SIDE_CUBE][TT_UNIT_MTE2] = tt__roof_gbps(tg, tt__roof_l2(tg, 1), h) * bws * per_core;
+    for (int sd = 0; sd < 2; sd++)
+        for (int u = 0; u < TT_UNIT__COUNT; u++) sc->share[sd][u] = sc->base_bpc[sd][u] / sc->agents[sd];
 }
 
 int tt__model_share(tt__mscratch *sc, int k)
@@ -166,11 +167,11 @@ int tt__model_share(tt__mscratch *sc, int k)
         }
     for (int sd = 0; sd < 2; sd++)
         for (int u = 0; u < TT_UNIT__COUNT; u++) {
-            sc->tl[k].share[sd][u] = sc->core_bpc / sc->agents[sd];
+            sc->tl[k].share[sd][u] = sc->base_bpc[sd][u] / sc->agents[sd];
             if (!(fin[sd][u] > 0)) continue;   /* no transfer of this mover in the loop */
             double others = tin[!sd] + (tpipe[sd] - fpipe[sd][u]);
             if (!(others > 1e-12)) continue;
-            sc->tl[k].share[sd][u] = sc->core_bpc / (sc->agents[sd] + others);
+            sc->tl[k].share[sd][u] = sc->base_bpc[sd][u] / (sc->agents[sd] + others);
             changed = 1;
         }
     sc->tl[k].changed = changed;

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "reuse.h"
+#include "roofline.h"
 #include "sim_int.h"
 
 static size_t count_leaves(tt__sim *s, const tt_op *body, size_t n)
@@ -98,24 +99,19 @@ static double read_hit(const tt__sim *s, const tt_op *o, double per_block, doubl
         double dd = tt__reuse_distance((int)k->ngrid, s->grid_ext, (int)d, s->swizzle);
         if (dist == 0 || dd < dist) dist = dd;
     }
-    if (dist < cores_used) dist = cores_used;
-    double w = per_block * dist;
-    double hc = w > 0 && s->tgt->l2_bytes > 0 ? s->tgt->l2_bytes / w : 1;
-    if (hc > 1) hc = 1;
+    /* one rule with the model (roofline.h): a block of the same wave re-reads it at once */
+    double hc = tt__roof_reread(dist, cores_used, per_block * dist, s->tgt->l2_bytes);
     return (readers - 1) / readers * hc + hw / readers;
 }
 
-/* Shared-memory cycles per byte for hit rate h: hits at l2_gbps, misses at
- * l2_gbps / l2_miss_factor (msKPP's L2 model), or hbm_gbps when no factor is given. */
-static double gm_cost(const tt__sim *s, double h)
+/* Shared-memory cycles per byte of a GM read with hit rate h: the inverse of the model's
+ * effective bandwidth (roofline.h: msKPP's L2 model, the miss path capped by the cached HBM
+ * stream, the cube cores' loads hitting at the loaded rate), so that model and simulator
+ * share one memory roofline. */
+static double gm_cost(const tt__sim *s, double h, int cube_load)
 {
-    const tt_target *tgt = s->tgt;
-    double l2 = bpc(tgt, tgt->l2_gbps);
-    double miss = tgt->l2_miss_factor > 0 ? l2 / tgt->l2_miss_factor : bpc(tgt, tgt->hbm_gbps);
-    if (l2 <= 0 && miss <= 0) return 0;
-    if (l2 <= 0) l2 = miss;
-    if (miss <= 0) miss = l2;
-    return h / l2 + (1 - h) / miss;
+    double b = bpc(s->tgt, tt__roof_gbps(s->tgt, tt__roof_l2(s->tgt, cube_load), h));
+    return b > 0 ? 1.0 / b : 0;
 }
 
 /* Grid dims read by the trip counts of the loops in body and by vector `elems`. */
@@ -396,24 +392,18 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
         double cores = tgt->cube_cores > 0 ? tgt->cube_cores : tgt->vector_cores / 2;
         double used = (double)s->nblocks < cores ? (double)s->nblocks : cores;
         double resident = tgt->l2_resident_bytes > 0 ? tgt->l2_resident_bytes : tgt->l2_bytes;
-        double hw = footprint > 0 ? resident / footprint : 1;
-        if (hw > 1) hw = 1;
+        double hw = tt__roof_warm(footprint, resident);
         for (size_t i = 0; i < n; i++) {
             tt__sop *so = &s->ops[i];
             if (so->kind != TT__SI_GM) continue;
             const tt_op *o = so->op;
             if (o->u.copy.dst.is_gm) {
-                /* writes land in L2 (write-back): a workspace is read back from there; an
-                 * output is eventually written to HBM, at hbm_write_gbps */
-                double l2 = bpc(tgt, tgt->l2_gbps), wr = bpc(tgt, tgt->hbm_write_gbps);
-                if (wr <= 0) wr = l2;
-                if (l2 <= 0) l2 = wr;
-                if (s->t->tensors[o->u.copy.dst.index].workspace || l2 <= 0)
-                    so->cost = l2 > 0 ? 1.0 / l2 : 0;
-                else
-                    so->cost = hw / l2 + (1 - hw) / wr;
+                /* writes land in L2 (write-back) at the L2 rate, as in the model; the L2
+                 * writes them back to HBM behind the kernel's transfers */
+                double l2 = bpc(tgt, tgt->l2_gbps);
+                so->cost = l2 > 0 ? 1.0 / l2 : 0;
             } else {
-                so->cost = gm_cost(s, read_hit(s, o, per_block, used, hw));
+                so->cost = gm_cost(s, read_hit(s, o, per_block, used, hw), so->side == TT_SIDE_CUBE);
             }
         }
     }

@@ -274,7 +274,7 @@ static tt_rc tgt_memory(const json_t *doc, tt_target *t, tt_errinfo *err)
 {
     static const char *const mkeys[] = {"hbm_gbps", "hbm_bypass_gbps", "hbm_write_gbps",
                                         "l2_bytes", "l2_gbps", "l2_miss_factor",
-                                        "l2_resident_bytes", NULL};
+                                        "l2_resident_bytes", "l2_load_gbps", NULL};
     static const char *const okeys[] = {"launch_us", "issue_cycles", "flag_cycles",
                                         "cross_sync_cycles", "mix_launch_extra_us",
                                         "block_cycles", "dma_outstanding", NULL};
@@ -289,6 +289,7 @@ static tt_rc tgt_memory(const json_t *doc, tt_target *t, tt_errinfo *err)
     if (!rc) rc = tgt_num(o, "l2_gbps", path, &t->l2_gbps, err);
     if (!rc) rc = tgt_num(o, "l2_miss_factor", path, &t->l2_miss_factor, err);
     if (!rc) rc = tgt_opt_num(o, "l2_resident_bytes", path, t->l2_bytes, &t->l2_resident_bytes, err);
+    if (!rc) rc = tgt_opt_num(o, "l2_load_gbps", path, t->l2_gbps, &t->l2_load_gbps, err);
     if (!rc && t->l2_miss_factor < 1)
         rc = tt_errf(err, TT_ETARGET, "memory.l2_miss_factor", "must be >= 1");
     if (rc) return rc;

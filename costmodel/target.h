@@ -64,6 +64,8 @@ typedef struct tt_target {
                                  data surviving from the previous launch; default l2_bytes */
     double block_cycles;      /* overheads.block_cycles, cycles per block (task dispatch,
                                  scalar prologue); default 0 */
+    double l2_load_gbps;      /* memory.l2_load_gbps, GB/s: hit path of the cube cores' GM
+                                 loads when all cores stream (sustained); default l2_gbps */
     int dma_outstanding;      /* overheads.dma_outstanding, transfers of one DMA unit that may
                                  be in their latency phase at once, 1..8; default
                                  TT_TARGET_DMA_OUTSTANDING (4) */

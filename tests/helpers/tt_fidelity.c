@@ -3,6 +3,7 @@
  */
 #include "tt_fidelity.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *const tt_fidelity_stream_read_json =
@@ -49,6 +50,14 @@ int tt_fidelity_gemm_slots(const tt_template *gemm, const json_t *point, int64_t
     int db = json_is_true(json_object_get(cf, "double_buffer"));
     bad |= set_slot(gemm, slots, "S1", db ? 2 : 1);
     bad |= set_slot(gemm, slots, "S2", db ? 2 : 1);
+    /* the PTO-ISA kernel behind these points runs one block per core ("a3-die-24core"),
+     * each walking its share of the output tiles (its core_grid): a persistent kernel */
+    const char *soc = json_string_value(json_object_get(point, "soc"));
+    const char *c = soc ? strstr(soc, "core") : NULL;
+    int cores = 0;
+    while (c && c > soc && c[-1] >= '0' && c[-1] <= '9') c--;
+    if (c && sscanf(c, "%d", &cores) == 1 && cores > 0 && tt_tmpl_slot_of(gemm, "core_num") >= 0)
+        set_slot(gemm, slots, "core_num", cores);
     return bad ? -1 : 0;
 }
 
