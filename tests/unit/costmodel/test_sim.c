@@ -530,7 +530,8 @@ static void test_calibration_gemm(void)
                  json_string_value(json_object_get(pr, "dtype")),
                  json_string_value(json_object_get(pr, "out")));
         int db = json_is_true(json_object_get(cf, "double_buffer"));
-        snprintf(cfg, sizeof cfg, "block_M=%lld,block_N=%lld,block_K=%lld,K_L1=%lld,S1=%d,S2=%d",
+        /* the PTO-ISA kernel runs one block per core, each walking its tiles (core_num) */
+        snprintf(cfg, sizeof cfg, "block_M=%lld,block_N=%lld,block_K=%lld,K_L1=%lld,S1=%d,S2=%d,core_num=24",
                  (long long)json_integer_value(json_object_get(cf, "block_M")),
                  (long long)json_integer_value(json_object_get(cf, "block_N")),
                  (long long)json_integer_value(json_object_get(cf, "block_K")),
