@@ -117,6 +117,10 @@ typedef struct memo {
 #define SHAPE_LONG 4            /* a wave this many times the first anchor makes anchors */
 #define SHAPE_MIN_WAVES 16      /* ... and so does a new shape in a run with this many waves */
 #define SHAPE_RTOL 1e-5         /* linearity check of three anchors, relative to the cycles */
+#define WALK_T0 4               /* persistent walks: the shortest anchor walk (grid points) */
+#define WALK_STEP 2             /* ... the spacing of the three anchor walks */
+#define WALK_MIN 12             /* ... walks longer than this are extrapolated */
+#define WALK_RTOL 1e-3          /* ... linearity check of the three anchors */
 
 typedef struct shape {        /* truncated simulations of a wave shape (shortcut) */
     uint64_t hash;
@@ -136,6 +140,7 @@ typedef struct run {
     const tt_sim_opts *o;
     int64_t cores;            /* AI cores per wave */
     int64_t persistent;       /* launched blocks, 0 when not persistent */
+    int64_t walk_cut;         /* grid points cut from the end of every walk (walk anchors) */
     int64_t nlog;             /* logical blocks */
     int64_t *lsig;            /* per logical block id (NULL: computed on the fly) */
     memo *memo;
@@ -156,7 +161,8 @@ typedef struct run {
 static int64_t lblock_points(const run *R, int64_t L, int64_t **gp)
 {
     int64_t n = 1;
-    if (R->persistent) n = (R->s.nblocks - L + R->persistent - 1) / R->persistent;
+    if (R->persistent) n = (R->s.nblocks - L + R->persistent - 1) / R->persistent - R->walk_cut;
+    if (n < 1) n = 1;
     *gp = malloc((size_t)(n > 0 ? n : 1) * sizeof **gp);
     if (!*gp) return -1;
     for (int64_t j = 0; j < n; j++) (*gp)[j] = L + j * (R->persistent ? R->persistent : 1);
@@ -345,6 +351,50 @@ static tt_rc shape_anchors(run *R, const wgroup *wg, size_t ng, size_t rep, int 
     return TT_OK;
 }
 
+/* cycles, busy and stalls of wave b extrapolated by f times (b - a), clamped at 0 */
+static void wave_extrapolate(const tt__swave *a, const tt__swave *b, double f, tt__swave *out)
+{
+    memset(out, 0, sizeof *out);
+    out->cycles = b->cycles + f * (b->cycles - a->cycles);
+    for (int g = 0; g < TT__AG__COUNT; g++)
+        for (int u = 0; u < TT_UNIT__COUNT; u++) {
+            out->busy[g][u] = b->busy[g][u] + f * (b->busy[g][u] - a->busy[g][u]);
+            if (out->busy[g][u] < 0) out->busy[g][u] = 0;
+        }
+    for (int k = 0; k < TT_STALL__COUNT; k++) {
+        out->stall[k] = b->stall[k] + f * (b->stall[k] - a->stall[k]);
+        if (out->stall[k] < 0) out->stall[k] = 0;
+    }
+}
+
+/* The walk shortcut of a persistent kernel: a block that walks n grid points costs, once
+ * its pipeline runs across grid points, the same for every further point, so a wave whose
+ * shortest walk is longer than WALK_MIN is simulated with every walk cut to WALK_T0,
+ * WALK_T0 + WALK_STEP, WALK_T0 + 2 WALK_STEP points and extrapolated when the three are
+ * collinear.  Returns 1 (out set), 0 (simulate in full) or -1 (error, rc set). */
+static int walk_shortcut(run *R, const wgroup *wg, size_t ng, size_t rep, tt__swave *out,
+                         tt_rc *rc)
+{
+    int64_t nmin = INT64_MAX;
+    for (size_t i = 0; i < ng; i++) {
+        int64_t n = (R->s.nblocks - wg[i].first + R->persistent - 1) / R->persistent;
+        if (n < nmin) nmin = n;
+    }
+    if (nmin <= WALK_MIN) return 0;
+    tt__swave a[3];
+    for (int k = 0; k < 3; k++) {
+        R->walk_cut = nmin - (WALK_T0 + k * WALK_STEP);
+        *rc = sim_groups(R, wg, ng, rep, 0, &a[k]);
+        R->walk_cut = 0;
+        if (*rc) return -1;
+    }
+    double d1 = a[1].cycles - a[0].cycles, d2 = a[2].cycles - a[1].cycles;
+    if (!(d1 >= 0) || fabs(d2 - d1) > WALK_RTOL * a[2].cycles) return 0;
+    wave_extrapolate(&a[1], &a[2], (double)(nmin - WALK_T0 - 2 * WALK_STEP) / WALK_STEP, out);
+    R->extrapolated = 1;
+    return 1;
+}
+
 /* Simulate a wave, with the steady-state shortcut when it is long: every figure of a wave
  * is affine in the trip count of its longest top-level loop once that loop's pipeline is in
  * its steady state, so a wave shape (the groups' trips relative to the shortest one, and
@@ -357,6 +407,11 @@ static tt_rc sim_wave(run *R, const wgroup *wg, size_t ng, size_t rep, int trace
     int64_t limit = R->o->shortcut_ops ? R->o->shortcut_ops : TT_SIM_SHORTCUT_OPS;
     s->trunc_loop = -1;
     if (limit <= 0 || traced) return sim_groups(R, wg, ng, rep, traced, out);
+    if (R->persistent) {
+        tt_rc wrc = TT_OK;
+        int done = walk_shortcut(R, wg, ng, rep, out, &wrc);
+        if (done) return done < 0 ? wrc : TT_OK;
+    }
     /* the longest top-level loop, if every group has it */
     double total = 0;
     int loop = -1, same = 1;
@@ -450,18 +505,7 @@ static tt_rc sim_wave(run *R, const wgroup *wg, size_t ng, size_t rep, int trace
     int i0 = tmin >= sh->t[sh->k + 1] ? sh->k + 1 : sh->k;
     const tt__swave *wa = &sh->w[i0], *wb = &sh->w[i0 + 1];
     double f = (double)(tmin - sh->t[i0 + 1]) / (double)(sh->t[i0 + 1] - sh->t[i0]);
-    memset(out, 0, sizeof *out);
-    out->cycles = wb->cycles + f * (wb->cycles - wa->cycles);
-    for (int a = 0; a < TT__AG__COUNT; a++)
-        for (int u = 0; u < TT_UNIT__COUNT; u++) {
-            out->busy[a][u] = wb->busy[a][u] + f * (wb->busy[a][u] - wa->busy[a][u]);
-            if (out->busy[a][u] < 0) out->busy[a][u] = 0;
-        }
-    for (int k = 0; k < TT_STALL__COUNT; k++) {
-        out->stall[k] = wb->stall[k] + f * (wb->stall[k] - wa->stall[k]);
-        if (out->stall[k] < 0) out->stall[k] = 0;
-    }
-    out->events = 0;
+    wave_extrapolate(wa, wb, f, out);
     R->extrapolated = 1;
     return TT_OK;
 }
