@@ -184,7 +184,7 @@ static void calibration(const tt_template *gemm, const tt_target *tgt, const cha
                  (long long)json_integer_value(json_object_get(pr, "M")),
                  (long long)json_integer_value(json_object_get(pr, "N")),
                  (long long)json_integer_value(json_object_get(pr, "K")));
-        snprintf(cfg, sizeof cfg, "block_M=%lld,block_N=%lld,block_K=%lld,K_L1=%lld,S1=2,S2=2",
+        snprintf(cfg, sizeof cfg, "block_M=%lld,block_N=%lld,block_K=%lld,K_L1=%lld,S1=2,S2=2,core_num=24",
                  (long long)json_integer_value(json_object_get(cf, "block_M")),
                  (long long)json_integer_value(json_object_get(cf, "block_N")),
                  (long long)json_integer_value(json_object_get(cf, "block_K")),
