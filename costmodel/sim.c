@@ -367,6 +367,8 @@ static void wave_extrapolate(const tt__swave *a, const tt__swave *b, double f, t
     }
 }
 
+static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt__swave *out);
+
 /* The walk shortcut of a persistent kernel: a block that walks n grid points costs, once
  * its pipeline runs across grid points, the same for every further point, so a wave whose
  * shortest walk is longer than WALK_MIN is simulated with every walk cut to WALK_T0,
@@ -384,7 +386,7 @@ static int walk_shortcut(run *R, const wgroup *wg, size_t ng, size_t rep, tt__sw
     tt__swave a[3];
     for (int k = 0; k < 3; k++) {
         R->walk_cut = nmin - (WALK_T0 + k * WALK_STEP);
-        *rc = sim_groups(R, wg, ng, rep, 0, &a[k]);
+        *rc = sim_wave_loops(R, wg, ng, rep, &a[k]);   /* long loops: their own shortcut */
         R->walk_cut = 0;
         if (*rc) return -1;
     }
@@ -412,6 +414,16 @@ static tt_rc sim_wave(run *R, const wgroup *wg, size_t ng, size_t rep, int trace
         int done = walk_shortcut(R, wg, ng, rep, out, &wrc);
         if (done) return done < 0 ? wrc : TT_OK;
     }
+    return sim_wave_loops(R, wg, ng, rep, out);
+}
+
+/* sim_wave without the walk shortcut (the steady-state shortcut of long loops only). */
+static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt__swave *out)
+{
+    tt__sim *s = &R->s;
+    int64_t limit = R->o->shortcut_ops ? R->o->shortcut_ops : TT_SIM_SHORTCUT_OPS;
+    int traced = 0;
+    s->trunc_loop = -1;
     /* the longest top-level loop, if every group has it */
     double total = 0;
     int loop = -1, same = 1;
@@ -419,7 +431,8 @@ static tt_rc sim_wave(run *R, const wgroup *wg, size_t ng, size_t rep, int trace
     for (size_t i = 0; i < ng; i++) {
         int lid;
         int64_t tr, npts = 1;
-        if (R->persistent) npts = (s->nblocks - wg[i].first + R->persistent - 1) / R->persistent;
+        if (R->persistent) npts = (s->nblocks - wg[i].first + R->persistent - 1) / R->persistent - R->walk_cut;
+        if (npts < 1) npts = 1;
         total += tt__sim_count(s, wg[i].first, &lid, &tr) * (double)npts;
         if (i == 0) { loop = lid; tmin = tr; }
         else if (lid != loop) same = 0;
@@ -440,7 +453,7 @@ static tt_rc sim_wave(run *R, const wgroup *wg, size_t ng, size_t rep, int trace
     s->trunc_loop = loop;
     s->trunc_delta = tmin - t0;
     size_t width = tt__sim_block_sig(s, wg[0].first, NULL, 0);
-    size_t nk = ng * (width + 2) + 1;
+    size_t nk = ng * (width + 2) + 2;
     int64_t *key = malloc(nk * sizeof *key);
     if (!key) { s->trunc_loop = -1; return TT_ENOMEM; }
     size_t kk = 0;
@@ -453,6 +466,7 @@ static tt_rc sim_wave(run *R, const wgroup *wg, size_t ng, size_t rep, int trace
         if (R->persistent) key[kk++] = wg[i].id;
     }
     key[kk++] = (int64_t)rep;
+    key[kk++] = R->walk_cut;   /* an anchor walk of the walk shortcut is its own shape */
     s->trunc_loop = -1;
     uint64_t h = fnv(key, kk);
     shape *sh = NULL;
