@@ -182,12 +182,13 @@ static int rank_space(const tt_targets *ts, const char *tname, const char *probl
     json_error_t je;
     json_t *doc = json_load_file(path, 0, &je);
     if (!doc) { fprintf(stderr, "bench_model: %s: %s\n", path, je.text); return 1; }
-    /* wide domains: 32 x 32 x 5 x 32 x 4 x 2 = 1 310 720 configs */
+    /* wide domains: 32 x 32 x 5 x 32 x 4 x 2 = 1 310 720 configs (one block per output
+     * tile: core_num 0, swizzle 1, the template's defaults) */
     json_t *params = json_pack("{s:{s:[i,i,i]}, s:{s:[i,i,i]}, s:{s:[i,i]}, s:{s:[i,i,i]},"
-                               " s:{s:[i,i,i]}, s:[i,i]}",
+                               " s:{s:[i,i,i]}, s:[i,i], s:[i], s:[i]}",
                                "block_M", "range", 16, 512, 16, "block_N", "range", 16, 512, 16,
                                "block_K", "pow2", 16, 256, "K_L1", "range", 32, 1024, 32,
-                               "S1", "range", 1, 4, 1, "S2", 1, 2);
+                               "S1", "range", 1, 4, 1, "S2", 1, 2, "core_num", 0, "swizzle", 1);
     json_object_set_new(doc, "params", params);
     tt_template *t = NULL;
     if (tt_tmpl_parse_json(doc, NULL, &t, &e)) { json_decref(doc); return die("wide gemm", &e); }
