@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         run_out a, b;
         double one = median_run(dir, &k, cat, dsdir, strategies[si], budget, 1, runs, &a);
         double grp = median_run(dir, &k, cat, dsdir, strategies[si], budget, batch, runs, &b);
-        char label[32];
+        char label[48];
         snprintf(label, sizeof label, "group (batch %lld)",
                  (long long)(batch > 0 ? batch : TT_RUNNER_BATCH_TRIALS));
         int same = !strcmp(a.first, b.first) && !strcmp(a.last, b.last) && a.best_us == b.best_us;
