@@ -141,6 +141,16 @@ static int map_quant(const tt_fidlib *L, const json_t *pt, int64_t *slots, doubl
     tt__fid_set(L->quant, slots, "in_dtype", TT_DT_INT8);
     tt__fid_set(L->quant, slots, "out_dtype", out);
     if (!strcmp(tt__fid_sval(cf, "splitK"), "none")) tt__fid_set(L->quant, slots, "split_k", 1);
+    /* CATLASS 12_quant_matmul runs one fixed tiling (examples/12_quant_matmul/quant_matmul.cpp:
+     * L1 tile <128, 256, 512>, L0 <128, 256, 128>, two L1 and two L0 stages), not a tuned one */
+    if (strstr(tt__fid_sval(pt, "implementation"), "12_quant_matmul")) {
+        tt__fid_set(L->quant, slots, "block_M", 128);
+        tt__fid_set(L->quant, slots, "block_N", 256);
+        tt__fid_set(L->quant, slots, "K_L1", 512);
+        tt__fid_set(L->quant, slots, "block_K", 128);
+        tt__fid_set(L->quant, slots, "S1", 2);
+        tt__fid_set(L->quant, slots, "S2", 2);
+    }
     *flops = 2.0 * (double)M * (double)N * (double)K;
     *bytes = (double)(M * K + K * N) + (double)M * N * tt_dtype_size(out);
     return 1;
