@@ -95,6 +95,8 @@ static int map_gemv(const tt_fidlib *L, const json_t *pt, int64_t *slots, double
         tt__fid_set(L->gemv, slots, "block_N", l1[1]);
         tt__fid_set(L->gemv, slots, "block_K", l1[2]);
     }
+    /* CATLASS 00_basic_matmul tiles only M and N: one block per output tile, no split-K */
+    if (strstr(tt__fid_sval(pt, "implementation"), "00_basic_matmul")) tt__fid_set(L->gemv, slots, "split_k", 1);
     *flops = 2.0 * (double)M * (double)N * (double)K;
     *bytes = (double)(M * K + N * K + M * N) * tt_dtype_size(dt);
     return 1;
