@@ -297,7 +297,7 @@ int main(int argc, char **argv)
     int64_t prob[1] = {0};
     tt_space *sp = NULL;
     if (tt_space_new(t, prob, NULL, &sp, &e) != TT_OK) return 1;
-    /* "auto" is the default rule (no kernel program here: bo up to 1000 trials); the model
+    /* "auto" is the default rule (no kernel program here: bo up to 1500 trials); the model
      * strategies run their fallback (bo) on this template and are left out */
     static const char *const names[] = {"random", "evolution", "anneal", "bo", "auto"};
     enum { NS = sizeof names / sizeof names[0] };

@@ -30,7 +30,7 @@ const tl_opt tl_global_opts[] = {
 static const tl_opt o_tune[] = {
     P_OPT, TG_OPT,
     {"backend", 'b', "B", "measurement backend: sim (default), model, replay:NAME, cmd:NAME", NULL, 0},
-    {"strategy", 's', "S", "auto (default: model-bo with a kernel program, else bo; up to 1000 trials), bo, model-bo, model-refine, model-topk, evolution, anneal, random, exhaustive", NULL, 0},
+    {"strategy", 's', "S", "auto (default: model-bo with a kernel program, else bo; up to 1500 trials), bo, model-bo, model-refine, model-topk, evolution, anneal, random, exhaustive", NULL, 0},
     {"objective", 0, "O", "what ranks a config: median (default), mean, min of its samples; recorded (replay: the dataset's own, the default there)", NULL, 0},
     {"budget", 'n', "N", "trials to measure (default 32)", NULL, 0},
     {"seed", 0, "N", "random seed (default 0)", NULL, 0},

@@ -86,7 +86,7 @@ typedef struct tt_strategy_choice {
  * strategy).  TT_EINVAL for an unknown name (out->name NULL). */
 tt_rc tt_strategy_resolve(const char *requested, int has_model, int64_t budget,
                           tt_strategy_choice *out);
-#define TT_STRATEGY_BO_MAX_BUDGET 1000
+#define TT_STRATEGY_BO_MAX_BUDGET 1500
 /* What runs and why (filled by tt_strategy_new()); borrowed from st. */
 const tt_strategy_choice *tt_strategy_chosen(const tt_strategy *st);
 

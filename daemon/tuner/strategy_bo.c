@@ -4,12 +4,16 @@
  *
  * Inputs: every param with more than one value is one dimension, its value's position in
  * the domain scaled to [0, 1] (ordinal params keep their order; a two-valued param, e.g. a
- * flag, is a 0/1 category).  Kernel: Matern 5/2 with one length scale per dimension (ARD),
+ * flag, is a 0/1 category); a param with at least TT_BO_TZ_MIN values also gets a second
+ * dimension, the 2-adic valuation of its value (the power of two it is a multiple of: 32, 64,
+ * 128 share alignment that 48 or 80 lack, which a smooth kernel on the position cannot see).  Kernel: Matern 5/2 with one length scale per dimension (ARD),
  * signal variance 1 on the standardised target, a noise term; length scales and noise by
  * coordinate search on the log marginal likelihood.  Target: log time (failures valued as
  * the slowest success).  Acquisition: expected improvement over candidates that are all
  * feasible (the enumerated feasible set, or a seeded sample of it, plus the one-step
- * neighbours of the best measured configs).  One proposal per round.  Linear algebra:
+ * neighbours of the best measured configs).  One proposal per round.  After TT_BO_STALE
+ * rounds without a new best, every other round scores the configs within Hamming distance 2
+ * of the best (any two params changed to any values) instead.  Linear algebra:
  * LAPACKE dpotrf / dpotrs / dtrtrs (OpenBLAS).  Design notes and numbers:
  * docs/strategies.md "Bayesian optimisation".
  */
@@ -39,8 +43,12 @@
 #endif
 #define TT_BO_NEIGH 4           /* neighbours of the best n measured configs join */
 #ifndef TT_BO_STALE
-#define TT_BO_STALE 16          /* rounds without a new best before local mutations mix in */
+#define TT_BO_STALE 8           /* rounds without a new best before local rounds mix in */
 #endif
+#ifndef TT_BO_TZ_MIN
+#define TT_BO_TZ_MIN 8          /* params with this many values get the 2-adic dimension */
+#endif
+#define TT_BO_LOCAL_HAM 2       /* local rounds: configs within this Hamming distance */
 
 /* OpenBLAS on one thread: the matrices are small (<= 64), and its own thread pool would only
  * add spinning and nondeterministic reduction orders to the workers' threads. */
@@ -49,6 +57,9 @@ static void tt_bo_blas_init(void) { openblas_set_num_threads(1); }
 
 typedef struct tt_bo {
     size_t d;                    /* dimensions: params with more than one value */
+    size_t dk;                   /* kernel dimensions: d, then the 2-adic features */
+    size_t xparam[TT_MAX_SLOTS]; /* param of each 2-adic feature */
+    double xlo[TT_MAX_SLOTS], xspan[TT_MAX_SLOTS];
     size_t dparam[TT_MAX_SLOTS];
     uint64_t stride[TT_MAX_SLOTS];
     double ls[TT_MAX_SLOTS], noise;
@@ -61,6 +72,7 @@ typedef struct tt_bo {
     double pa, pb;               /* prior: a + b * log(pred) */
     int64_t rounds;
     int64_t stale;               /* rounds since the best improved */
+    int local;                   /* this round: EI over the Hamming ball of the best */
     double last_best;
     /* scratch */
     size_t n, cap_n, nc, cap_c;
@@ -71,11 +83,50 @@ typedef struct tt_bo {
 } tt_bo;
 
 /* ---- coordinates and kernel --------------------------------------------------------- */
+/* The 2-adic valuation of v (trailing zero bits; 0 for v <= 0). */
+static int tt_bo_ctz(int64_t v)
+{
+    int k = 0;
+    if (v <= 0) return 0;
+    while (!(v & 1) && k < 62) {
+        v >>= 1;
+        k++;
+    }
+    return k;
+}
+
 static void tt_bo_coords(const tt_strategy *st, const tt_bo *b, uint64_t idx, double *x)
 {
     for (size_t j = 0; j < b->d; j++) {
         size_t p = b->dparam[j], nv = st->cfg.t->params[p].nvalues;
         x[j] = (double)((idx / b->stride[p]) % nv) / (double)(nv - 1);
+    }
+    for (size_t k = 0; k + b->d < b->dk; k++) {
+        const tt_param *par = &st->cfg.t->params[b->xparam[k]];
+        int64_t v = par->values[(idx / b->stride[b->xparam[k]]) % par->nvalues];
+        x[b->d + k] = ((double)tt_bo_ctz(v) - b->xlo[k]) / b->xspan[k];
+    }
+}
+
+/* The 2-adic dimensions: one per param with >= TT_BO_TZ_MIN values whose values differ in
+ * their valuation, scaled to [0, 1] over the domain. */
+static void tt_bo_tz_dims(const tt_strategy *st, tt_bo *b)
+{
+    b->dk = b->d;
+    for (size_t j = 0; j < b->d && b->dk < TT_MAX_SLOTS; j++) {
+        const tt_param *par = &st->cfg.t->params[b->dparam[j]];
+        if (par->nvalues < TT_BO_TZ_MIN) continue;
+        int lo = 63, hi = 0;
+        for (size_t i = 0; i < par->nvalues; i++) {
+            int c = tt_bo_ctz(par->values[i]);
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+        if (hi <= lo) continue;
+        b->xparam[b->dk - b->d] = b->dparam[j];
+        b->xlo[b->dk - b->d] = lo;
+        b->xspan[b->dk - b->d] = hi - lo;
+        b->dk++;
     }
 }
 
@@ -88,7 +139,7 @@ static double tt_bo_m52(double r2)
 static double tt_bo_kern(const tt_bo *b, const double *x, const double *z)
 {
     double r2 = 0;
-    for (size_t j = 0; j < b->d; j++) {
+    for (size_t j = 0; j < b->dk; j++) {
         double t = (x[j] - z[j]) / b->ls[j];
         r2 += t * t;
     }
@@ -217,7 +268,8 @@ static tt_rc tt_bo_start_common(tt_strategy *st, int use_prior)
     }
     for (size_t p = 0; p < st->np; p++)
         if (st->cfg.t->params[p].nvalues > 1) b->dparam[b->d++] = p;
-    for (size_t j = 0; j < b->d; j++) b->ls[j] = 0.5;
+    tt_bo_tz_dims(st, b);
+    for (size_t j = 0; j < b->dk; j++) b->ls[j] = 0.5;
     b->noise = 1e-3;
     b->last_best = INFINITY;
     pthread_once(&tt_bo_blas_once, tt_bo_blas_init);
@@ -260,7 +312,7 @@ static int tt_bo_initial(tt_strategy *st, tt_bo *b, uint64_t *out)
         for (size_t i = 0; i < st->nobs; i++) {
             tt_bo_coords(st, b, st->obs_idx[i], xo);
             double d2 = 0;
-            for (size_t j = 0; j < b->d; j++) d2 += (xc[j] - xo[j]) * (xc[j] - xo[j]);
+            for (size_t j = 0; j < b->dk; j++) d2 += (xc[j] - xo[j]) * (xc[j] - xo[j]);
             if (d2 < mind) mind = d2;
         }
         if (mind > bestd) {
@@ -282,7 +334,7 @@ static tt_rc tt_bo_training(tt_strategy *st, tt_bo *b, int *have_ok)
     if (N > b->cap_n) {
         b->cap_n = TT_BO_NMAX;
         size_t c = b->cap_n;
-        if (tt_bo_grow(&b->X, c * (b->d ? b->d : 1)) || tt_bo_grow(&b->y, c) ||
+        if (tt_bo_grow(&b->X, c * (b->dk ? b->dk : 1)) || tt_bo_grow(&b->y, c) ||
             tt_bo_grow(&b->L, c * c) || tt_bo_grow(&b->alpha, c))
             return TT_ENOMEM;
         int *ok = realloc(b->ok, c * sizeof *ok);
@@ -329,7 +381,7 @@ static tt_rc tt_bo_training(tt_strategy *st, tt_bo *b, int *have_ok)
     }
     for (size_t i = 0; i < b->n; i++)
         if (!isfinite(b->y[i])) b->y[i] = worst;
-    for (size_t i = 0; i < b->n; i++) tt_bo_coords(st, b, b->tidx[i], b->X + i * b->d);
+    for (size_t i = 0; i < b->n; i++) tt_bo_coords(st, b, b->tidx[i], b->X + i * b->dk);
     return TT_OK;
 oom:
     tt__u64set_free(&in);
@@ -343,7 +395,7 @@ static double tt_bo_factor(tt_bo *b, const double *r)
     size_t n = b->n;
     for (size_t j = 0; j < n; j++)
         for (size_t i = j; i < n; i++) {
-            double k = tt_bo_kern(b, b->X + i * b->d, b->X + j * b->d);
+            double k = tt_bo_kern(b, b->X + i * b->dk, b->X + j * b->dk);
             if (i == j) k += b->noise;
             b->L[i + j * n] = k;
         }
@@ -363,10 +415,10 @@ static double tt_bo_factor(tt_bo *b, const double *r)
 static double tt_bo_tune(tt_bo *b, const double *r)
 {
     double best = tt_bo_factor(b, r);
-    for (size_t j = 0; j <= b->d; j++) {
-        double *h = j < b->d ? &b->ls[j] : &b->noise;
-        double lo = j < b->d ? 0.05 : 1e-6, hi = j < b->d ? 20 : 0.5;
-        double f = j < b->d ? 2 : 10, orig = *h;
+    for (size_t j = 0; j <= b->dk; j++) {
+        double *h = j < b->dk ? &b->ls[j] : &b->noise;
+        double lo = j < b->dk ? 0.05 : 1e-6, hi = j < b->dk ? 20 : 0.5;
+        double f = j < b->dk ? 2 : 10, orig = *h;
         double tries[2] = {orig * f, orig / f};
         for (int k = 0; k < 2; k++) {
             if (tries[k] < lo || tries[k] > hi) continue;
@@ -398,12 +450,37 @@ static int tt_bo_add_cand(tt_bo *b, tt__u64set *in, uint64_t v)
     return 1;
 }
 
+/* Local rounds: the unproposed pool entries within Hamming distance TT_BO_LOCAL_HAM of the
+ * best measured config (any params changed to any values). */
+static int tt_bo_local_cands(tt_strategy *st, tt_bo *b, tt__u64set *in)
+{
+    int rc = 0;
+    for (size_t i = 0; i < b->npool && rc >= 0; i++) {
+        uint64_t v = b->pool[i];
+        if (tt__u64set_has(&st->seen, v)) continue;
+        int h = 0;
+        for (size_t j = 0; j < b->d && h <= TT_BO_LOCAL_HAM; j++) {
+            size_t p = b->dparam[j];
+            uint64_t nv = st->cfg.t->params[p].nvalues;
+            h += (v / b->stride[p]) % nv != (st->best_idx / b->stride[p]) % nv;
+        }
+        if (h <= TT_BO_LOCAL_HAM) rc = tt_bo_add_cand(b, in, v);
+    }
+    return rc;
+}
+
 /* Unproposed pool entries (all when few, else TT_BO_CAND at random; for model-bo also the
- * best TT_BO_CAND/2 by the prior) and the unproposed neighbours of the best measured. */
+ * best TT_BO_CAND/2 by the prior) and the unproposed neighbours of the best measured; in a
+ * local round only the Hamming ball of the best. */
 static tt_rc tt_bo_candidates(tt_strategy *st, tt_bo *b)
 {
     tt__u64set in = {0};
     b->nc = 0;
+    if (b->local && st->have_best) {
+        int r = tt_bo_local_cands(st, b, &in);
+        tt__u64set_free(&in);
+        return r < 0 ? TT_ENOMEM : TT_OK;
+    }
     size_t left = b->npool > st->seen.n ? b->npool - st->seen.n : 0;
     int rc = 0;
     if (left <= TT_BO_CAND) {
@@ -461,14 +538,14 @@ static double tt_bo_prior(const tt_bo *b, double lp)
  * index).  Units: the standardised target; model-bo adds prior / sd to the GP mean. */
 static tt_rc tt_bo_pick(tt_strategy *st, tt_bo *b, double rbest)
 {
-    size_t n = b->n, nc = b->nc, d = b->d ? b->d : 1;
+    size_t n = b->n, nc = b->nc, d = b->dk ? b->dk : 1;
     if (tt_bo_grow(&b->Kc, n * nc) || tt_bo_grow(&b->Xc, nc * d) || tt_bo_grow(&b->cmean, nc))
         return TT_ENOMEM;
     for (size_t c = 0; c < nc; c++) {
         double *xc = b->Xc + c * d, m = 0;
         tt_bo_coords(st, b, b->cidx[c], xc);
         for (size_t i = 0; i < n; i++) {
-            double k = tt_bo_kern(b, b->X + i * b->d, xc);
+            double k = tt_bo_kern(b, b->X + i * b->dk, xc);
             b->Kc[i + c * n] = k;
             m += k * b->alpha[i];
         }
@@ -560,10 +637,11 @@ static tt_rc tt_bo_refill(tt_strategy *st)
     } else {
         b->stale++;
     }
-    /* stuck (the GP sees no improvement worth taking): every other round a local mutation
-     * of one of the best, as annealing would, so long runs keep moving */
-    if (b->init_left <= 0 && b->stale >= TT_BO_STALE && (b->rounds & 1) && tt_bo_mutant(st, b, &v))
-        return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;
+    /* stuck (the GP sees no improvement worth taking): every other round EI over the
+     * configs within Hamming distance 2 of the best (the step one-param neighbours and a
+     * smooth kernel miss: two params changed at once, to any values); when that ball is
+     * used up, a random mutation of one of the best, as annealing would */
+    b->local = b->init_left <= 0 && b->stale >= TT_BO_STALE && (b->rounds & 1);
     if (b->init_left > 0) {
         b->init_left--;
         if (tt_bo_initial(st, b, &v)) return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;
@@ -583,6 +661,12 @@ static tt_rc tt_bo_refill(tt_strategy *st)
     if (!isfinite(lml)) return tt__st_random_round(st, 1);
     rc = tt_bo_candidates(st, b);
     if (rc != TT_OK) return rc;
+    if (b->nc == 0 && b->local) {
+        b->local = 0;
+        if (tt_bo_mutant(st, b, &v)) return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;
+        rc = tt_bo_candidates(st, b);
+        if (rc != TT_OK) return rc;
+    }
     if (b->nc == 0) return tt__st_random_round(st, 1);
     return tt_bo_pick(st, b, rbest);
 }

@@ -291,9 +291,9 @@ static void test_resolve(void)
     } cases[] = {
         {NULL, 1, 40, "model-bo", 1, 0, "default: the template has a kernel program"},
         {"", 0, 40, "bo", 1, 0, "default: no kernel program"},
-        {"auto", 0, 0, "bo", 1, 0, "at most 1000"},
-        {"auto", 0, 1000, "bo", 1, 0, "at most 1000"},
-        {"auto", 0, 1001, "evolution", 1, 0, "above 1000"},
+        {"auto", 0, 0, "bo", 1, 0, "at most 1500"},
+        {"auto", 0, 1500, "bo", 1, 0, "at most 1500"},
+        {"auto", 0, 1501, "evolution", 1, 0, "above 1500"},
         {"auto", 1, 5000, "model-bo", 1, 0, "prior of model-bo"},
         {"model-refine", 0, 40, "bo", 0, 1, "fallback: model-refine needs the analytic model"},
         {"model-topk", 0, 40, "bo", 0, 1, "fallback: model-topk"},
