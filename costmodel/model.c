@@ -475,29 +475,9 @@ static int busiest(const tt_model *m, const double busy[2][TT_UNIT__COUNT], doub
  * x waits for from the other side is ready: it was produced an iteration earlier), the chain
  * ends at x's last op; the round trip is the longer of the two.  A nested loop that runs on
  * both sides synchronises the two clocks. */
-static double cross_round_trip(const tt_model *m, const tt__mscratch *sc, int i0, int i1,
-                               double *side_chain)
+static double cross_round_trip(const tt_model *m, const tt__mscratch *sc, int i0, int i1)
 {
-    double rt = 0, own[2] = {0, 0};
-    int prev = -1;
-    for (int c = i0; c < i1; prev = c, c = m->ops[c].end) {
-        const tt__mop *co = &m->ops[c];
-        if (co->kind == TT_OP_SYNC) continue;
-        double d = sc->dur[c];
-        /* a GM load that does not wait for the other side (it does not directly follow a
-         * cross sync into its side) is issued ahead while earlier transfers of its DMA
-         * queue run: with more than one transfer in flight its latency is hidden */
-        if (co->kind == TT_OP_COPY && co->gm_read && m->dma_outstanding > 1) {
-            const tt__mop *po = prev >= 0 ? &m->ops[prev] : NULL;
-            int after_wait = po && po->kind == TT_OP_SYNC && po->src->u.sync.kind == TT_SYNC_CROSS &&
-                             po->src->u.sync.to == co->side;
-            int adjacent = po && po->kind == TT_OP_COPY && po->unit == co->unit && po->side == co->side;
-            if (!after_wait && !adjacent) d -= co->pc->latency_cycles;
-        }
-        if (co->kind == TT_OP_FOR && co->mixed) { own[0] += d; own[1] += d; }
-        else own[co->side == TT_SIDE_VECTOR] += d;
-    }
-    *side_chain = own[0] > own[1] ? own[0] : own[1];
+    double rt = 0;
     for (int x = 0; x < 2; x++) {
         double clk[2] = {0, 0};
         int started = 0;
@@ -557,8 +537,7 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
             double C = in.T;
             /* a body whose cube and vector parts hand off to each other: the two sides
              * overlap across iterations except along the round trip (section 2) */
-            double own = 0;
-            double R = o->xsync ? cross_round_trip(m, sc, i + 1, o->end, &own) : C;
+            double R = o->xsync ? cross_round_trip(m, sc, i + 1, o->end) : C;
             if (R > C) R = C;
             if (n <= 0) {
                 d = 0;
@@ -575,9 +554,6 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                 /* cross-core software pipelining: the round trip of iteration i must end
                  * before the same side starts iteration i + s */
                 if (o->xsync && R / s > B) { B = R / s; lim = TT_BOUND_SYNC; }
-                /* each side's set/wait pairs order its own work: one side's part of an
-                 * iteration is a chain */
-                if (o->xsync && own > B) { B = own; lim = TT_BOUND_LATENCY; }
                 for (int k = 0; k < o->nring; k++) {
                     const tt__ring *rg = &m->rings[o->ring0 + k];
                     double end = sc->off[rg->consumer] + sc->dur[rg->consumer];

@@ -116,6 +116,8 @@ typedef struct memo {
 #define SHAPE_MAX_ANCHORS 8     /* trip counts a wave shape may be simulated at */
 #define SHAPE_LONG 4            /* a wave this many times the first anchor makes anchors */
 #define SHAPE_MIN_WAVES 16      /* ... and so does a new shape in a run with this many waves */
+#define SHAPE_FIT 5             /* anchors after the first that a straight-line fit needs */
+#define SHAPE_JTOL 2e-2         /* largest residual of that fit, relative to the cycles */
 #define SHAPE_RTOL 1e-5         /* linearity check of three anchors, relative to the cycles */
 #define WALK_T0 4               /* persistent walks: the shortest anchor walk (grid points) */
 #define WALK_STEP 2             /* ... the spacing of the three anchor walks */
@@ -133,6 +135,8 @@ typedef struct shape {        /* truncated simulations of a wave shape (shortcut
     int n;                    /* anchors simulated */
     int64_t t[SHAPE_MAX_ANCHORS];   /* the shortest group's trip in each anchor simulation */
     tt__swave w[SHAPE_MAX_ANCHORS];
+    int fit;                  /* 1: lo/hi are a least-squares line through anchors k..n-1 */
+    tt__swave lo, hi;         /* that line at t[k] and t[n-1] (no trace, no events) */
 } shape;
 
 typedef struct run {
@@ -314,6 +318,51 @@ static int64_t shape_step(int64_t t0, int64_t period)
     return period * ((t0 / 2 + period - 1) / period);
 }
 
+/* Figure f of a wave: 0 cycles, then busy[agent][unit], then stall[k]. */
+#define SHAPE_NFIG (1 + (size_t)TT__AG__COUNT * TT_UNIT__COUNT + TT_STALL__COUNT)
+static double *shape_fig(tt__swave *w, size_t f)
+{
+    if (f == 0) return &w->cycles;
+    if (f <= (size_t)TT__AG__COUNT * TT_UNIT__COUNT) return &w->busy[0][0] + (f - 1);
+    return &w->stall[f - 1 - (size_t)TT__AG__COUNT * TT_UNIT__COUNT];
+}
+
+/* A least-squares line through anchors [k0, k1) of every figure of a wave, for a mix
+ * pipeline whose two sides run free and settle into a long period (the bandwidth shares
+ * of their transfers differ from iteration to iteration): accepted when the cycles rise and
+ * no anchor's cycles are off the line by more than SHAPE_JTOL of them; the line at t[k0]
+ * and t[k1 - 1] goes to sh->lo and sh->hi.  Returns 1 when accepted. */
+static int shape_fit(shape *sh, int k0, int k1)
+{
+    double n = k1 - k0, st = 0, stt = 0;
+    for (int a = k0; a < k1; a++) {
+        st += (double)sh->t[a];
+        stt += (double)sh->t[a] * (double)sh->t[a];
+    }
+    double den = n * stt - st * st;
+    if (!(den > 0)) return 0;
+    for (size_t f = 0; f < SHAPE_NFIG; f++) {
+        double sy = 0, sty = 0;
+        for (int a = k0; a < k1; a++) {
+            double y = *shape_fig(&sh->w[a], f);
+            sy += y;
+            sty += (double)sh->t[a] * y;
+        }
+        double slope = (n * sty - st * sy) / den, c = (sy - slope * st) / n;
+        if (f == 0) {
+            if (!(slope > 0)) return 0;
+            for (int a = k0; a < k1; a++) {
+                double y = sh->w[a].cycles;
+                if (fabs(y - (c + slope * (double)sh->t[a])) > SHAPE_JTOL * y) return 0;
+            }
+        }
+        *shape_fig(&sh->lo, f) = c + slope * (double)sh->t[k0];
+        *shape_fig(&sh->hi, f) = c + slope * (double)sh->t[k1 - 1];
+    }
+    sh->fit = 1;
+    return 1;
+}
+
 /* Simulate the anchors of a wave shape: the groups of wg with the top-level loop `loop`
  * shortened (or lengthened) by a common shift so that the shortest group (trip tmin) runs
  * t0, t0 + d, t0 + 2d, ... iterations (d = t0 / 2 rounded up to the period), until three
@@ -345,6 +394,11 @@ static tt_rc shape_anchors(run *R, const wgroup *wg, size_t ng, size_t rep, int 
         if (fabs(d2 - d1) <= SHAPE_RTOL * w[2].cycles && d1 >= 0) {
             sh->ok = 1;
             sh->k = a - 2;
+            return TT_OK;
+        }
+        if (a >= SHAPE_FIT && shape_fit(sh, 1, a + 1)) {
+            sh->ok = 1;
+            sh->k = 1;
             return TT_OK;
         }
     }
@@ -518,7 +572,9 @@ static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt_
     /* interpolate between the two nearest of the collinear anchors (extrapolate beyond) */
     int i0 = tmin >= sh->t[sh->k + 1] ? sh->k + 1 : sh->k;
     const tt__swave *wa = &sh->w[i0], *wb = &sh->w[i0 + 1];
-    double f = (double)(tmin - sh->t[i0 + 1]) / (double)(sh->t[i0 + 1] - sh->t[i0]);
+    int64_t ta = sh->t[i0], tb = sh->t[i0 + 1];
+    if (sh->fit) { wa = &sh->lo; wb = &sh->hi; ta = sh->t[sh->k]; tb = sh->t[sh->n - 1]; }
+    double f = (double)(tmin - tb) / (double)(tb - ta);
     wave_extrapolate(wa, wb, f, out);
     R->extrapolated = 1;
     return TT_OK;

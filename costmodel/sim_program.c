@@ -200,6 +200,11 @@ static int emit_leaf(tt__sim *s, agst *a, size_t li, const tt_op *o)
     int32_t me = (int32_t)p->n;
     in->op = (int32_t)li;
     in->unit = (uint8_t)so->unit;
+    /* a cross SET is queued on the pipe of the op that produced the hand-off (as AscendC's
+     * CrossCoreSetFlag<mode, pipe> after a FIXPIPE or MTE3 write), not on the scalar queue:
+     * it must not hold the agent's next WAIT (and everything behind it) until the write is
+     * done (docs/simulator.md, "Cross-core hand-off") */
+    if (kind == TT__SI_SET && p->n > 0) in->unit = p->ins[p->n - 1].unit;
     in->kind = (uint8_t)kind;
     in->dur = so->dur;
     in->bytes = so->bytes;

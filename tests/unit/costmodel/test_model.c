@@ -867,6 +867,54 @@ static void test_launch_mix(void)
     tt_tmpl_free(mix);
 }
 
+/* ---- 11c. MIX loops: a modulo-scheduling bound, not a side's chain (section 2) --------- */
+
+/* One iteration: cube copy L1->L0A (MTE1: 2 + 32768/256 = 130 cycles) into a double-buffered
+ * L0A, mma 128x128x128 (M: 6 + 8 * 8 * 8 = 518), hand-off (900), vector exp (220).  The cube's
+ * part is a chain of 648 cycles, but MTE1 and M overlap across iterations: with stages >= 2
+ * the period is the busiest unit (M, 518) plus the flag hand-off of the A_L0 ring (10), not
+ * 648.  Latency counts only on true cycles: the A_L0 ring (copy -> mma, 648 over 2 slots)
+ * and the round trip (648 over stages). */
+static const char *xmod_tmpl =
+    "{\"tiletune\":1,\"name\":\"xmod\",\"inputs\":{\"T\":\"int\"},\"params\":{\"S\":[1,2,4]},"
+    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[128,128],\"dtype\":\"float16\"},"
+    "\"A_L0\":{\"scope\":\"L0A\",\"shape\":[128,128],\"dtype\":\"float16\",\"copies\":2},"
+    "\"B_L0\":{\"scope\":\"L0B\",\"shape\":[128,128],\"dtype\":\"float16\"},"
+    "\"C_L0\":{\"scope\":\"L0C\",\"shape\":[128,128],\"dtype\":\"float32\"},"
+    "\"B_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"mix\",\"body\":["
+    "{\"for\":\"i\",\"trip\":\"T\",\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
+    "{\"mma\":[\"A_L0\",\"B_L0\",\"C_L0\"]},"
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0},"
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]}]}]}}";
+
+static void test_mix_modulo(void)
+{
+    tt_template *t = parse(xmod_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const double C = 130 + 518 + 900 + 220, R = 130 + 518;
+    const struct {
+        int s;
+        double period;
+        tt_bound bound;
+    } cases[] = {
+        {1, R, TT_BOUND_LATENCY},   /* no overlap across iterations: the round trip */
+        {2, 518 + 10, TT_BOUND_M},  /* max(M 518 + flag, ring 648 / 2, round trip 648 / 2) */
+        {4, 518 + 10, TT_BOUND_M},  /* before: the cube's chain, 648 */
+    };
+    double fixed = hand.launch_us + hand.mix_launch_extra_us;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cfg[16];
+        snprintf(cfg, sizeof cfg, "S=%d", cases[i].s);
+        tt_model_result r;
+        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=10", cfg, NULL, &r), TT_OK);
+        CU_ASSERT_DOUBLE_EQUAL(r.time_us, fixed + (9 * cases[i].period + C) / 1000.0, 1e-9);
+        if (cases[i].s > 1) CU_ASSERT_EQUAL(r.bound, cases[i].bound);
+    }
+    tt_tmpl_free(t);
+}
+
 /* ---- 12. a workspace keeps one slot per block in flight in L2, whatever its ring depth -- */
 
 static const char *ws_tmpl =
@@ -977,6 +1025,7 @@ static const tt_test_case model_cases[] = {
     {"api", test_api},                 {"representative_block", test_representative_block},
     {"mix_causal", test_mix_causal},   {"builtin_templates", test_builtin_templates},
     {"threads", test_threads},         {"mix_round_trip", test_mix_round_trip},
+    {"mix_modulo", test_mix_modulo},
     {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share},
     {"fast_tables", test_fast_tables}, {"persistent", test_persistent}, {"swizzle", test_swizzle},
     {"band", test_band},               {"launch_mix", test_launch_mix},

@@ -377,6 +377,47 @@ static void test_cross_core(void)
     tt_tmpl_free(t);
 }
 
+/* A cross SET goes on the pipe of the write it follows, not on the scalar queue: in a
+ * software-pipelined loop the cube's wait for the vector's hand-off (slot 1 issues seg0(1),
+ * then seg1(0)) must not sit behind the SET of its next write.  Loop of 2, stages 2, depth-1
+ * DMA, flags visible 50 cycles after the SET:
+ * cube MTE3: W write(0) (16384 B) [0,356], SET f0(0) -> 406; write(1) [356,712] (its latency
+ * no longer hides under write(0)'s data: the SET holds the pipe), SET f0(1) -> 762.
+ * vector (8x64 fp16): wait f0(0) 406, exp [406,448], SET f1(0) -> 498; wait f0(1) 762,
+ * exp [762,804], SET f1(1) -> 854.
+ * cube MTE2 (32768 B each, 612 cycles): wait f1(0) 498, B load(0) [498,1110]; wait f1(1)
+ * 854, load(1) [1110,1722]: 1722 cycles.
+ * Before, the wait for f1(0) queued behind SET f0(1) (612) on the scalar unit: load(0)
+ * [612,1224], load(1) [1224,1836]: 1836 cycles. */
+static const char *SETQ_T =
+    "{\"tiletune\":1,\"name\":\"setq\",\"version\":\"1\","
+    "\"inputs\":{\"NB\":{\"type\":\"int\"}},"
+    "\"params\":{\"S\":[2]},"
+    "\"tensors\":{\"A\":{\"shape\":[\"NB\",2,64,256],\"dtype\":\"float16\"},"
+    "\"W\":{\"shape\":[\"NB\",2,64,128],\"dtype\":\"float16\",\"workspace\":true}},"
+    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[64,128],\"dtype\":\"float16\"},"
+    "\"B_L1\":{\"scope\":\"L1\",\"shape\":[64,256],\"dtype\":\"float16\"},"
+    "\"X_UB\":{\"scope\":\"UB\",\"shape\":[8,64],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"bx\":\"NB\"},\"cores\":\"mix\",\"body\":["
+    "{\"for\":\"i\",\"trip\":2,\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"A_L1\",\"gm:W\"],\"along\":[\"bx\",\"i\"]},"
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0},"
+    "{\"vec\":\"exp\",\"out\":\"X_UB\",\"in\":[\"X_UB\"]},"
+    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1},"
+    "{\"copy\":[\"gm:A\",\"B_L1\"],\"along\":[\"bx\",\"i\"]}]}]}}";
+
+static void test_set_on_pipe(void)
+{
+    tt_target tgt;
+    mk_target(&tgt, 1);
+    tt_template *t = parse(SETQ_T);
+    tt_sim_result r;
+    CU_ASSERT_EQUAL(sim(t, &tgt, "NB=1", "S=2", -1, &r), TT_OK);
+    NEAR(r.cycles, 1722);
+    tt_sim_result_close(&r);
+    tt_tmpl_free(t);
+}
+
 /* The engine itself: a vector agent waiting for a flag nobody sets. */
 static void test_deadlock(void)
 {
@@ -700,7 +741,10 @@ static void test_fast_path_causal(void)
         CU_ASSERT_EQUAL(fast.extrapolated, 1);
         CU_ASSERT_EQUAL(full.extrapolated, 0);
         CU_ASSERT_EQUAL(fast.waves, full.waves);
-        CU_ASSERT(fast.events * 3 < full.events);
+        /* deep stages: the two sides run free and settle into a long period, so the shape
+         * needs six anchors (a least-squares line) where lock-step needed three: 2x fewer
+         * events at this S = 4096 (the gain grows with the sequence) */
+        CU_ASSERT(fast.events * (i == 0 ? 3 : 1.5) < full.events);
         double tol = 1e-3 * full.cycles;
         CU_ASSERT_DOUBLE_EQUAL(fast.cycles, full.cycles, tol);
         for (int u = 0; u < TT_UNIT__COUNT; u++)
@@ -813,6 +857,7 @@ static const tt_test_case sim_cases[] = {
     {"bandwidth_maxmin", test_bandwidth_maxmin},
     {"tail_wave", test_tail_wave},
     {"cross_core", test_cross_core},
+    {"set_on_pipe", test_set_on_pipe},
     {"deadlock", test_deadlock},
     {"limits_and_refusals", test_limits_and_refusals},
     {"determinism_and_shortcut", test_determinism_and_shortcut},
