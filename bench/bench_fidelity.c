@@ -199,8 +199,6 @@ static const char *no_template(const char *fk)
     if (has(fk, "grouped")) return "grouped_gemm";
     if (has(fk, "int8") || has(fk, "quant")) return "quant_matmul";
     if (has(fk, "gemv")) return "gemv";
-    if (has(fk, "sparse")) return "sparse_flash_attn";
-    if (has(fk, "decode attention")) return "decode_attn";
     return NULL;
 }
 
@@ -220,6 +218,12 @@ static void map_point(const ctx *c, point *p, const json_t *pt)
     else if (!strcmp(fk, "gemm")) rc = map_gemm(c, p, pt);
     else if (!strcmp(fk, "flash_attention")) rc = map_fa(c, p, pt);
     else if (!strcmp(fk, "copy/bandwidth")) rc = map_stream(c, p, pt);
+    else if (has(fk, "sparse"))   /* read the shape: window / cmp_ratio variants, chip */
+        snprintf(p->why, sizeof p->why, "DeepSeek-V4 sparse flash MLA (%s: sliding window + compressed KV, "
+                 "cmp_ratio): sparse_flash_attn is DSA top-k only; chip not stated", str(p->shape, "variant"));
+    else if (has(fk, "decode attention"))
+        snprintf(p->why, sizeof p->why, "KDA linear-attention recurrent decode (vector state update): "
+                 "decode_attn is softmax flash decoding");
     else if (no_template(fk) && !has(p->family, "mHC") && !has(p->family, "linear-attention"))
         snprintf(p->why, sizeof p->why, "no template (%s: kernel-library issue)", no_template(fk));
     else
