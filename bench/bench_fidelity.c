@@ -173,6 +173,9 @@ static int map_fa(const ctx *c, point *p, const json_t *pt)
     set(p->t, p->slots, "dtype", TT_DT_FLOAT16);
     int64_t bm = ival(cf, "tile_S0", ival(cf, "CUBE_S0", FREE));
     set(p->t, p->slots, "block_M", bm);
+    /* the PTO-ISA FA kernels signal every QK/P/PV tile to the other side (a FIFO hand-off per
+     * tile; only the consumption notifications have a period): no batched hand-offs */
+    if (has(p->impl, "PTO-ISA")) set(p->t, p->slots, "cross_interval", 1);
     return 0;
 }
 

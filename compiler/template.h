@@ -200,6 +200,8 @@ struct tt_op {
             tt_sync_kind kind;
             tt_side from, to; /* TT_SYNC_CROSS: producer side sets, consumer side waits */
             int flag;         /* cross-core flag id 0..10 (default 0) */
+            tt_expr *every;   /* cross: one hand-off per `every` iterations of the innermost
+                                 enclosing loop (TileLang's cross_interval); NULL: 1 */
         } sync;
     } u;
 };

@@ -186,8 +186,8 @@ static void free_ops(tt_op *ops, size_t n)
             free(o->u.vec.op);
             tt_expr_free(o->u.vec.elems);
             break;
-        case TT_OP_MMA:
-        case TT_OP_SYNC: break;
+        case TT_OP_SYNC: tt_expr_free(o->u.sync.every); break;
+        case TT_OP_MMA: break;
         }
     }
     free(ops);

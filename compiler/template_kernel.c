@@ -310,7 +310,7 @@ static tt_rc kp_sync(tt__tp *p, tt_op *o, const json_t *v, const char *path, tt_
     }
     if (strcmp(s, "cross") != 0)
         return tt_errf(p->err, TT_ETEMPLATE, ep, "unknown sync \"%s\" (cross, barrier)", s);
-    static const char *const keys[] = {"sync", "from", "to", "flag", NULL};
+    static const char *const keys[] = {"sync", "from", "to", "flag", "every", NULL};
     if ((rc = tt__tp_keys(p, v, path, keys))) return rc;
     o->u.sync.kind = TT_SYNC_CROSS;
     if (cores != TT_CORES_MIX)
@@ -327,6 +327,11 @@ static tt_rc kp_sync(tt__tp *p, tt_op *o, const json_t *v, const char *path, tt_
         if (!json_is_integer(fl) || json_integer_value(fl) < 0 || json_integer_value(fl) > 10)
             return tt_errf(p->err, TT_ETEMPLATE, ep, "expected a flag id 0..10");
         o->u.sync.flag = (int)json_integer_value(fl);
+    }
+    const json_t *ev = json_object_get(v, "every");
+    if (ev) {
+        tt__path(ep, sizeof ep, "%s.every", path);
+        if ((rc = tt__tp_expr(p, ev, ep, &o->u.sync.every))) return rc;
     }
     o->side = o->u.sync.from;
     return TT_OK;

@@ -143,7 +143,10 @@ static tt_rc flatten(flat_ctx *fc, const tt_op *body, size_t n, int depth)
             mo->has_elems = o->u.vec.elems != NULL;
             if (mo->has_elems) mx_init(t, o->u.vec.elems, 0, &mo->elems);
             break;
-        case TT_OP_SYNC: mo->unit = TT_UNIT_S; break;
+        case TT_OP_SYNC:
+            mo->unit = TT_UNIT_S;
+            mx_init(t, o->u.sync.every, 1, &mo->every);
+            break;
         }
     }
     return TT_OK;
@@ -432,7 +435,15 @@ static tt_rc eval_ops(const tt_model *m, const int64_t *slots, tt__mscratch *sc,
             break;
         }
         case TT_OP_SYNC:
-            sc->bytes[i] = o->src->u.sync.kind == TT_SYNC_CROSS ? tg->cross_sync_cycles : tg->flag_cycles;
+            if (o->src->u.sync.kind != TT_SYNC_CROSS) {
+                sc->bytes[i] = tg->flag_cycles;
+                break;
+            }
+            /* a hand-off batched over `every` iterations (cross_interval) costs its flag once
+             * per batch: on the chain of one iteration, 1 / every of it */
+            if ((rc = tt__mx_eval(&o->every, slots, &v))) return fail(out, rc, o->src->path, rc_word(rc));
+            sc->trip[i] = v > 1 ? v : 1;
+            sc->bytes[i] = tg->cross_sync_cycles / (double)sc->trip[i];
             break;
         }
     }
@@ -552,8 +563,16 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                     if (in.busy[sd][TT_UNIT_S] > B) { B = in.busy[sd][TT_UNIT_S]; lim = TT_UNIT_S; }
                 if (o->nring > 0) B += tg->flag_cycles;   /* a hand-off per iteration */
                 /* cross-core software pipelining: the round trip of iteration i must end
-                 * before the same side starts iteration i + s */
-                if (o->xsync && R / s > B) { B = R / s; lim = TT_BOUND_SYNC; }
+                 * before the same side starts iteration i + s; with hand-offs batched over e
+                 * iterations (every, cross_interval) the ring of s slots holds s / e batches,
+                 * and the round trip is per batch: P >= R / (s / e) */
+                if (o->xsync) {
+                    int64_t e = 1;
+                    for (int c = i + 1; c < o->end; c = m->ops[c].end)
+                        if (m->ops[c].kind == TT_OP_SYNC && sc->trip[c] > e) e = sc->trip[c];
+                    double se = s / (double)e >= 1 ? s / (double)e : 1;
+                    if (R / se > B) { B = R / se; lim = TT_BOUND_SYNC; }
+                }
                 for (int k = 0; k < o->nring; k++) {
                     const tt__ring *rg = &m->rings[o->ring0 + k];
                     double end = sc->off[rg->consumer] + sc->dur[rg->consumer];

@@ -58,6 +58,7 @@ typedef struct tt__mop {
     int along_loop_depth[TT_TMPL_MAX_DEPTH + 1];   /* depths of the loops in `along` */
     int nloop_along;
     tt__mx rows, atomic;         /* gather rows / atomic-add flag (kind 2, c 1 / 0: absent) */
+    tt__mx every;                /* cross sync: iterations per hand-off (kind 2, c 1: absent) */
     /* mma */
     int a, b, c;
     /* vec */
@@ -182,7 +183,7 @@ typedef struct tt__mscratch {
     int64_t gext[TT__MODEL_MAX_GRID];
     int64_t swizzle;                      /* block rasterisation width (< 2: none) */
     int64_t bdims[TT_TMPL_MAX_BUFFERS][TT_MAX_RANK];
-    int64_t trip[TT__MODEL_MAX_OPS];      /* loops: trip count */
+    int64_t trip[TT__MODEL_MAX_OPS];      /* loops: trip count; cross syncs: every (>= 1) */
     int64_t stages[TT__MODEL_MAX_OPS];
     double bytes[TT__MODEL_MAX_OPS];      /* copies: bytes of one transfer; mma/vec: cycles */
     double distinct[TT__MODEL_MAX_OPS];   /* GM copies: distinct tiles over the kernel */

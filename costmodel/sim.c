@@ -117,7 +117,7 @@ typedef struct memo {
 #define SHAPE_LONG 4            /* a wave this many times the first anchor makes anchors */
 #define SHAPE_MIN_WAVES 16      /* ... and so does a new shape in a run with this many waves */
 #define SHAPE_FIT 5             /* anchors after the first that a straight-line fit needs */
-#define SHAPE_JTOL 2e-2         /* largest residual of that fit, relative to the cycles */
+#define SHAPE_JTOL 1e-2         /* largest residual of that fit, relative to the cycles */
 #define SHAPE_RTOL 1e-5         /* linearity check of three anchors, relative to the cycles */
 #define WALK_T0 4               /* persistent walks: the shortest anchor walk (grid points) */
 #define WALK_STEP 2             /* ... the spacing of the three anchor walks */
@@ -496,6 +496,8 @@ static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt_
     int64_t period = 1;
     for (size_t b = 0; b < s->t->nbuffers && period <= 64; b++)
         period = period / gcd64(period, s->copies[b]) * s->copies[b];
+    for (size_t i = 0; i < s->nops && period <= 64; i++)   /* batched hand-offs (every) */
+        if (s->ops[i].every > 1) period = period / gcd64(period, s->ops[i].every) * s->ops[i].every;
     int64_t warm = loop >= 0 ? tt__sim_warmup(s, loop) : 4;
     int64_t t0 = period * ((warm + period - 1) / period);
     if (!(same && loop >= 0 && period <= 64 && tmin >= t0))

@@ -62,6 +62,7 @@ typedef struct tt__sop {
     int nr;
     int accum;                /* mma: 1 when it accumulates into the current C version */
     int dyn_elems;            /* vec: elems read a grid slot, evaluate per block */
+    int64_t every;            /* cross sync: one hand-off per `every` loop iterations (>= 1) */
     double vec_head, vec_bpc, vec_esize;
     char name[40];
 } tt__sop;

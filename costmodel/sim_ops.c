@@ -359,6 +359,15 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
         case TT_OP_SYNC:
             so->unit = TT_UNIT_S;
             so->kind = o->u.sync.kind == TT_SYNC_CROSS ? TT__SI_SET : TT__SI_BAR;
+            so->every = 1;
+            if (o->u.sync.every) {
+                int64_t ev = 1;
+                if ((rc = tt_expr_eval(o->u.sync.every, s->slots, &ev))) {
+                    snprintf(reason, cap, "%s.every: %s", o->path, tt_strerror(rc));
+                    goto out;
+                }
+                so->every = ev > 1 ? ev : 1;
+            }
             snprintf(so->name, sizeof so->name, "%s flag %d",
                      o->u.sync.kind == TT_SYNC_CROSS ? "cross" : "barrier", o->u.sync.flag);
             break;

@@ -36,6 +36,7 @@ typedef struct agst {         /* flatten state of one agent */
     int32_t bar;              /* last wait / barrier, -1 */
     int bar_kind;
     int role;
+    int64_t it, trip;         /* iteration and trip of the innermost loop being walked */
 } agst;
 
 void tt__sprog_free(tt__sprog *p)
@@ -195,6 +196,13 @@ static int emit_leaf(tt__sim *s, agst *a, size_t li, const tt_op *o)
         kind = is_from ? TT__SI_SET : TT__SI_WAIT;
         dir = o->u.sync.from == TT_SIDE_CUBE ? TT__DIR_C2V : TT__DIR_V2C;
     }
+    /* a batched hand-off (sync "every" e, TileLang's cross_interval): the producer sets after
+     * iterations e-1, 2e-1, ... and the last; the consumer waits before 0, e, 2e, ... (as many) */
+    if ((kind == TT__SI_SET || kind == TT__SI_WAIT) && so->every > 1) {
+        int last = a->it + 1 >= a->trip;
+        if (kind == TT__SI_SET ? ((a->it + 1) % so->every != 0 && !last) : a->it % so->every != 0)
+            return 0;
+    }
     tt__sinst *in = begin_inst(p);
     if (!in) return -1;
     int32_t me = (int32_t)p->n;
@@ -303,13 +311,18 @@ static int walk_pipelined(tt__sim *s, agst *a, const tt_op *o, int64_t trip, int
     lic[ncut] = li;
     int64_t lag = stages - 1;
     int64_t slots = trip + (int64_t)(ncut - 1) * lag;
+    int64_t it0 = a->it, trip0 = a->trip;
+    a->trip = trip;
     for (int64_t t = 0; t < slots; t++)
         for (size_t k = 0; k < ncut; k++) {
             int64_t i = t - (int64_t)k * lag;
             if (i < 0 || i >= trip) continue;
+            a->it = i;
             int rc = walk(s, a, body + cut[k], cut[k + 1] - cut[k], lic[k]);
             if (rc) return rc;
         }
+    a->it = it0;
+    a->trip = trip0;
     return 0;
 }
 
@@ -339,10 +352,15 @@ static int walk(tt__sim *s, agst *a, const tt_op *body, size_t n, size_t li0)
                 int rc = walk_pipelined(s, a, o, trip, stages, li, side);
                 if (rc) return rc;
             } else {
+                int64_t it0 = a->it, trip0 = a->trip;
+                a->trip = trip;
                 for (int64_t it = 0; it < trip; it++) {
+                    a->it = it;
                     int rc = walk(s, a, o->u.loop.body, o->u.loop.nbody, li);
                     if (rc) return rc;
                 }
+                a->it = it0;
+                a->trip = trip0;
             }
             li += s->loop_leaves[o->u.loop.id];
             continue;

@@ -867,6 +867,43 @@ static void test_launch_mix(void)
     tt_tmpl_free(mix);
 }
 
+/* Batched hand-offs (sync "every": E, TileLang's cross_interval): each flag costs 900 / E on
+ * one iteration's chain, and the ring of S slots holds S / E batches, so the round trip bounds
+ * the period by R / (S / E).  S = 4, E = 2: R = 220 + 450 + 102 + 450 + 220 = 1442, period
+ * max(V 440, 1442 / 2 = 721) = 721 (sync); S = 8, E = 2: 1442 / 4 < 440, period 440 (V). */
+static const char *xevery_tmpl =
+    "{\"tiletune\":1,\"name\":\"xevery\",\"inputs\":{\"T\":\"int\"},\"params\":{\"S\":[4,8],\"E\":[1,2]},"
+    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[12800],\"dtype\":\"float16\"},"
+    "\"A_L0\":{\"scope\":\"L0A\",\"shape\":[12800],\"dtype\":\"float16\"},"
+    "\"B_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"mix\",\"body\":["
+    "{\"for\":\"i\",\"trip\":\"T\",\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0,\"every\":\"E\"},"
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]},"
+    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1,\"every\":\"E\"},"
+    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":2,\"every\":\"E\"},"
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]}]}]}}";
+
+static void test_mix_every(void)
+{
+    tt_template *t = parse(xevery_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double fixed = hand.launch_us + hand.mix_launch_extra_us;
+    const double C = 102 + 450 + 220 + 450 + 102 + 450 + 220;
+    tt_model_result r;
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=10", "S=4,E=2", NULL, &r), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_us, fixed + (9 * 721.0 + C) / 1000.0, 1e-9);
+    CU_ASSERT_EQUAL(r.bound, TT_BOUND_SYNC);
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=10", "S=8,E=2", NULL, &r), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_us, fixed + (9 * 440.0 + C) / 1000.0, 1e-9);
+    /* E = 1 is the plain hand-off of mix_round_trip: 2342 / 4 */
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=10", "S=4,E=1", NULL, &r), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_us, fixed + (9 * 2342.0 / 4 + 3344) / 1000.0, 1e-9);
+    tt_tmpl_free(t);
+}
+
 /* ---- 11c. MIX loops: a modulo-scheduling bound, not a side's chain (section 2) --------- */
 
 /* One iteration: cube copy L1->L0A (MTE1: 2 + 32768/256 = 130 cycles) into a double-buffered
@@ -1025,7 +1062,7 @@ static const tt_test_case model_cases[] = {
     {"api", test_api},                 {"representative_block", test_representative_block},
     {"mix_causal", test_mix_causal},   {"builtin_templates", test_builtin_templates},
     {"threads", test_threads},         {"mix_round_trip", test_mix_round_trip},
-    {"mix_modulo", test_mix_modulo},
+    {"mix_modulo", test_mix_modulo},   {"mix_every", test_mix_every},
     {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share},
     {"fast_tables", test_fast_tables}, {"persistent", test_persistent}, {"swizzle", test_swizzle},
     {"band", test_band},               {"launch_mix", test_launch_mix},

@@ -418,6 +418,55 @@ static void test_set_on_pipe(void)
     tt_tmpl_free(t);
 }
 
+/* Batched hand-offs (SETQ_T with "every": 2 on both syncs): the producer sets after iteration 1
+ * (the batch's last) only, the consumer waits before iteration 0 only, so each side has one
+ * SET and one WAIT in the trace and nothing deadlocks; with stages 2 and trip 2 the cube's
+ * B loads wait for the vector's single P flag, which needs both W writes: later than with
+ * a flag per iteration (1722 cycles). */
+static const char *SETQ_EVERY_T =
+    "{\"tiletune\":1,\"name\":\"setq2\",\"version\":\"1\","
+    "\"inputs\":{\"NB\":{\"type\":\"int\"}},"
+    "\"params\":{\"S\":[2]},"
+    "\"tensors\":{\"A\":{\"shape\":[\"NB\",2,64,256],\"dtype\":\"float16\"},"
+    "\"W\":{\"shape\":[\"NB\",2,64,128],\"dtype\":\"float16\",\"workspace\":true}},"
+    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[64,128],\"dtype\":\"float16\"},"
+    "\"B_L1\":{\"scope\":\"L1\",\"shape\":[64,256],\"dtype\":\"float16\"},"
+    "\"X_UB\":{\"scope\":\"UB\",\"shape\":[8,64],\"dtype\":\"float16\"}},"
+    "\"kernel\":{\"grid\":{\"bx\":\"NB\"},\"cores\":\"mix\",\"body\":["
+    "{\"for\":\"i\",\"trip\":2,\"stages\":\"S\",\"body\":["
+    "{\"copy\":[\"A_L1\",\"gm:W\"],\"along\":[\"bx\",\"i\"]},"
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0,\"every\":2},"
+    "{\"vec\":\"exp\",\"out\":\"X_UB\",\"in\":[\"X_UB\"]},"
+    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1,\"every\":2},"
+    "{\"copy\":[\"gm:A\",\"B_L1\"],\"along\":[\"bx\",\"i\"]}]}]}}";
+
+static void test_every(void)
+{
+    tt_target tgt;
+    mk_target(&tgt, 1);
+    tt_template *t = parse(SETQ_EVERY_T);
+    tt_sim_result r;
+    CU_ASSERT_EQUAL(sim(t, &tgt, "NB=1", "S=2", 0, &r), TT_OK);
+    CU_ASSERT(r.cycles > 1722);
+    json_error_t je;
+    json_t *tr = json_loads(r.trace_json, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tr);
+    int sets = 0, waits = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(tr, i, ev) {
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        if (!nm || strcmp(json_string_value(json_object_get(ev, "ph")), "X") != 0) continue;
+        if (strcmp(nm, "set cross flag") == 0) sets++;
+        if (strcmp(nm, "wait cross flag") == 0) waits++;
+    }
+    CU_ASSERT_EQUAL(sets, 1 + 2);    /* the cube's, and one per vector core */
+    CU_ASSERT_EQUAL(waits, 1 + 2);
+    json_decref(tr);
+    tt_sim_result_close(&r);
+    tt_tmpl_free(t);
+}
+
 /* The engine itself: a vector agent waiting for a flag nobody sets. */
 static void test_deadlock(void)
 {
@@ -858,6 +907,7 @@ static const tt_test_case sim_cases[] = {
     {"tail_wave", test_tail_wave},
     {"cross_core", test_cross_core},
     {"set_on_pipe", test_set_on_pipe},
+    {"every", test_every},
     {"deadlock", test_deadlock},
     {"limits_and_refusals", test_limits_and_refusals},
     {"determinism_and_shortcut", test_determinism_and_shortcut},
