@@ -774,20 +774,33 @@ static void test_threads(void)
 
 /* One iteration: cube copy (L1->L0A, 2 + 25600/256 = 102 cycles), hand-off (900), vector
  * exp (20 + 10000/50 = 220), hand-off, cube copy (102), hand-off, vector exp (220). */
-static const char *xchain_tmpl =
-    "{\"tiletune\":1,\"name\":\"xchain\",\"inputs\":{\"T\":\"int\"},\"params\":{\"S\":[1,2,4,8]},"
-    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[12800],\"dtype\":\"float16\"},"
-    "\"A_L0\":{\"scope\":\"L0A\",\"shape\":[12800],\"dtype\":\"float16\"},"
-    "\"B_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"
-    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"mix\",\"body\":["
-    "{\"for\":\"i\",\"trip\":\"T\",\"stages\":\"S\",\"body\":["
-    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
-    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0},"
-    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]},"
-    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1},"
-    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
-    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":2},"
-    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]}]}]}}";
+#define XCHAIN_DOC(PARAMS, EVERY)                                                              \
+    "{\"tiletune\":1,\"name\":\"xchain\",\"inputs\":{\"T\":\"int\"},\"params\":" PARAMS ","   \
+    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[12800],\"dtype\":\"float16\"},"        \
+    "\"A_L0\":{\"scope\":\"L0A\",\"shape\":[12800],\"dtype\":\"float16\"},"                      \
+    "\"B_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"                       \
+    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"mix\",\"body\":["                               \
+    "{\"for\":\"i\",\"trip\":\"T\",\"stages\":\"S\",\"body\":["                               \
+    "{\"copy\":[\"A_L1\",\"A_L0\"]},"                                                           \
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0" EVERY "},"            \
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]},"                                    \
+    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1" EVERY "},"            \
+    "{\"copy\":[\"A_L1\",\"A_L0\"]},"                                                           \
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":2" EVERY "},"            \
+    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]}]}]}}"
+static const char *xchain_tmpl = XCHAIN_DOC("{\"S\":[1,2,4,8]}", "");
+
+/* T = 10 iterations at stages S: launch + (9 periods + one chain C) on the hand target. */
+static tt_model_result mix_predict(const tt_template *t, int s, double period, double C)
+{
+    char cfg[16];
+    snprintf(cfg, sizeof cfg, "S=%d", s);
+    tt_model_result r;
+    CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=10", cfg, NULL, &r), TT_OK);
+    double fixed = hand.launch_us + hand.mix_launch_extra_us;
+    CU_ASSERT_DOUBLE_EQUAL(r.time_us, fixed + (9 * period + C) / 1000.0, 1e-9);
+    return r;
+}
 
 static void test_mix_round_trip(void)
 {
@@ -810,11 +823,7 @@ static void test_mix_round_trip(void)
     };
     double fixed = hand.launch_us + hand.mix_launch_extra_us;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char cfg[16];
-        snprintf(cfg, sizeof cfg, "S=%d", cases[i].s);
-        tt_model_result r;
-        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=10", cfg, NULL, &r), TT_OK);
-        CU_ASSERT_DOUBLE_EQUAL(r.time_us, fixed + (9 * cases[i].period + C) / 1000.0, 1e-9);
+        tt_model_result r = mix_predict(t, cases[i].s, cases[i].period, C);
         if (cases[i].s == 2) CU_ASSERT_EQUAL(r.bound, TT_BOUND_SYNC);
         CU_ASSERT_DOUBLE_EQUAL(r.busy_us[TT_UNIT_V], 10 * own / 1000.0, 1e-9);
     }
@@ -871,20 +880,7 @@ static void test_launch_mix(void)
  * one iteration's chain, and the ring of S slots holds S / E batches, so the round trip bounds
  * the period by R / (S / E).  S = 4, E = 2: R = 220 + 450 + 102 + 450 + 220 = 1442, period
  * max(V 440, 1442 / 2 = 721) = 721 (sync); S = 8, E = 2: 1442 / 4 < 440, period 440 (V). */
-static const char *xevery_tmpl =
-    "{\"tiletune\":1,\"name\":\"xevery\",\"inputs\":{\"T\":\"int\"},\"params\":{\"S\":[4,8],\"E\":[1,2]},"
-    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[12800],\"dtype\":\"float16\"},"
-    "\"A_L0\":{\"scope\":\"L0A\",\"shape\":[12800],\"dtype\":\"float16\"},"
-    "\"B_UB\":{\"scope\":\"UB\",\"shape\":[5000],\"dtype\":\"float16\"}},"
-    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"mix\",\"body\":["
-    "{\"for\":\"i\",\"trip\":\"T\",\"stages\":\"S\",\"body\":["
-    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
-    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0,\"every\":\"E\"},"
-    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]},"
-    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1,\"every\":\"E\"},"
-    "{\"copy\":[\"A_L1\",\"A_L0\"]},"
-    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":2,\"every\":\"E\"},"
-    "{\"vec\":\"exp\",\"out\":\"B_UB\",\"in\":[\"B_UB\"]}]}]}}";
+static const char *xevery_tmpl = XCHAIN_DOC("{\"S\":[4,8],\"E\":[1,2]}", ",\"every\":\"E\"");
 
 static void test_mix_every(void)
 {
@@ -940,13 +936,8 @@ static void test_mix_modulo(void)
         {2, 518 + 10, TT_BOUND_M},  /* max(M 518 + flag, ring 648 / 2, round trip 648 / 2) */
         {4, 518 + 10, TT_BOUND_M},  /* before: the cube's chain, 648 */
     };
-    double fixed = hand.launch_us + hand.mix_launch_extra_us;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char cfg[16];
-        snprintf(cfg, sizeof cfg, "S=%d", cases[i].s);
-        tt_model_result r;
-        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, "T=10", cfg, NULL, &r), TT_OK);
-        CU_ASSERT_DOUBLE_EQUAL(r.time_us, fixed + (9 * cases[i].period + C) / 1000.0, 1e-9);
+        tt_model_result r = mix_predict(t, cases[i].s, cases[i].period, C);
         if (cases[i].s > 1) CU_ASSERT_EQUAL(r.bound, cases[i].bound);
     }
     tt_tmpl_free(t);

@@ -389,22 +389,23 @@ static void test_cross_core(void)
  * 854, load(1) [1110,1722]: 1722 cycles.
  * Before, the wait for f1(0) queued behind SET f0(1) (612) on the scalar unit: load(0)
  * [612,1224], load(1) [1224,1836]: 1836 cycles. */
-static const char *SETQ_T =
-    "{\"tiletune\":1,\"name\":\"setq\",\"version\":\"1\","
-    "\"inputs\":{\"NB\":{\"type\":\"int\"}},"
-    "\"params\":{\"S\":[2]},"
-    "\"tensors\":{\"A\":{\"shape\":[\"NB\",2,64,256],\"dtype\":\"float16\"},"
-    "\"W\":{\"shape\":[\"NB\",2,64,128],\"dtype\":\"float16\",\"workspace\":true}},"
-    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[64,128],\"dtype\":\"float16\"},"
-    "\"B_L1\":{\"scope\":\"L1\",\"shape\":[64,256],\"dtype\":\"float16\"},"
-    "\"X_UB\":{\"scope\":\"UB\",\"shape\":[8,64],\"dtype\":\"float16\"}},"
-    "\"kernel\":{\"grid\":{\"bx\":\"NB\"},\"cores\":\"mix\",\"body\":["
-    "{\"for\":\"i\",\"trip\":2,\"stages\":\"S\",\"body\":["
-    "{\"copy\":[\"A_L1\",\"gm:W\"],\"along\":[\"bx\",\"i\"]},"
-    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0},"
-    "{\"vec\":\"exp\",\"out\":\"X_UB\",\"in\":[\"X_UB\"]},"
-    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1},"
-    "{\"copy\":[\"gm:A\",\"B_L1\"],\"along\":[\"bx\",\"i\"]}]}]}}";
+#define SETQ_DOC(EVERY)                                                                       \
+    "{\"tiletune\":1,\"name\":\"setq\",\"version\":\"1\","                                     \
+    "\"inputs\":{\"NB\":{\"type\":\"int\"}},"                                                 \
+    "\"params\":{\"S\":[2]},"                                                                  \
+    "\"tensors\":{\"A\":{\"shape\":[\"NB\",2,64,256],\"dtype\":\"float16\"},"                \
+    "\"W\":{\"shape\":[\"NB\",2,64,128],\"dtype\":\"float16\",\"workspace\":true}},"         \
+    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[64,128],\"dtype\":\"float16\"},"      \
+    "\"B_L1\":{\"scope\":\"L1\",\"shape\":[64,256],\"dtype\":\"float16\"},"                   \
+    "\"X_UB\":{\"scope\":\"UB\",\"shape\":[8,64],\"dtype\":\"float16\"}},"                     \
+    "\"kernel\":{\"grid\":{\"bx\":\"NB\"},\"cores\":\"mix\",\"body\":["                      \
+    "{\"for\":\"i\",\"trip\":2,\"stages\":\"S\",\"body\":["                                  \
+    "{\"copy\":[\"A_L1\",\"gm:W\"],\"along\":[\"bx\",\"i\"]},"                               \
+    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0" EVERY "},"          \
+    "{\"vec\":\"exp\",\"out\":\"X_UB\",\"in\":[\"X_UB\"]},"                                  \
+    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1" EVERY "},"          \
+    "{\"copy\":[\"gm:A\",\"B_L1\"],\"along\":[\"bx\",\"i\"]}]}]}}"
+static const char *SETQ_T = SETQ_DOC("");
 
 static void test_set_on_pipe(void)
 {
@@ -423,22 +424,7 @@ static void test_set_on_pipe(void)
  * SET and one WAIT in the trace and nothing deadlocks; with stages 2 and trip 2 the cube's
  * B loads wait for the vector's single P flag, which needs both W writes: later than with
  * a flag per iteration (1722 cycles). */
-static const char *SETQ_EVERY_T =
-    "{\"tiletune\":1,\"name\":\"setq2\",\"version\":\"1\","
-    "\"inputs\":{\"NB\":{\"type\":\"int\"}},"
-    "\"params\":{\"S\":[2]},"
-    "\"tensors\":{\"A\":{\"shape\":[\"NB\",2,64,256],\"dtype\":\"float16\"},"
-    "\"W\":{\"shape\":[\"NB\",2,64,128],\"dtype\":\"float16\",\"workspace\":true}},"
-    "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[64,128],\"dtype\":\"float16\"},"
-    "\"B_L1\":{\"scope\":\"L1\",\"shape\":[64,256],\"dtype\":\"float16\"},"
-    "\"X_UB\":{\"scope\":\"UB\",\"shape\":[8,64],\"dtype\":\"float16\"}},"
-    "\"kernel\":{\"grid\":{\"bx\":\"NB\"},\"cores\":\"mix\",\"body\":["
-    "{\"for\":\"i\",\"trip\":2,\"stages\":\"S\",\"body\":["
-    "{\"copy\":[\"A_L1\",\"gm:W\"],\"along\":[\"bx\",\"i\"]},"
-    "{\"sync\":\"cross\",\"from\":\"cube\",\"to\":\"vector\",\"flag\":0,\"every\":2},"
-    "{\"vec\":\"exp\",\"out\":\"X_UB\",\"in\":[\"X_UB\"]},"
-    "{\"sync\":\"cross\",\"from\":\"vector\",\"to\":\"cube\",\"flag\":1,\"every\":2},"
-    "{\"copy\":[\"gm:A\",\"B_L1\"],\"along\":[\"bx\",\"i\"]}]}]}}";
+static const char *SETQ_EVERY_T = SETQ_DOC(",\"every\":2");
 
 static void test_every(void)
 {
