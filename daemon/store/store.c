@@ -229,6 +229,54 @@ tt_rc tt__store_collect(tt_store *s, tt__res *r, size_t size, tt__row_fn row,
 }
 
 
+void tt__key_from_row(tt__res *r, int col, tt__key k, int *oom)
+{
+    tt__cpy(*k.template_name, sizeof *k.template_name, TT__CT(r, col));
+    tt__cpy(*k.template_hash, sizeof *k.template_hash, TT__CT(r, col + 1));
+    tt__cpy(*k.target, sizeof *k.target, TT__CT(r, col + 2));
+    tt__cpy(*k.backend_fp, sizeof *k.backend_fp, TT__CT(r, col + 3));
+    *k.problem_key = tt__dup(TT__CT(r, col + 4), oom);
+    *k.problem_json = tt__dup(TT__CT(r, col + 5), oom);
+    *k.config_json = tt__dup(TT__CT(r, col + 6), oom);
+    *k.trial_id = TT__CI(r, col + 7);
+    *k.median_us = TT__CF(r, col + 8);
+    *k.spread_us = TT__CF(r, col + 9);
+}
+
+void tt__key_free(tt__key k)
+{
+    free(*k.problem_key);
+    free(*k.problem_json);
+    free(*k.config_json);
+    *k.problem_key = *k.problem_json = *k.config_json = NULL;
+}
+
+tt_rc tt__store_json_query(tt_store *s, int id, const char *sql, const char *pg,
+                           const tt__param *p, int np, json_t *acc, tt__json_row_fn row,
+                           char **out)
+{
+    *out = NULL;
+    if (!acc) return TT_ENOMEM;
+    tt__res r;
+    tt__store_lock(s);
+    tt_rc rc = tt__q_start(s, id, sql, pg, p, np, &r);
+    if (rc) {
+        json_decref(acc);
+        return tt__store_unlock(s, rc);
+    }
+    while (tt__q_step(&r, &rc) == 1) {
+        tt_rc e = row(&r, acc);
+        if (e) rc = e;
+    }
+    s->eng->finish(&r);
+    tt__store_unlock(s, rc);
+    if (rc) {
+        json_decref(acc);
+        return rc;
+    }
+    return tt__json_out(acc, out);
+}
+
 tt_rc tt__q_exec(tt_store *s, int id, const char *sql, const char *pg, const tt__param *p,
                  int np, int64_t *changes)
 {
@@ -544,32 +592,18 @@ tt_rc tt_store_template_get(tt_store *s, const char *name, const char *hash, cha
     return tt_store_unlock(s, rc);
 }
 
+static tt_rc tt_template_list_row(tt__res *r, json_t *a)
+{
+    const char *ver = C_T(r, 2);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:f}", "name", C_T(r, 0), "hash", C_T(r, 1),
+                          "version", ver ? ver : "", "updated_at", C_F(r, 3));
+    return !o || json_array_append_new(a, o) ? TT_ENOMEM : TT_OK;
+}
+
 tt_rc tt_store_template_list(tt_store *s, char **out)
 {
-    *out = NULL;
-    json_t *a = json_array();
-    if (!a) return TT_ENOMEM;
-    tt__res r;
-    tt_store_lock(s);
-    tt_rc rc = q_start(s, Q_TPL_LIST, NULL, 0, &r);
-    if (rc) {
-        json_decref(a);
-        return tt_store_unlock(s, rc);
-    }
-    while (q_step(&r, &rc) == 1) {
-        const char *ver = C_T(&r, 2);
-        json_t *o = json_pack("{s:s, s:s, s:s, s:f}", "name", C_T(&r, 0), "hash",
-                              C_T(&r, 1), "version", ver ? ver : "", "updated_at",
-                              C_F(&r, 3));
-        if (!o || json_array_append_new(a, o)) rc = TT_ENOMEM;
-    }
-    s->eng->finish(&r);
-    tt_store_unlock(s, rc);
-    if (rc) {
-        json_decref(a);
-        return rc;
-    }
-    return tt__json_out(a, out);
+    return tt__store_json_query(s, Q_TPL_LIST, tt_q[Q_TPL_LIST].sql, tt_q[Q_TPL_LIST].pg,
+                                NULL, 0, json_array(), tt_template_list_row, out);
 }
 
 /* ---- jobs --------------------------------------------------------------------------- */

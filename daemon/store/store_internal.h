@@ -163,6 +163,38 @@ tt_rc tt__q_first(tt_store *s, int id, const char *sql, const char *pg, const tt
 /* Run the rest of the statement (writes with RETURNING) and finish it. */
 tt_rc tt__q_end(tt__res *r);
 
+/* The key columns that a best row and a pinned baseline share, read by one decoder:
+ * template_name, template_hash, target, backend_fp, problem_key, problem_json, config_json,
+ * trial_id, median_us, spread_us (in this order in BEST_COLS and BASE_COLS).  A tt__key
+ * points into a tt_best or a tt_baseline (TT__KEY_OF; the array pointer types check that
+ * both keep the fixed fields' sizes). */
+typedef struct tt__key {
+    char (*template_name)[64], (*template_hash)[17], (*target)[64], (*backend_fp)[80];
+    char **problem_key, **problem_json, **config_json;
+    int64_t *trial_id;
+    double *median_us, *spread_us;
+} tt__key;
+#define TT__KEY_OF(b)                                                                     \
+    ((tt__key){&(b)->template_name, &(b)->template_hash, &(b)->target, &(b)->backend_fp,   \
+               &(b)->problem_key, &(b)->problem_json, &(b)->config_json, &(b)->trial_id,   \
+               &(b)->median_us, &(b)->spread_us})
+/* Fill k from columns col..col+9 of the current row.  The heap fields become new copies
+ * owned by the struct k points into (released by its *_clear()); *oom is set when one could
+ * not be made (the others are still filled). */
+void tt__key_from_row(tt__res *r, int col, tt__key k, int *oom);
+/* Free the heap fields of k (NULL-safe) and set them to NULL. */
+void tt__key_free(tt__key k);
+
+/* Run query id (lock taken and released here) and fold its rows into acc, a new jansson
+ * reference that this call steals (NULL: TT_ENOMEM): row() adds the current row to acc and
+ * returns TT_OK or an error (the remaining rows are still stepped through).  On success *out
+ * is acc as compact text (malloc'd, serialised after the lock is released); on error acc is
+ * released, *out is NULL and the error is returned. */
+typedef tt_rc (*tt__json_row_fn)(tt__res *r, struct json_t *acc);
+tt_rc tt__store_json_query(tt_store *s, int id, const char *sql, const char *pg,
+                           const tt__param *p, int np, struct json_t *acc, tt__json_row_fn row,
+                           char **out);
+
 /* store_rekey.c: the data step of migration 003 (inside its transaction): canonical config
  * keys, hashes and JSON for every trial, duplicates merged (*merged counts them). */
 tt_rc tt__store_rekey(tt_store *s, size_t *merged);

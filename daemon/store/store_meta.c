@@ -124,9 +124,7 @@ tt_rc tt_store_token_find(tt_store *s, const char *sha256_hex, char name[64], ch
 void tt_baseline_clear(tt_baseline *b)
 {
     if (!b) return;
-    free(b->problem_key);
-    free(b->problem_json);
-    free(b->config_json);
+    tt__key_free(TT__KEY_OF(b));
     memset(b, 0, sizeof *b);
 }
 
@@ -135,16 +133,7 @@ static tt_rc tt_baseline_from_row(tt__res *r, tt_baseline *b)
     int oom = 0;
     memset(b, 0, sizeof *b);
     tt__cpy(b->name, sizeof b->name, C_T(r, 0));
-    tt__cpy(b->template_name, sizeof b->template_name, C_T(r, 1));
-    tt__cpy(b->template_hash, sizeof b->template_hash, C_T(r, 2));
-    tt__cpy(b->target, sizeof b->target, C_T(r, 3));
-    tt__cpy(b->backend_fp, sizeof b->backend_fp, C_T(r, 4));
-    b->problem_key = tt__dup(C_T(r, 5), &oom);
-    b->problem_json = tt__dup(C_T(r, 6), &oom);
-    b->config_json = tt__dup(C_T(r, 7), &oom);
-    b->trial_id = C_I(r, 8);
-    b->median_us = C_F(r, 9);
-    b->spread_us = C_F(r, 10);
+    tt__key_from_row(r, 1, TT__KEY_OF(b), &oom);
     b->created_at = C_F(r, 11);
     if (oom) {
         tt_baseline_clear(b);

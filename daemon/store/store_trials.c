@@ -19,7 +19,17 @@
 #define TRIAL_NCOLS 16
 #define BEST_COLS                                                                         \
     "template_name, template_hash, target, backend_fp, problem_key, problem_json, "         \
-    "config_json, trial_id, job_id, median_us, spread_us, predicted_us, updated_at"
+    "config_json, trial_id, median_us, spread_us, job_id, predicted_us, updated_at"
+/* Write a best row ($1..$12); Q_BEST_UPSERT adds "only when faster". */
+#define BEST_PUT                                                                          \
+    "INSERT INTO best (template_name, template_hash, problem_key, problem_json, target, "    \
+    "backend_fp, trial_id, job_id, config_json, median_us, spread_us, predicted_us, "       \
+    "updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, tt_now()) ON "   \
+    "CONFLICT (template_name, template_hash, problem_key, target, backend_fp) DO UPDATE "   \
+    "SET problem_json = COALESCE(excluded.problem_json, best.problem_json), trial_id = "    \
+    "excluded.trial_id, job_id = excluded.job_id, config_json = excluded.config_json, "     \
+    "median_us = excluded.median_us, spread_us = excluded.spread_us, predicted_us = "       \
+    "excluded.predicted_us, updated_at = excluded.updated_at"
 enum {
     Q_TRIAL_LOOKUP, Q_JT_GET, Q_JOB_PROBLEM, Q_TRIAL_INSERT, Q_JT_INSERT, Q_JOB_DONE,
     Q_JOB_BEST, Q_BEST_UPSERT, Q_TRIAL_LIST, Q_TRIAL_COUNT, Q_JOB_EXISTS, Q_TRIAL_STATS,
@@ -59,17 +69,7 @@ static const struct {
     [Q_JOB_BEST] = {"UPDATE jobs SET best_trial = $2, best_us = $3, best_pred_us = $4, "
                     "best_config_json = $5 WHERE id = $1 AND (best_trial = 0 OR best_us > $3)",
                     NULL},
-    [Q_BEST_UPSERT] = {"INSERT INTO best (template_name, template_hash, problem_key, "
-                       "problem_json, target, backend_fp, trial_id, job_id, config_json, "
-                       "median_us, spread_us, predicted_us, updated_at) VALUES ($1, $2, $3, "
-                       "$4, $5, $6, $7, $8, $9, $10, $11, $12, tt_now()) ON CONFLICT "
-                       "(template_name, template_hash, problem_key, target, backend_fp) DO "
-                       "UPDATE SET problem_json = COALESCE(excluded.problem_json, "
-                       "best.problem_json), trial_id = excluded.trial_id, job_id = "
-                       "excluded.job_id, config_json = excluded.config_json, median_us = "
-                       "excluded.median_us, spread_us = excluded.spread_us, predicted_us = "
-                       "excluded.predicted_us, updated_at = excluded.updated_at "
-                       "WHERE excluded.median_us < best.median_us", NULL},
+    [Q_BEST_UPSERT] = {BEST_PUT " WHERE excluded.median_us < best.median_us", NULL},
     [Q_TRIAL_LIST] = {"SELECT " TRIAL_COLS ", jt.seq, jt.reused FROM job_trials jt JOIN "
                       "trials t ON t.id = jt.trial_id WHERE jt.job_id = $1 ORDER BY jt.seq "
                       "LIMIT $2 OFFSET $3", NULL},
@@ -92,16 +92,7 @@ static const struct {
                        "FROM trials WHERE template_hash = $1 AND problem_key = $2 AND "
                        "target = $3 AND backend_fp = $4 AND status = $5 AND median_us > 0 "
                        "ORDER BY median_us, id LIMIT 1", NULL},
-    [Q_BEST_SET] = {"INSERT INTO best (template_name, template_hash, problem_key, "
-                    "problem_json, target, backend_fp, trial_id, job_id, config_json, "
-                    "median_us, spread_us, predicted_us, updated_at) VALUES ($1, $2, $3, "
-                    "$4, $5, $6, $7, $8, $9, $10, $11, $12, tt_now()) ON CONFLICT "
-                    "(template_name, template_hash, problem_key, target, backend_fp) DO "
-                    "UPDATE SET problem_json = COALESCE(excluded.problem_json, "
-                    "best.problem_json), trial_id = excluded.trial_id, job_id = "
-                    "excluded.job_id, config_json = excluded.config_json, median_us = "
-                    "excluded.median_us, spread_us = excluded.spread_us, predicted_us = "
-                    "excluded.predicted_us, updated_at = excluded.updated_at", NULL},
+    [Q_BEST_SET] = {BEST_PUT, NULL},
     [Q_JOB_FASTEST] = {"SELECT t.id, t.median_us, t.predicted_us, t.config_json FROM "
                        "job_trials jt JOIN trials t ON t.id = jt.trial_id WHERE "
                        "jt.job_id = $1 AND t.status = $2 AND t.median_us > 0 ORDER BY "
@@ -589,44 +580,29 @@ tt_rc tt_store_trial_list(tt_store *s, int64_t job_id, int64_t offset, int64_t l
     return tt__store_unlock(s, rc);
 }
 
+/* One (backend, status, count) row into {"sim":{"ok":12,...},...}. */
+static tt_rc tt_trial_stats_row(tt__res *r, json_t *o)
+{
+    const char *backend = C_T(r, 0), *status = C_T(r, 1);
+    json_t *b = json_object_get(o, backend ? backend : "");
+    if (!b && (!(b = json_object()) || json_object_set_new(o, backend ? backend : "", b)))
+        return TT_ENOMEM;
+    return json_object_set_new(b, status ? status : "", json_integer(C_I(r, 2))) ? TT_ENOMEM
+                                                                                 : TT_OK;
+}
+
 tt_rc tt_store_trial_stats(tt_store *s, char **json)
 {
-    *json = NULL;
-    json_t *o = json_object();
-    if (!o) return TT_ENOMEM;
-    tt__res r;
-    tt__store_lock(s);
-    tt_rc rc = q_start(s, Q_TRIAL_STATS, NULL, 0, &r);
-    if (rc) {
-        json_decref(o);
-        return tt__store_unlock(s, rc);
-    }
-    while (tt__q_step(&r, &rc) == 1) {
-        const char *backend = C_T(&r, 0), *status = C_T(&r, 1);
-        json_t *b = json_object_get(o, backend ? backend : "");
-        if (!b && (!(b = json_object()) || json_object_set_new(o, backend ? backend : "", b))) {
-            rc = TT_ENOMEM;
-            continue;
-        }
-        if (json_object_set_new(b, status ? status : "", json_integer(C_I(&r, 2))))
-            rc = TT_ENOMEM;
-    }
-    s->eng->finish(&r);
-    tt__store_unlock(s, rc);
-    if (rc) {
-        json_decref(o);
-        return rc;
-    }
-    return tt__json_out(o, json);
+    return tt__store_json_query(s, QID(Q_TRIAL_STATS), tt_q[Q_TRIAL_STATS].sql,
+                                tt_q[Q_TRIAL_STATS].pg, NULL, 0, json_object(),
+                                tt_trial_stats_row, json);
 }
 
 /* ---- best --------------------------------------------------------------------------- */
 void tt_best_clear(tt_best *b)
 {
     if (!b) return;
-    free(b->problem_key);
-    free(b->problem_json);
-    free(b->config_json);
+    tt__key_free(TT__KEY_OF(b));
     memset(b, 0, sizeof *b);
 }
 
@@ -634,17 +610,8 @@ static tt_rc tt_best_from_row(tt__res *r, tt_best *b)
 {
     int oom = 0;
     memset(b, 0, sizeof *b);
-    tt__cpy(b->template_name, sizeof b->template_name, C_T(r, 0));
-    tt__cpy(b->template_hash, sizeof b->template_hash, C_T(r, 1));
-    tt__cpy(b->target, sizeof b->target, C_T(r, 2));
-    tt__cpy(b->backend_fp, sizeof b->backend_fp, C_T(r, 3));
-    b->problem_key = tt__dup(C_T(r, 4), &oom);
-    b->problem_json = tt__dup(C_T(r, 5), &oom);
-    b->config_json = tt__dup(C_T(r, 6), &oom);
-    b->trial_id = C_I(r, 7);
-    b->job_id = C_I(r, 8);
-    b->median_us = C_F(r, 9);
-    b->spread_us = C_F(r, 10);
+    tt__key_from_row(r, 0, TT__KEY_OF(b), &oom);
+    b->job_id = C_I(r, 10);
     b->predicted_us = C_F(r, 11);
     b->updated_at = C_F(r, 12);
     if (oom) {
