@@ -215,11 +215,13 @@ static void part_sim(const char *src, const char *tgtdir, const char *tname, int
            full ? "whole space" : "sub-space: block_M,N in {32,64,96,128,160,192,256}, "
            "block_K in {32,64,128}, K_L1 in {64..512}, S1 in {1,2,3}, S2 in {1,2}",
            tgt->name, (long long)budget, seeds);
-    printf("%-24s %8s %10s | %12s %6s %7s | %8s %8s %8s %8s\n", "shape (fp16)", "feasible",
-           "opt us", "model-refine", "trials", "gap %", "topk %", "random %", "evol %",
-           "anneal %");
-    static const char *const others[] = {"model-topk", "random", "evolution", "anneal"};
-    double sum_gap = 0, sum_other[4] = {0}, worst_gap = 0;
+    printf("%-24s %8s %10s | %12s %6s %7s | %8s %8s %8s %8s %8s %8s\n", "shape (fp16)",
+           "feasible", "opt us", "model-refine", "trials", "gap %", "topk %", "random %",
+           "evol %", "anneal %", "mbo %", "bo %");
+    static const char *const others[] = {"model-topk", "random", "evolution", "anneal",
+                                         "model-bo", "bo"};
+    enum { NO = sizeof others / sizeof others[0] };
+    double sum_gap = 0, sum_other[NO] = {0}, worst_gap = 0;
     int within = 0;
     double *curve = malloc((size_t)budget * sizeof *curve);
     double t0 = now_s();
@@ -256,8 +258,8 @@ static void part_sim(const char *src, const char *tgtdir, const char *tname, int
         sum_gap += gap;
         within += gap <= 3.0;
         if (gap > worst_gap) worst_gap = gap;
-        double og[4];
-        for (int k = 0; k < 4; k++) {
+        double og[NO];
+        for (int k = 0; k < NO; k++) {
             int ns = (k == 0) ? 1 : seeds;   /* model-topk ignores the seed */
             double acc = 0;
             for (int s = 0; s < ns; s++) {
@@ -268,8 +270,8 @@ static void part_sim(const char *src, const char *tgtdir, const char *tname, int
             og[k] = acc / ns;
             sum_other[k] += og[k];
         }
-        printf("%-24s %8zu %10.2f | %12.2f %6zu %7.2f | %8.2f %8.2f %8.2f %8.2f\n", shapes[si],
-               o.n, o.best, got, n, gap, og[0], og[1], og[2], og[3]);
+        printf("%-24s %8zu %10.2f | %12.2f %6zu %7.2f | %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n",
+               shapes[si], o.n, o.best, got, n, gap, og[0], og[1], og[2], og[3], og[4], og[5]);
         fflush(stdout);
         free(o.idx);
         free(o.us);
@@ -278,9 +280,10 @@ static void part_sim(const char *src, const char *tgtdir, const char *tname, int
     }
     int ns = nshapes < (int)(sizeof shapes / sizeof shapes[0]) ? nshapes
                                                                : (int)(sizeof shapes / sizeof shapes[0]);
-    printf("%-24s %8s %10s | %12s %6s %7.2f | %8.2f %8.2f %8.2f %8.2f\n", "mean gap to opt %", "",
-           "", "", "", sum_gap / ns, sum_other[0] / ns, sum_other[1] / ns, sum_other[2] / ns,
-           sum_other[3] / ns);
+    printf("%-24s %8s %10s | %12s %6s %7.2f | %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n",
+           "mean gap to opt %", "", "", "", "", sum_gap / ns, sum_other[0] / ns,
+           sum_other[1] / ns, sum_other[2] / ns, sum_other[3] / ns, sum_other[4] / ns,
+           sum_other[5] / ns);
     printf("model-refine within 3 %% of the simulated optimum: %d of %d shapes (worst %.2f %%)\n",
            within, ns, worst_gap);
     printf("(%lld configs simulated exhaustively in %.1f s)\n\n", (long long)total_sims,
