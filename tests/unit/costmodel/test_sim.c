@@ -745,6 +745,29 @@ static void test_templates_table(void)
     tt_targets_free(ts);
 }
 
+/* Simulate one config with the shortcuts (*fast) and without (*full), and check that the
+ * fast run extrapolated, the full one did not, and cycles and busy times agree within
+ * rtol x the full cycles (all units when all_units, else the cube). */
+static void fast_vs_full(const tt_template *t, const tt_target *tgt, const char *prob, const char *cfg,
+                         double rtol, int all_units, tt_sim_result *fast, tt_sim_result *full)
+{
+    int64_t slots[TT_MAX_SLOTS];
+    tt_sim_opts o = {.trace_core = -1};
+    mk_slots(t, prob, cfg, slots);
+    CU_ASSERT_EQUAL(tt_sim_run(t, tgt, slots, &o, fast), TT_OK);
+    o.shortcut_ops = -1;
+    mk_slots(t, prob, cfg, slots);
+    CU_ASSERT_EQUAL(tt_sim_run(t, tgt, slots, &o, full), TT_OK);
+    CU_ASSERT_EQUAL(fast->extrapolated, 1);
+    CU_ASSERT_EQUAL(full->extrapolated, 0);
+    double tol = rtol * full->cycles;
+    CU_ASSERT_DOUBLE_EQUAL(fast->cycles, full->cycles, tol);
+    for (int u = 0; u < TT_UNIT__COUNT; u++)
+        if (all_units || u == TT_UNIT_M) CU_ASSERT_DOUBLE_EQUAL(fast->busy_cycles[u], full->busy_cycles[u], tol);
+    if (fabs(fast->cycles - full->cycles) > tol)
+        fprintf(stderr, "%s: fast %.0f full %.0f cycles\n", cfg, fast->cycles, full->cycles);
+}
+
 /* The fast path on causal FlashAttention (blocks differ in their KV trip count, waves mix
  * two trip counts): each wave shape is simulated at a few trip counts and the waves are
  * interpolated (docs/simulator.md, "Steady-state shortcut").  Stated tolerance: kernel
@@ -765,27 +788,13 @@ static void test_fast_path_causal(void)
                                        "block_M=64,block_N=64,stages=8"};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const char *prob = "B=1,H=16,H_kv=16,S_q=4096,S_kv=4096,D=128,causal=1,dtype=float16";
-        int64_t slots[TT_MAX_SLOTS];
         tt_sim_result fast, full;
-        tt_sim_opts o = {.trace_core = -1};
-        mk_slots(fa, prob, cfgs[i], slots);
-        CU_ASSERT_EQUAL(tt_sim_run(fa, tgt, slots, &o, &fast), TT_OK);
-        o.shortcut_ops = -1;
-        mk_slots(fa, prob, cfgs[i], slots);
-        CU_ASSERT_EQUAL(tt_sim_run(fa, tgt, slots, &o, &full), TT_OK);
-        CU_ASSERT_EQUAL(fast.extrapolated, 1);
-        CU_ASSERT_EQUAL(full.extrapolated, 0);
+        fast_vs_full(fa, tgt, prob, cfgs[i], 1e-3, 1, &fast, &full);
         CU_ASSERT_EQUAL(fast.waves, full.waves);
         /* deep stages: the two sides run free and settle into a long period, so the shape
          * needs six anchors (a least-squares line) where lock-step needed three: 2x fewer
          * events at this S = 4096 (the gain grows with the sequence) */
         CU_ASSERT(fast.events * (i == 0 ? 3 : 1.5) < full.events);
-        double tol = 1e-3 * full.cycles;
-        CU_ASSERT_DOUBLE_EQUAL(fast.cycles, full.cycles, tol);
-        for (int u = 0; u < TT_UNIT__COUNT; u++)
-            CU_ASSERT_DOUBLE_EQUAL(fast.busy_cycles[u], full.busy_cycles[u], tol);
-        if (fabs(fast.cycles - full.cycles) > tol)
-            fprintf(stderr, "%s: fast %.0f full %.0f cycles\n", cfgs[i], fast.cycles, full.cycles);
         tt_sim_result_close(&fast);
         tt_sim_result_close(&full);
     }
@@ -811,22 +820,9 @@ static void test_walk_shortcut(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
     const char *prob = "M=4096,N=4096,K=1024,dtype=float16,out_dtype=float16";
     const char *cfg = "block_M=128,block_N=128,block_K=64,K_L1=256,S1=2,S2=2,core_num=24";
-    int64_t slots[TT_MAX_SLOTS];
     tt_sim_result fast, full;
-    tt_sim_opts o = {.trace_core = -1};
-    mk_slots(gemm, prob, cfg, slots);
-    CU_ASSERT_EQUAL_FATAL(tt_sim_run(gemm, tgt, slots, &o, &fast), TT_OK);
-    o.shortcut_ops = -1;
-    mk_slots(gemm, prob, cfg, slots);
-    CU_ASSERT_EQUAL_FATAL(tt_sim_run(gemm, tgt, slots, &o, &full), TT_OK);
-    CU_ASSERT_EQUAL(fast.extrapolated, 1);
-    CU_ASSERT_EQUAL(full.extrapolated, 0);
+    fast_vs_full(gemm, tgt, prob, cfg, 2e-3, 0, &fast, &full);
     CU_ASSERT(fast.events * 2 < full.events);   /* 3 anchor walks of 4, 6, 8 tiles vs 43 */
-    double tol = 2e-3 * full.cycles;
-    CU_ASSERT_DOUBLE_EQUAL(fast.cycles, full.cycles, tol);
-    CU_ASSERT_DOUBLE_EQUAL(fast.busy_cycles[TT_UNIT_M], full.busy_cycles[TT_UNIT_M], tol);
-    if (fabs(fast.cycles - full.cycles) > tol)
-        fprintf(stderr, "walk: fast %.0f full %.0f cycles\n", fast.cycles, full.cycles);
     tt_sim_result_close(&fast);
     tt_sim_result_close(&full);
     tt_tmpl_free(gemm);
