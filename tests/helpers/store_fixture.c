@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tt_test.h"
 
@@ -108,3 +109,32 @@ void tt_fx_sleep(double s)
     nanosleep(&ts, NULL);
 }
 
+void tt_fx_job(tt_job *j, const char *tpl, const char *target, const char *backend,
+               const char *strategy, const char *owner, const char *problem_key)
+{
+    memset(j, 0, sizeof *j);
+    snprintf(j->template_name, sizeof j->template_name, "%s", tpl ? tpl : "");
+    snprintf(j->target, sizeof j->target, "%s", target ? target : "");
+    snprintf(j->backend, sizeof j->backend, "%s", backend ? backend : "");
+    snprintf(j->strategy, sizeof j->strategy, "%s", strategy ? strategy : "");
+    snprintf(j->owner, sizeof j->owner, "%s", owner ? owner : "");
+    j->problem_key = (char *)problem_key;
+}
+
+pid_t tt_fx_fork_writer(tt_fx_child_fn child, void *arg, int *rfd)
+{
+    int fds[2];
+    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        tt_store *cs = NULL;
+        if (tt_store_open(tt_fx_url, &cs, NULL) != TT_OK) _exit(3);
+        child(cs, fds[1], arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    *rfd = fds[0];
+    return pid;
+}

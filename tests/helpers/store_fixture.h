@@ -10,6 +10,8 @@
 #ifndef TT_STORE_FIXTURE_H
 #define TT_STORE_FIXTURE_H
 
+#include <sys/types.h>
+
 #include "pg_cluster.h"
 #include "store.h"
 
@@ -28,5 +30,17 @@ tt_store *tt_fx_open_fresh(void);
 /* Run SQL on the case database behind the store's back (fault injection); 1 when it worked. */
 int tt_fx_raw_exec(const char *sql);
 void tt_fx_sleep(double s);
+/* Zero *j and set the fields every test job has (copied, bounded; NULL leaves a field
+ * empty); problem_key is borrowed.  The caller sets the rest (template_hash, problem_json,
+ * budgets) before tt_store_job_create*. */
+/* A writer process on the case database (crash tests): forks a child that opens tt_fx_url,
+ * runs child(cs, wfd, arg) with the write end of a pipe and _exit(0)s (3 when the open
+ * failed; child may _exit with codes of its own).  Returns the child's pid and *rfd, the
+ * pipe's read end: the caller closes it and reaps the child.  pipe/fork failures are fatal
+ * CUnit assertions. */
+typedef void (*tt_fx_child_fn)(tt_store *cs, int wfd, void *arg);
+pid_t tt_fx_fork_writer(tt_fx_child_fn child, void *arg, int *rfd);
+void tt_fx_job(tt_job *j, const char *tpl, const char *target, const char *backend,
+               const char *strategy, const char *owner, const char *problem_key);
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api_int.h"
+#include "store_fixture.h"
 #include "tt_test.h"
 
 static char *g_tmp;
@@ -207,12 +208,7 @@ static void test_database_fault(void)
 static void test_lease_and_worker(void)
 {
     tt_job j;
-    memset(&j, 0, sizeof j);
-    snprintf(j.template_name, sizeof j.template_name, "gemm");
-    snprintf(j.target, sizeof j.target, "Ascend910B2");
-    snprintf(j.backend, sizeof j.backend, "sim");
-    snprintf(j.strategy, sizeof j.strategy, "random");
-    j.problem_key = (char *)"K=64,M=64,N=64,dtype=float16";
+    tt_fx_job(&j, "gemm", "Ascend910B2", "sim", "random", NULL, "K=64,M=64,N=64,dtype=float16");
     CU_ASSERT_EQUAL_FATAL(tt_store_job_create_running(g_store, &j, "h:1/w0", 60), TT_OK);
     tt_trial_key k = {"0123456789abcdef", j.problem_key, j.target, "sim"};
     tt_trial t;
@@ -249,12 +245,8 @@ static void test_readyz_runner(void)
                           .poll_seconds = 0.02, .worker_name = "ready", .catalog = g_cat,
                           .max_trials = 1};
     tt_job j;
-    memset(&j, 0, sizeof j);
-    snprintf(j.template_name, sizeof j.template_name, "gemm");
-    snprintf(j.target, sizeof j.target, "Ascend910B2");
-    snprintf(j.backend, sizeof j.backend, "model");
-    snprintf(j.strategy, sizeof j.strategy, "random");
-    j.problem_key = (char *)"K=512,M=512,N=512,dtype=float16";
+    tt_fx_job(&j, "gemm", "Ascend910B2", "model", "random", NULL,
+              "K=512,M=512,N=512,dtype=float16");
     j.problem_json = (char *)"{\"M\":512,\"N\":512,\"K\":512,\"dtype\":\"float16\"}";
     j.budget_trials = 4;
     CU_ASSERT_EQUAL_FATAL(tt_store_job_create(g_store, &j), TT_OK);

@@ -25,15 +25,9 @@
 static void job_init(tt_job *j, const char *tpl, const char *target, const char *owner,
                      const char *pkey)
 {
-    memset(j, 0, sizeof *j);
-    snprintf(j->template_name, sizeof j->template_name, "%s", tpl);
+    tt_fx_job(j, tpl, target, "sim", "model-topk", owner, pkey);
     snprintf(j->template_hash, sizeof j->template_hash, "0123456789abcdef");
-    snprintf(j->target, sizeof j->target, "%s", target);
-    snprintf(j->backend, sizeof j->backend, "sim");
     snprintf(j->backend_fp, sizeof j->backend_fp, "sim");
-    snprintf(j->strategy, sizeof j->strategy, "model-topk");
-    snprintf(j->owner, sizeof j->owner, "%s", owner);
-    j->problem_key = (char *)pkey;
     j->problem_json = (char *)"{\"M\":64}";
     j->budget_trials = 8;
     j->seed = 7;
@@ -911,34 +905,31 @@ static void test_concurrent_record(void)
 }
 
 /* ---- durability: a child recording trials is killed with SIGKILL --------------------- */
+/* The child: records trials of job *arg and reports each seq on wfd once committed. */
+static void crash_writer(tt_store *cs, int wfd, void *arg)
+{
+    int64_t job = *(const int64_t *)arg;
+    for (int64_t seq = 0; seq < 100000; seq++) {
+        char cfg[32];
+        snprintf(cfg, sizeof cfg, "cfg%lld", (long long)seq);
+        tt_trial t;
+        trial_init(&t, cfg, (uint64_t)seq * 2654435761u, TT_OK, 100.0 - (double)seq * 1e-3);
+        if (tt_store_trial_record(cs, &KEY, "gemm", job, seq, &t) != TT_OK) _exit(4);
+        tt_trial_clear(&t);
+        if (write(wfd, &seq, sizeof seq) != (ssize_t)sizeof seq) _exit(5);
+    }
+}
+
 static void test_crash_durability(void)
 {
     tt_store *s = tt_fx_open_fresh();
     int64_t job = new_job(s, "gemm", "a2", "", "M=64");
     tt_store_close(s);
-    int fds[2];
-    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        tt_store *cs = NULL;
-        if (tt_store_open(tt_fx_url, &cs, NULL) != TT_OK) _exit(3);
-        for (int64_t seq = 0; seq < 100000; seq++) {
-            char cfg[32];
-            snprintf(cfg, sizeof cfg, "cfg%lld", (long long)seq);
-            tt_trial t;
-            trial_init(&t, cfg, (uint64_t)seq * 2654435761u, TT_OK, 100.0 - (double)seq * 1e-3);
-            if (tt_store_trial_record(cs, &KEY, "gemm", job, seq, &t) != TT_OK) _exit(4);
-            tt_trial_clear(&t);
-            if (write(fds[1], &seq, sizeof seq) != (ssize_t)sizeof seq) _exit(5);
-        }
-        _exit(0);
-    }
-    close(fds[1]);
+    int rfd = -1;
+    pid_t pid = tt_fx_fork_writer(crash_writer, &job, &rfd);
     int64_t seq, got = 0, last = -1;
     int killed = 0;
-    while (read(fds[0], &seq, sizeof seq) == (ssize_t)sizeof seq) {
+    while (read(rfd, &seq, sizeof seq) == (ssize_t)sizeof seq) {
         CU_ASSERT_EQUAL(seq, last + 1);
         last = seq;
         got++;
@@ -947,7 +938,7 @@ static void test_crash_durability(void)
             killed = 1;
         }
     }
-    close(fds[0]);
+    close(rfd);
     int st = 0;
     waitpid(pid, &st, 0);
     CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);

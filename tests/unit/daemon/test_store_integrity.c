@@ -23,14 +23,8 @@ static const tt_trial_key KEY = {"0123456789abcdef", "M=64", "a2", "sim"};
 static int64_t new_job(tt_store *s, const char *owner)
 {
     tt_job j;
-    memset(&j, 0, sizeof j);
-    snprintf(j.template_name, sizeof j.template_name, "gemm");
+    tt_fx_job(&j, "gemm", "a2", "sim", "random", owner, "M=64");
     snprintf(j.template_hash, sizeof j.template_hash, "0123456789abcdef");
-    snprintf(j.target, sizeof j.target, "a2");
-    snprintf(j.backend, sizeof j.backend, "sim");
-    snprintf(j.strategy, sizeof j.strategy, "random");
-    snprintf(j.owner, sizeof j.owner, "%s", owner);
-    j.problem_key = (char *)"M=64";
     j.problem_json = (char *)"{\"M\":64}";
     CU_ASSERT_EQUAL(tt_store_job_create(s, &j), TT_OK);
     return j.id;
@@ -143,37 +137,34 @@ static void test_async_commit(void)
     tt_store_close(s);
 }
 
+/* The child: three batches of 10 trials of job *arg, the last left open; then 'r' on wfd
+ * and it waits to be killed. */
+static void batch_writer(tt_store *cs, int wfd, void *arg)
+{
+    int64_t job = *(const int64_t *)arg, seq = 0;
+    for (int b = 0; b < 3; b++) {
+        if (tt_store_batch_begin(cs) != TT_OK) _exit(4);
+        for (int i = 0; i < 10; i++, seq++)
+            if (record(cs, job, seq + 1, (uint64_t)seq + 1, 50.0 - (double)seq) != TT_OK)
+                _exit(5);
+        if (b < 2 && tt_store_batch_commit(cs) != TT_OK) _exit(6);
+    }
+    char c = 'r';   /* 20 committed, 10 in the open batch */
+    if (write(wfd, &c, 1) != 1) _exit(7);
+    pause();
+}
+
 /* kill -9 in the middle of a batch: the committed batches are there, the open one is not. */
 static void test_batch_crash(void)
 {
     tt_store *s = tt_fx_open_fresh();
     int64_t job = new_job(s, "");
     tt_store_close(s);
-    int fds[2];
-    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        tt_store *cs = NULL;
-        if (tt_store_open(tt_fx_url, &cs, NULL) != TT_OK) _exit(3);
-        int64_t seq = 0;
-        for (int b = 0; b < 3; b++) {
-            if (tt_store_batch_begin(cs) != TT_OK) _exit(4);
-            for (int i = 0; i < 10; i++, seq++)
-                if (record(cs, job, seq + 1, (uint64_t)seq + 1, 50.0 - (double)seq) != TT_OK)
-                    _exit(5);
-            if (b < 2 && tt_store_batch_commit(cs) != TT_OK) _exit(6);
-        }
-        char c = 'r';   /* 20 committed, 10 in the open batch */
-        if (write(fds[1], &c, 1) != 1) _exit(7);
-        pause();
-        _exit(0);
-    }
-    close(fds[1]);
+    int rfd = -1;
+    pid_t pid = tt_fx_fork_writer(batch_writer, &job, &rfd);
     char c = 0;
-    CU_ASSERT_EQUAL(read(fds[0], &c, 1), 1);
-    close(fds[0]);
+    CU_ASSERT_EQUAL(read(rfd, &c, 1), 1);
+    close(rfd);
     kill(pid, SIGKILL);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -209,12 +200,7 @@ static void *submit_main(void *arg)
         return NULL;
     }
     tt_job j;
-    memset(&j, 0, sizeof j);
-    snprintf(j.template_name, sizeof j.template_name, "gemm");
-    snprintf(j.target, sizeof j.target, "a2");
-    snprintf(j.backend, sizeof j.backend, "sim");
-    snprintf(j.owner, sizeof j.owner, "alice");
-    j.problem_key = (char *)"M=64";
+    tt_fx_job(&j, "gemm", "a2", "sim", NULL, "alice", "M=64");
     pthread_barrier_wait(x->go);
     x->rc = tt_store_job_create_capped(s, &j, LIMIT, NULL);
     if (!x->shared) tt_store_close(s);
@@ -256,12 +242,7 @@ static void test_job_limit_concurrent(void)
     CU_ASSERT(bob > 0);
     int64_t active = 0;
     tt_job j;
-    memset(&j, 0, sizeof j);
-    snprintf(j.template_name, sizeof j.template_name, "gemm");
-    snprintf(j.target, sizeof j.target, "a2");
-    snprintf(j.backend, sizeof j.backend, "sim");
-    snprintf(j.owner, sizeof j.owner, "alice");
-    j.problem_key = (char *)"M=64";
+    tt_fx_job(&j, "gemm", "a2", "sim", NULL, "alice", "M=64");
     CU_ASSERT_EQUAL(tt_store_job_create_capped(s, &j, LIMIT, &active), TT_ELIMIT);
     CU_ASSERT_EQUAL(active, LIMIT);
     CU_ASSERT_EQUAL(tt_store_job_create_capped(s, &j, 0, &active), TT_OK);   /* no limit */
@@ -300,12 +281,7 @@ static void test_claim_skips_imports(void)
 {
     tt_store *s = tt_fx_open_fresh();
     tt_job j;
-    memset(&j, 0, sizeof j);
-    snprintf(j.template_name, sizeof j.template_name, "conv");
-    snprintf(j.target, sizeof j.target, "a100");
-    snprintf(j.backend, sizeof j.backend, "import:00000000000000ab");
-    snprintf(j.strategy, sizeof j.strategy, "import");
-    j.problem_key = (char *)"";
+    tt_fx_job(&j, "conv", "a100", "import:00000000000000ab", "import", NULL, "");
     CU_ASSERT_EQUAL_FATAL(tt_store_job_create_running(s, &j, "import:me", 0.05), TT_OK);
     tt_fx_sleep(0.2);   /* its lease has expired: a dead worker's job would be taken over */
     CU_ASSERT_EQUAL(tt_store_job_release_all(s), TT_OK);
