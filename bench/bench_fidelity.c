@@ -5,8 +5,14 @@
  * family MAPE, worst error and count; Spearman of model (and simulator) vs published inside
  * every sweep of several configs on one shape; every point no template expresses, with why.
  *
+ * The compared prediction charges the launch as the point's timing method sees it
+ * (bench/common/fidelity_timing.h): launch_us for device task time, a pipelined per-call cost
+ * for events over back-to-back calls.
+ *
  * usage: bench_fidelity [--published FILE] [--templates DIR] [--targets DIR] [--points]
- * --points also prints the one-line reason of every point that is not expressible.
+ *                       [--pipelined-us US]
+ * --points also prints the one-line reason of every point that is not expressible;
+ * --pipelined-us overrides TT_FIDT_PIPELINED_US (the fit grid of docs/cost-model.md 5).
  * Prints markdown tables (docs/cost-model.md, "Fidelity against published measurements").
  */
 #include <ctype.h>
@@ -23,6 +29,7 @@
 #include "target.h"
 #include "template.h"
 #include "fidelity_library.h"
+#include "fidelity_timing.h"
 #include "fidelity_vector.h"
 #include "tt_fidelity.h"
 
@@ -43,6 +50,7 @@ typedef struct point {
     double flops, bytes;      /* useful work and compulsory GM traffic (roofline) */
     double model, sim;
     int64_t cores_used;
+    tt_fidt timing;           /* how the source timed it (fidelity_timing.h) */
     int ok;
 } point;
 
@@ -324,7 +332,7 @@ static void cfg_str(const tt_template *t, const int64_t *slots, char *buf, size_
 
 /* Model prediction (the best config over the params the source does not state), then the
  * simulator on the same config. */
-static void predict(point *p)
+static void predict(point *p, double pipelined_us)
 {
     tt_errinfo e;
     tt_model *m = NULL;
@@ -378,6 +386,10 @@ static void predict(point *p)
         if (r.rc == TT_OK && b.stream)
             p->sim -= p->tg->launch_us + tt_target_us(p->tg, p->tg->block_cycles);
         tt_sim_result_close(&r);
+        /* the timing method's launch cost replaces the device one (fidelity_timing.h) */
+        double dl = tt_fidt_launch_us(p->timing, p->tg->launch_us, pipelined_us) - p->tg->launch_us;
+        p->model += dl;
+        p->sim += dl;
         p->ok = 1;
     }
     tt_model_free(m);
@@ -415,13 +427,13 @@ static double err(double pred, double meas) { return 100.0 * (pred / meas - 1); 
 static void print_points(point *P, int n)
 {
     printf("## Expressible points (model and simulator are models of the chip)\n\n");
-    printf("| point | target | config | published us | model us | err | sim us | err | MAPE |\n");
-    printf("|---|---|---|---|---|---|---|---|---|\n");
+    printf("| point | target | config | timing | published us | model us | err | sim us | err | MAPE |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n; i++) {
         point *p = &P[i];
         if (!p->ok) continue;
-        printf("| %s | %s | %s | %.2f | %.2f | %+.1f %% | %.2f | %+.1f %% | %s |\n", p->id,
-               p->tg->name, p->cfg, p->meas, p->model, err(p->model, p->meas), p->sim,
+        printf("| %s | %s | %s | %s | %.2f | %.2f | %+.1f %% | %.2f | %+.1f %% | %s |\n", p->id,
+               p->tg->name, p->cfg, tt_fidt_name(p->timing), p->meas, p->model, err(p->model, p->meas), p->sim,
                err(p->sim, p->meas), p->floor_why[0] ? "no: launch floor" : "yes");
     }
     printf("\nLaunch-floor rows left out of MAPE:\n");
@@ -559,13 +571,15 @@ int main(int argc, char **argv)
     const char *pub = TT_DEFAULT_DATASETS_DIR "/../ascend/published.json";
     const char *tpl = TT_DEFAULT_TEMPLATES_DIR, *tdir = TT_DEFAULT_TARGETS_DIR;
     int each = 0;
+    double pipelined_us = TT_FIDT_PIPELINED_US;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--points")) each = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--published")) pub = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--templates")) tpl = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--targets")) tdir = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--pipelined-us")) pipelined_us = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--published FILE] [--templates DIR] [--targets DIR] [--points]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--published FILE] [--templates DIR] [--targets DIR] [--points] [--pipelined-us US]\n", argv[0]);
             return 2;
         }
     }
@@ -600,6 +614,7 @@ int main(int argc, char **argv)
         p->doubt = str(pt, "doubt");
         p->shape = json_object_get(pt, "shape");
         p->meas = json_number_value(json_object_get(pt, "time_us"));
+        p->timing = tt_fidt_of(str(pt, "timing"));
         char *sh = json_dumps(p->shape, JSON_SORT_KEYS | JSON_COMPACT);
         /* a sweep: one chip, shape, dtype and implementation */
         snprintf(p->group, sizeof p->group, "%s|%s|%s|%s", str(pt, "chip"), sh ? sh : "", p->impl,
@@ -610,7 +625,7 @@ int main(int argc, char **argv)
         free(sh);
         map_point(&c, p, pt);
         if (!p->t) continue;
-        predict(p);
+        predict(p, pipelined_us);
         if (p->ok) floor_check(p);
     }
     printf("# Fidelity against shared/ascend/published.json (%d points)\n\n", n);
