@@ -178,7 +178,10 @@ struct tt_op {
             tt_path path;
             tt_along *along;  /* for GM copies: what selects the tile (may be empty) */
             size_t nalong;
-            int nd2nz;        /* GM->L1 layout conversion: 1 yes, 0 no, -1 default of path */
+            int nd2nz;        /* GM->L1 layout conversion: 1 yes, 0 no, -1 default of path,
+                                 2 when nd2nz_if is non-zero */
+            tt_expr *nd2nz_if; /* nd2nz given as an expression of the problem inputs (a
+                                  layout input); NULL otherwise */
             tt_expr *rows;    /* gather (GM reads): the tile is this many rows, each its own
                                  transfer (selected by an index tensor); NULL: one transfer */
             tt_expr *atomic;  /* GM writes: non-zero means an atomic-add write (split-K
@@ -277,6 +280,9 @@ void tt_tmpl_free(tt_template *t);
 int tt_tmpl_slot_of(const tt_template *t, const char *name);
 /* Name of a slot (borrowed). */
 const char *tt_tmpl_slot_name(const tt_template *t, size_t slot);
+/* 1 when the GM->L1 copy o converts ND to NZ for the problem in slots[0..ninputs) (its
+ * "nd2nz" is true, or its expression is non-zero), else 0. */
+int tt_copy_nd2nz(const tt_op *o, const int64_t *slots);
 
 /* Problems: values for the inputs, in slots[0 .. ninputs).
  * From "M=4096,N=4096,K=4096,dtype=float16" (every input required, no extra keys). */

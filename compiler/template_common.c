@@ -180,6 +180,7 @@ static void free_ops(tt_op *ops, size_t n)
         case TT_OP_COPY:
             free(o->u.copy.along);
             tt_expr_free(o->u.copy.rows);
+            tt_expr_free(o->u.copy.nd2nz_if);
             tt_expr_free(o->u.copy.atomic);
             break;
         case TT_OP_VEC:
@@ -259,6 +260,14 @@ int tt_tmpl_slot_of(const tt_template *t, const char *name)
         if (n && strcmp(n, name) == 0) return (int)i;
     }
     return -1;
+}
+
+int tt_copy_nd2nz(const tt_op *o, const int64_t *slots)
+{
+    if (o->kind != TT_OP_COPY) return 0;
+    if (o->u.copy.nd2nz != 2) return o->u.copy.nd2nz == 1;
+    int64_t v = 0;
+    return tt_expr_eval(o->u.copy.nd2nz_if, slots, &v) == TT_OK && v != 0;
 }
 
 const char *tt_tmpl_slot_name(const tt_template *t, size_t slot)

@@ -140,6 +140,25 @@ static tt_rc kp_copy_gather_atomic(tt__tp *p, tt_op *o, const json_t *v, const c
     return TT_OK;
 }
 
+/* "nd2nz": true / false, or an expression of the problem inputs (a layout input: the
+ * tensor is stored ND or already in NZ fractals), converting when it is non-zero. */
+static tt_rc kp_copy_nd2nz(tt__tp *p, tt_op *o, const json_t *nz, const char *ep)
+{
+    if (json_is_boolean(nz)) {
+        o->u.copy.nd2nz = json_is_true(nz) ? 1 : 0;
+        return TT_OK;
+    }
+    if (!json_is_string(nz))
+        return tt_errf(p->err, TT_ETEMPLATE, ep, "expected true, false or an expression, got %s",
+                       tt__json_type(nz));
+    tt_rc rc = tt__tp_expr(p, nz, ep, &o->u.copy.nd2nz_if);
+    if (rc) return rc;
+    if (tt_expr_max_slot(o->u.copy.nd2nz_if) >= (int)p->t->ninputs)
+        return tt_errf(p->err, TT_ETEMPLATE, ep, "may read only the problem inputs");
+    o->u.copy.nd2nz = 2;
+    return TT_OK;
+}
+
 static tt_rc kp_copy(tt__tp *p, tt_op *o, const json_t *v, const char *path)
 {
     const tt_template *t = p->t;
@@ -172,12 +191,9 @@ static tt_rc kp_copy(tt__tp *p, tt_op *o, const json_t *v, const char *path)
     const json_t *nz = json_object_get(v, "nd2nz");
     if (nz) {
         tt__path(ep, sizeof ep, "%s.nd2nz", path);
-        if (!json_is_boolean(nz))
-            return tt_errf(p->err, TT_ETEMPLATE, ep, "expected true or false, got %s",
-                           tt__json_type(nz));
         if (pa != TT_PATH_GM_L1)
             return tt_errf(p->err, TT_ETEMPLATE, ep, "only GM->L1 copies convert ND to NZ");
-        o->u.copy.nd2nz = json_is_true(nz) ? 1 : 0;
+        if ((rc = kp_copy_nd2nz(p, o, nz, ep))) return rc;
     }
     if ((rc = kp_copy_gather_atomic(p, o, v, path, ss, ds))) return rc;
     const json_t *al = json_object_get(v, "along");

@@ -21,7 +21,7 @@ static const struct {
     {"cross_entropy", 1.250, 2.370, 6},    /* TileLang cross-entropy rows (chip not stated) */
     {"quant_matmul", 1.008, 1.416, 11},    /* CATLASS int8 rows on 910B3 */
     {"grouped_gemm", 1.146, 2.222, 11},    /* CATLASS 08_grouped_matmul autotune on 910B4 */
-    {"conv2d", 0.789, 0.911, 5},           /* PTO-ISA conv rows on A3 */
+    {"conv2d", 0.862, 0.989, 5},           /* PTO-ISA conv rows on A3 (nz = 1) */
 };
 /* pooled over every row above with points: the band of a family without published points
  * (or with fewer than 5: gemv has 2, rope 1) */

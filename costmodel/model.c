@@ -107,7 +107,8 @@ static tt_rc flatten(flat_ctx *fc, const tt_op *body, size_t n, int depth)
             const tt_ref *s = &o->u.copy.src, *d = &o->u.copy.dst;
             mo->unit = tt_path_unit(o->u.copy.path);
             mo->pc = &m->tgt->path[o->u.copy.path];
-            if (o->u.copy.path == TT_PATH_GM_L1 && o->u.copy.nd2nz == 1) mo->pc = &m->tgt->gm_l1_nd2nz;
+            if (o->u.copy.path == TT_PATH_GM_L1 && tt_copy_nd2nz(o, m->problem))
+                mo->pc = &m->tgt->gm_l1_nd2nz;
             mo->src_buf = s->is_gm ? -1 : s->index;
             mo->dst_buf = d->is_gm ? -1 : d->index;
             mo->buf = d->is_gm ? s->index : d->index;

@@ -281,7 +281,7 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
             if (el == INT64_MAX) el = 0;
             double bytes = (double)el * es / split;
             tt_pathcost pc = tgt->path[p];
-            if (p == TT_PATH_GM_L1 && o->u.copy.nd2nz == 1 && tgt->gm_l1_nd2nz.bytes_per_cycle > 0)
+            if (p == TT_PATH_GM_L1 && tt_copy_nd2nz(o, s->slots) && tgt->gm_l1_nd2nz.bytes_per_cycle > 0)
                 pc = tgt->gm_l1_nd2nz;
             if (pc.bytes_per_cycle <= 0) {
                 rc = fail(reason, cap, TT_EUNSUPPORTED, o->path, "the target has no rate for this copy path");

@@ -189,6 +189,7 @@ static int map_conv(const tt_fidlib *L, const json_t *pt, int64_t *slots, double
     tt__fid_set(L->conv, slots, "stride", st);
     tt__fid_set(L->conv, slots, "padding", pad);
     tt__fid_set(L->conv, slots, "dtype", TT_DT_FLOAT16);
+    tt__fid_set(L->conv, slots, "nz", 1);   /* NC1HWC0 / Fractal_Z: no ND->NZ loads */
     int64_t HO = (H + 2 * pad - kh) / st + 1, WO = (W + 2 * pad - kw) / st + 1;
     *flops = 2.0 * (double)(B * HO * WO) * (double)OC * (double)(C * kh * kw);
     *bytes = 2.0 * (double)(B * H * W * C + (int64_t)kh * kw * C * OC + B * HO * WO * OC);

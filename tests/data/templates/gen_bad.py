@@ -93,6 +93,8 @@ case("along_twice", m(lambda d: d["kernel"]["body"][0].update(along=["bx", "bx"]
 case("along_on_chip", m(lambda d: d["kernel"]["body"].insert(1, {"copy": ["a_UB", "a_UB"], "along": ["bx"]})), "kernel.body[1].along", "only copies from or to GM")
 case("along_outer_loop_var", m(lambda d: d["kernel"].update(body=[{"for": "i", "trip": 2, "body": [{"vec": "exp", "out": "a_UB"}]}, {"copy": ["gm:A", "a_UB"], "along": ["i"]}])), "kernel.body[1].along[0]", "neither a grid dim")
 case("nd2nz_wrong_path", m(lambda d: d["kernel"]["body"][0].update(nd2nz=True)), "kernel.body[0].nd2nz", "only GM->L1")
+case("nd2nz_reads_param", m(lambda d: d["kernel"]["body"][0].update(nd2nz="b == 16"), cube), "kernel.body[0].nd2nz", "only the problem inputs")
+case("nd2nz_number", m(lambda d: d["kernel"]["body"][0].update(nd2nz=1), cube), "kernel.body[0].nd2nz", "expected true, false or an expression")
 case("mma_wrong_scope", m(lambda d: d["kernel"]["body"][3].update(mma=["b_L0", "a_L0", "c_L0"]), cube), "kernel.body[3].mma[0]", "expected a L0A buffer")
 case("mma_two", m(lambda d: d["kernel"]["body"][3].update(mma=["a_L0", "b_L0"]), cube), "kernel.body[3].mma", "expected [L0A buffer")
 case("mma_init_int", m(lambda d: d["kernel"]["body"][3].update(init=1), cube), "kernel.body[3].init", "expected true or false")

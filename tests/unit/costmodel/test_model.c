@@ -1004,6 +1004,44 @@ static const char *stream_tmpl =
     "{\"copy\":[\"gm:X\",\"X_UB\"],\"along\":[\"b\",\"i\"]},"
     "{\"copy\":[\"X_UB\",\"gm:Y\"],\"along\":[\"b\",\"i\"]}]}]}}";
 
+/* ---- nd2nz as an expression of a layout input (conv2d's nz) -------------------------- */
+
+/* conv2d with nz = 1 (NC1HWC0 / Fractal_Z inputs) loads GM->L1 at the plain path rate, not
+ * the ND->NZ one: faster in the model and the simulator alike, and the flag follows the
+ * problem. */
+static void test_nd2nz_layout(void)
+{
+    char *path = tt_test_src("templates/conv2d.json");
+    tt_template *t = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(path, &t, &e), TT_OK);
+    free(path);
+    const tt_target *tg = tt_targets_find(shipped, "a2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tg);
+    const tt_op *ld = &t->kernel->body[0].u.loop.body[0];
+    CU_ASSERT_EQUAL(ld->u.copy.nd2nz, 2);
+    double mt[2], st[2];
+    for (int nz = 0; nz < 2; nz++) {
+        char pb[160];
+        snprintf(pb, sizeof pb, "B=4,C=256,H=12,W=64,OC=3072,KH=3,KW=3,stride=1,padding=1,nz=%d", nz);
+        const char *cfg = "block_M=128,block_N=256,block_K=256";
+        tt_model_result r;
+        CU_ASSERT_EQUAL_FATAL(predict(t, tg, pb, cfg, NULL, &r), TT_OK);
+        mt[nz] = r.time_us;
+        int64_t slots[TT_MAX_SLOTS] = {0};
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, pb, slots, &e), TT_OK);
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(t, cfg, slots, &e), TT_OK);
+        CU_ASSERT_EQUAL(tt_copy_nd2nz(ld, slots), !nz);
+        tt_sim_result sr;
+        CU_ASSERT_EQUAL(tt_sim_run(t, tg, slots, NULL, &sr), TT_OK);
+        st[nz] = sr.time_us;
+        tt_sim_result_close(&sr);
+    }
+    CU_ASSERT(mt[1] < 0.99 * mt[0]);
+    CU_ASSERT(st[1] < 0.99 * st[0]);
+    tt_tmpl_free(t);
+}
+
 static void test_demand_share(void)
 {
     tt_template *t = parse(share_tmpl);
@@ -1054,7 +1092,7 @@ static const tt_test_case model_cases[] = {
     {"mix_causal", test_mix_causal},   {"builtin_templates", test_builtin_templates},
     {"threads", test_threads},         {"mix_round_trip", test_mix_round_trip},
     {"mix_modulo", test_mix_modulo},   {"mix_every", test_mix_every},
-    {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share},
+    {"workspace_footprint", test_workspace_footprint}, {"demand_share", test_demand_share}, {"nd2nz_layout", test_nd2nz_layout},
     {"fast_tables", test_fast_tables}, {"persistent", test_persistent}, {"swizzle", test_swizzle},
     {"band", test_band},               {"launch_mix", test_launch_mix},
     {NULL, NULL}};
