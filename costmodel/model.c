@@ -551,9 +551,13 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
              * overlap across iterations except along the round trip (section 2) */
             double R = o->xsync ? cross_round_trip(m, sc, i + 1, o->end) : C;
             if (R > C) R = C;
+            /* a top-level loop of one iteration with stages > 1 still gets its period:
+             * a persistent walk repeats it once per grid point and its ring buffers
+             * pipeline across the points (section 3), so its steady part is n x P, not
+             * its whole chain; the standalone time stays C */
             if (n <= 0) {
                 d = 0;
-            } else if (s <= 1 || n <= 1) {
+            } else if (s <= 1 || (n <= 1 && o->depth > 0)) {
                 d = n <= 1 ? n * C : (n - 1) * R + C;
                 in.S = n * R;
             } else {
