@@ -150,10 +150,14 @@ typedef struct tt_ref {
     int index;
 } tt_ref;
 
-/* One entry of a GM copy's `along`: a grid dim or an enclosing loop. */
+/* One entry of a GM copy's `along`: a grid dim or an enclosing loop, or an index map of one
+ * grid dim (`"bh // group"`: the tile depends on the map's value, so the blocks whose index
+ * maps to one value read one tile; docs/template-format.md).  A map is non-decreasing in
+ * the dim's block index (the model counts its distinct values as f(ext - 1) - f(0) + 1). */
 typedef struct tt_along {
     int is_loop;              /* 1: index of the loop op (tt_op.loop.id); 0: grid dim index */
     int index;
+    tt_expr *map;             /* grid dims only: the index map; NULL: the identity */
 } tt_along;
 
 typedef enum tt_op_kind { TT_OP_FOR, TT_OP_COPY, TT_OP_MMA, TT_OP_VEC, TT_OP_SYNC } tt_op_kind;
@@ -275,6 +279,12 @@ tt_rc tt_tmpl_parse_file(const char *path, tt_template **out, tt_errinfo *err);
  * TT_TMPL_MAX_SOURCE), TT_EIO ("source.file" unreadable when base_dir is given), TT_EINVAL
  * (NULL document/text/path). */
 void tt_tmpl_free(tt_template *t);
+
+/* Distinct values of an `along` entry's index map over the `ext` blocks of its grid dim,
+ * clamped to [1, ext] (ext when a->map is NULL), for the values in slots (lets evaluated;
+ * the dim's own slot is ignored).  TT_OK, or the evaluation error. */
+tt_rc tt_tmpl_along_count(const tt_template *t, const tt_along *a, const int64_t *slots,
+                          int64_t ext, int64_t *out);
 
 /* Index of a slot name (input, param, let or grid dim), or -1. */
 int tt_tmpl_slot_of(const tt_template *t, const char *name);

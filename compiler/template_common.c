@@ -178,6 +178,7 @@ static void free_ops(tt_op *ops, size_t n)
             free_ops(o->u.loop.body, o->u.loop.nbody);
             break;
         case TT_OP_COPY:
+            for (size_t a = 0; a < o->u.copy.nalong; a++) tt_expr_free(o->u.copy.along[a].map);
             free(o->u.copy.along);
             tt_expr_free(o->u.copy.rows);
             tt_expr_free(o->u.copy.nd2nz_if);
@@ -251,6 +252,27 @@ void tt_tmpl_free(tt_template *t)
 }
 
 /* ---- slots ---------------------------------------------------------------------------- */
+
+tt_rc tt_tmpl_along_count(const tt_template *t, const tt_along *a, const int64_t *slots,
+                          int64_t ext, int64_t *out)
+{
+    if (ext < 1) ext = 1;
+    *out = ext;
+    if (!a->map || a->is_loop) return TT_OK;
+    int64_t v[TT_MAX_SLOTS], lo, hi;
+    size_t n = t->nslots < TT_MAX_SLOTS ? t->nslots : TT_MAX_SLOTS;
+    memcpy(v, slots, n * sizeof *v);
+    int s = t->kernel->grid[a->index].slot;
+    tt_rc rc;
+    v[s] = 0;
+    if ((rc = tt_expr_eval(a->map, v, &lo))) return rc;
+    v[s] = ext - 1;
+    if ((rc = tt_expr_eval(a->map, v, &hi))) return rc;
+    /* a non-decreasing map takes hi - lo + 1 values at most */
+    int64_t d = hi - lo;
+    *out = d < 0 ? 1 : d >= ext - 1 ? ext : d + 1;
+    return TT_OK;
+}
 
 int tt_tmpl_slot_of(const tt_template *t, const char *name)
 {

@@ -159,6 +159,32 @@ static tt_rc kp_copy_nd2nz(tt__tp *p, tt_op *o, const json_t *nz, const char *ep
     return TT_OK;
 }
 
+/* An `along` entry that is not a name: an index map, an expression of exactly one grid dim
+ * (and of inputs, params and lets), e.g. "bh // group". */
+static tt_rc kp_along_map(tt__tp *p, const json_t *e, const char *ip, tt_along *a)
+{
+    const tt_kernel *k = p->t->kernel;
+    tt_expr *x = NULL;
+    tt_rc rc = tt__tp_expr(p, e, ip, &x);
+    if (rc) return rc;
+    int sl[TT_MAX_SLOTS], dim = -1, ndims = 0;
+    size_t n = tt_expr_slots(x, sl, TT_MAX_SLOTS);
+    for (size_t i = 0; i < n && i < TT_MAX_SLOTS; i++)
+        for (size_t g = 0; g < k->ngrid; g++)
+            if (k->grid[g].slot == sl[i]) {
+                dim = (int)g;
+                ndims++;
+            }
+    if (ndims != 1) {
+        tt_expr_free(x);
+        return tt_errf(p->err, TT_ETEMPLATE, ip,
+                       "index map \"%s\" must read exactly one grid dim (it reads %d)",
+                       json_string_value(e), ndims);
+    }
+    *a = (tt_along){0, dim, x};
+    return TT_OK;
+}
+
 static tt_rc kp_copy(tt__tp *p, tt_op *o, const json_t *v, const char *path)
 {
     const tt_template *t = p->t;
@@ -216,17 +242,21 @@ static tt_rc kp_copy(tt__tp *p, tt_op *o, const json_t *v, const char *path)
         if (!json_is_string(e))
             return tt_errf(p->err, TT_ETEMPLATE, ip, "expected a name, got %s", tt__json_type(e));
         const char *s = json_string_value(e);
-        tt_along a = {-1, -1};
+        tt_along a = {-1, -1, NULL};
         for (size_t g = 0; g < t->kernel->ngrid; g++)
-            if (strcmp(t->kernel->grid[g].name, s) == 0) a = (tt_along){0, (int)g};
+            if (strcmp(t->kernel->grid[g].name, s) == 0) a = (tt_along){0, (int)g, NULL};
         for (size_t d = 0; d < p->depth; d++)
-            if (strcmp(p->loopvars[d], s) == 0) a = (tt_along){1, p->loopids[d]};
-        if (a.index < 0)
+            if (strcmp(p->loopvars[d], s) == 0) a = (tt_along){1, p->loopids[d], NULL};
+        if (a.index < 0 && s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789_")] == '\0')
             return tt_errf(p->err, TT_ETEMPLATE, ip,
                            "\"%s\" is neither a grid dim nor an enclosing loop variable", s);
+        if (a.index < 0 && (rc = kp_along_map(p, e, ip, &a))) return rc;
         for (size_t j = 0; j < o->u.copy.nalong; j++)
-            if (o->u.copy.along[j].is_loop == a.is_loop && o->u.copy.along[j].index == a.index)
+            if (o->u.copy.along[j].is_loop == a.is_loop && o->u.copy.along[j].index == a.index) {
+                tt_expr_free(a.map);
                 return tt_errf(p->err, TT_ETEMPLATE, ip, "\"%s\" listed twice", s);
+            }
         o->u.copy.along[o->u.copy.nalong++] = a;
     }
     return TT_OK;

@@ -125,6 +125,7 @@ static tt_rc flatten(flat_ctx *fc, const tt_op *body, size_t n, int depth)
                         al->index < TT__MODEL_MAX_OPS)
                         mo->along_loop_depth[mo->nloop_along++] = fc->loop_depth_of_id[al->index];
                 } else if (mo->ngrid_along < TT__MODEL_MAX_GRID) {
+                    mo->along_map[mo->ngrid_along] = al->map ? al : NULL;
                     mo->along_grid[mo->ngrid_along++] = al->index;
                 }
             }
@@ -400,7 +401,16 @@ static tt_rc eval_ops(const tt_model *m, const int64_t *slots, tt__mscratch *sc,
             if ((rc = tt__model_copy_variant(m, i, slots, sc))) return fail(out, rc, o->src->path, rc_word(rc));
             if (o->tensor >= 0) {
                 double d = 1;
-                for (int a = 0; a < o->ngrid_along; a++) d *= (double)sc->gext[o->along_grid[a]];
+                sc->shared[i] = 0;
+                for (int a = 0; a < o->ngrid_along; a++) {
+                    int64_t ext = sc->gext[o->along_grid[a]], n = ext;
+                    /* an index map: the blocks whose index maps to one value share a tile */
+                    if (o->along_map[a] &&
+                        (rc = tt_tmpl_along_count(m->t, o->along_map[a], slots, ext, &n)))
+                        return fail(out, rc, o->src->path, rc_word(rc));
+                    if (n < ext) sc->shared[i] |= 1u << o->along_grid[a];
+                    d *= (double)n;
+                }
                 for (int a = 0; a < o->nloop_along; a++) {
                     int dp = o->along_loop_depth[a];
                     if (dp >= 0 && dp < o->depth) d *= (double)trip_at[dp];

@@ -54,6 +54,7 @@ typedef struct tt__mop {
     int gm_read, gm_write;
     int nalong;
     int along_grid[TT__MODEL_MAX_GRID];   /* grid dims in `along` (count ngrid_along) */
+    const tt_along *along_map[TT__MODEL_MAX_GRID];   /* their index maps (NULL: identity) */
     int ngrid_along;
     int along_loop_depth[TT_TMPL_MAX_DEPTH + 1];   /* depths of the loops in `along` */
     int nloop_along;
@@ -187,6 +188,8 @@ typedef struct tt__mscratch {
     int64_t stages[TT__MODEL_MAX_OPS];
     double bytes[TT__MODEL_MAX_OPS];      /* copies: bytes of one transfer; mma/vec: cycles */
     double distinct[TT__MODEL_MAX_OPS];   /* GM copies: distinct tiles over the kernel */
+    uint32_t shared[TT__MODEL_MAX_OPS];   /* GM copies: grid dims (bits) in `along` through an
+                                             index map that blocks of that dim share */
     double off[TT__MODEL_MAX_OPS];        /* start of the op in its parent's chain */
     double dur[TT__MODEL_MAX_OPS];        /* chain time of one execution (cycles) */
     double execs[TT__MODEL_MAX_OPS];      /* executions per block */

@@ -102,7 +102,7 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
         for (int g = 0; g < m->ngrid; g++) {
             int in = 0;
             for (int a = 0; a < o->ngrid_along; a++)
-                if (o->along_grid[a] == g) in = 1;
+                if (o->along_grid[a] == g && !(sc->shared[i] >> g & 1)) in = 1;
             if (in || sc->gext[g] <= 1) continue;
             double d = tt__reuse_distance(m->ngrid, sc->gext, g, sc->swizzle);
             if (dist == 0 || d < dist) dist = d;

@@ -761,6 +761,7 @@ tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
                            R.s.has_side[TT__AG_VEC]);
     }
     out->blocks = R.s.nblocks;
+    out->hbm_read_bytes = R.s.hbm_read;
     rc = run_waves(&R, out);
     if (rc) goto done;
     if (tracing) {

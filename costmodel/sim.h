@@ -63,6 +63,8 @@ typedef struct tt_sim_result {
     double util[TT_UNIT__COUNT];
     double stall_cycles[TT_STALL__COUNT];
     int64_t blocks;
+    double hbm_read_bytes;    /* GM reads that miss L2 and go to HBM, whole kernel (a MODEL
+                                 figure: the simulator's L2 estimate, not a trace) */
     int64_t waves;
     int64_t waves_simulated;  /* waves - folded */
     int64_t events;           /* events actually simulated (after folding / shortcut) */

@@ -77,6 +77,7 @@ typedef struct tt__sim {
     int64_t *grid_ext;        /* extent of each grid dim */
     int64_t swizzle;          /* block rasterisation width for L2 re-use (< 2: none) */
     int64_t nblocks;          /* grid points */
+    double hbm_read;          /* GM read bytes of the kernel that miss L2 (its L2 estimate) */
     size_t *loop_leaves;      /* per loop id: leaf ops in its body (recursively) */
     int64_t *bufbytes;        /* per buffer: bytes of one copy */
     int64_t *copies;          /* per buffer ring size */

@@ -79,7 +79,8 @@ static void count_execs(tt__sim *s, const tt_op *body, size_t n, double mult, si
 }
 
 /* L2 hit rate of a GM read, the analytic model's estimate (docs/cost-model.md, 4): a tile
- * is read by R blocks (the grid dims it does not depend on); the R - 1 re-reads hit with
+ * is read by R blocks (the grid dims it does not depend on, and along an index map such as
+ * `bh // group` the blocks that map to one value); the R - 1 re-reads hit with
  * h_c = min(1, L2 / W), W = GM bytes per block x blocks between two reads of the tile (the
  * nearest such grid dim, last dim fastest, at least the cores in use); the first read hits
  * with h_w = min(1, resident / footprint of all tensors). */
@@ -91,11 +92,16 @@ static double read_hit(const tt__sim *s, const tt_op *o, double per_block, doubl
     if (tn->workspace) return 1.0;   /* written by the other side just before */
     double readers = 1, dist = 0;
     for (size_t d = 0; d < k->ngrid; d++) {
-        int used = 0;
-        for (size_t j = 0; j < o->u.copy.nalong; j++)
-            if (!o->u.copy.along[j].is_loop && o->u.copy.along[j].index == (int)d) used = 1;
-        if (used || s->grid_ext[d] <= 1) continue;
-        readers *= (double)s->grid_ext[d];
+        int64_t ext = s->grid_ext[d], n = 1;   /* distinct tiles along d */
+        for (size_t j = 0; j < o->u.copy.nalong; j++) {
+            const tt_along *a = &o->u.copy.along[j];
+            /* an index map (`bh // group`): the blocks mapping to one value share the tile
+             * (an evaluation error counts the dim as not shared) */
+            if (!a->is_loop && a->index == (int)d && tt_tmpl_along_count(s->t, a, s->slots, ext, &n))
+                n = ext;
+        }
+        if (n >= ext || ext <= 1) continue;
+        readers *= (double)ext / (double)n;
         double dd = tt__reuse_distance((int)k->ngrid, s->grid_ext, (int)d, s->swizzle);
         if (dist == 0 || dd < dist) dist = dd;
     }
@@ -397,7 +403,6 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
             if (s->ops[i].kind == TT__SI_GM)
                 per_block += s->ops[i].bytes * execs[i] *
                              (s->ops[i].side == TT_SIDE_VECTOR ? s->vec_cores : 1);
-        free(execs);
         double cores = tgt->cube_cores > 0 ? tgt->cube_cores : tgt->vector_cores / 2;
         double used = (double)s->nblocks < cores ? (double)s->nblocks : cores;
         double resident = tgt->l2_resident_bytes > 0 ? tgt->l2_resident_bytes : tgt->l2_bytes;
@@ -412,9 +417,13 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
                 double l2 = bpc(tgt, tgt->l2_gbps);
                 so->cost = l2 > 0 ? 1.0 / l2 : 0;
             } else {
-                so->cost = gm_cost(s, read_hit(s, o, per_block, used, hw), so->side == TT_SIDE_CUBE);
+                double h = read_hit(s, o, per_block, used, hw);
+                so->cost = gm_cost(s, h, so->side == TT_SIDE_CUBE);
+                s->hbm_read += so->bytes * execs[i] * (1 - h) * (double)s->nblocks *
+                               (so->side == TT_SIDE_VECTOR ? s->vec_cores : 1);
             }
         }
+        free(execs);
     }
     s->grid_mask = body_grid_mask(s, k->body, k->nbody);
     s->grid_dep = s->grid_mask != 0;

@@ -702,6 +702,30 @@ static void test_mix_causal(void)
     tt_tmpl_free(t);
 }
 
+/* GQA: K/V of flash_attn_fwd are read `along` bh // group: the query heads of a group share
+ * one K/V tile, so group = 8 sends ~8x fewer bytes to HBM than group = 1 (K/V dominate at
+ * S_q = 128, S_kv = 8192) and the kernel is faster. */
+static void test_gqa_along_map(void)
+{
+    char *path = tt_test_src("templates/flash_attn_fwd.json");
+    tt_template *t = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(path, &t, &e), TT_OK);
+    free(path);
+    const tt_target *a3 = tt_targets_find(shipped, "a3");
+    const char *cfg = "block_M=128,block_N=128,stages=2";
+    tt_model_result r1, r8;
+    CU_ASSERT_EQUAL_FATAL(predict(t, a3, "B=4,H=32,H_kv=32,S_q=128,S_kv=8192,D=128", cfg, NULL, &r1), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(t, a3, "B=4,H=32,H_kv=4,S_q=128,S_kv=8192,D=128", cfg, NULL, &r8), TT_OK);
+    double ratio = r1.gm_bytes / r8.gm_bytes;
+    fprintf(stderr, "[model gqa: HBM %.0f / %.0f bytes = %.2fx, l2_hit %.3f / %.3f, %.1f / %.1f us] ",
+            r1.gm_bytes, r8.gm_bytes, ratio, r1.l2_hit, r8.l2_hit, r1.time_us, r8.time_us);
+    CU_ASSERT(ratio > 6 && ratio < 12);
+    CU_ASSERT(r8.l2_hit > r1.l2_hit);
+    CU_ASSERT(r8.time_us < r1.time_us);
+    tt_tmpl_free(t);
+}
+
 /* ---- 10. every built-in template: sane predictions over (part of) its space ------------ */
 
 static void test_builtin_templates(void)
@@ -1141,6 +1165,7 @@ static const tt_test_case model_cases[] = {
     {"fast_tables", test_fast_tables}, {"persistent", test_persistent},
     {"persistent_single_k", test_persistent_single_k}, {"swizzle", test_swizzle},
     {"band", test_band},               {"launch_mix", test_launch_mix},
+    {"gqa_along_map", test_gqa_along_map},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
                                        {NULL, NULL, NULL, NULL}};

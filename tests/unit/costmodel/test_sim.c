@@ -881,6 +881,61 @@ static void test_block_cycles(void)
     tt_tmpl_free(t);
 }
 
+/* GQA: K/V of flash_attn_fwd are read `along` the index map bh // group, so the query heads
+ * of a group share one K/V tile: group = 8 sends ~8x fewer K/V bytes to HBM than group = 1
+ * (a MODEL figure: the simulator's L2 estimate).  A map of two grid dims, or one that does
+ * not compile, is refused at load with the entry's path. */
+static void test_gqa_along_map(void)
+{
+    char *tdir = tt_test_src("costmodel/targets");
+    char *fpath = tt_test_src("templates/flash_attn_fwd.json");
+    tt_targets *ts = NULL;
+    tt_template *t = NULL;
+    tt_errinfo err;
+    CU_ASSERT_EQUAL_FATAL(tt_targets_load_dir(tdir, &ts, &err), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(fpath, &t, &err), TT_OK);
+    free(tdir);
+    free(fpath);
+    const tt_target *tgt = tt_targets_find(ts, "Ascend910_9391");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+    const char *cfg = "block_M=128,block_N=128,stages=2";
+    tt_sim_result r1, r8;
+    CU_ASSERT_EQUAL_FATAL(sim(t, tgt, "B=4,H=32,H_kv=32,S_q=128,S_kv=8192,D=128", cfg, -1, &r1), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(sim(t, tgt, "B=4,H=32,H_kv=4,S_q=128,S_kv=8192,D=128", cfg, -1, &r8), TT_OK);
+    double ratio = r1.hbm_read_bytes / r8.hbm_read_bytes;
+    fprintf(stderr, "[sim gqa: HBM reads %.0f / %.0f bytes = %.2fx, %.1f / %.1f us] ",
+            r1.hbm_read_bytes, r8.hbm_read_bytes, ratio, r1.time_us, r8.time_us);
+    CU_ASSERT(ratio > 6 && ratio < 12);
+    CU_ASSERT(r8.time_us < r1.time_us);
+    tt_sim_result_close(&r1);
+    tt_sim_result_close(&r8);
+    tt_tmpl_free(t);
+    tt_targets_free(ts);
+    /* refused maps */
+    static const char *const bad[][2] = {
+        {"bh // bx", "index map \"bh // bx\" must read exactly one grid dim"},
+        {"H // 2", "index map \"H // 2\" must read exactly one grid dim"},
+        {"bh //", "kernel.body[0].along[0]"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char doc[1024];
+        snprintf(doc, sizeof doc,
+                 "{\"tiletune\":1,\"name\":\"m\",\"version\":\"1\","
+                 "\"inputs\":{\"H\":{\"type\":\"int\"}},\"params\":{\"S\":[1]},"
+                 "\"tensors\":{\"A\":{\"shape\":[\"H\",64],\"dtype\":\"float16\"}},"
+                 "\"buffers\":{\"A_L1\":{\"scope\":\"L1\",\"shape\":[64],\"dtype\":\"float16\"}},"
+                 "\"kernel\":{\"grid\":{\"bx\":2,\"bh\":\"H\"},\"cores\":\"cube\",\"body\":["
+                 "{\"copy\":[\"gm:A\",\"A_L1\"],\"along\":[\"%s\"]}]}}", bad[i][0]);
+        tt_template *b = NULL;
+        tt_errinfo_clear(&err);
+        tt_rc rc = tt_tmpl_parse_string(doc, strlen(doc), NULL, &b, &err);
+        CU_ASSERT_EQUAL(rc, i < 2 ? TT_ETEMPLATE : TT_EEXPR);   /* syntax: the expression's code */
+        CU_ASSERT_PTR_NULL(b);
+        CU_ASSERT_STRING_EQUAL(err.path, "kernel.body[0].along[0]");
+        CU_ASSERT(strstr(err.msg, bad[i][1]) != NULL || strcmp(bad[i][1], err.path) == 0);
+        tt_tmpl_free(b);
+    }
+}
+
 static const tt_test_case sim_cases[] = {
     {"single_copy", test_single_copy},
     {"chain_stages", test_chain_stages},
@@ -900,6 +955,7 @@ static const tt_test_case sim_cases[] = {
     {"persistent", test_persistent},
     {"walk_shortcut", test_walk_shortcut},
     {"block_cycles", test_block_cycles},
+    {"gqa_along_map", test_gqa_along_map},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"sim", NULL, NULL, sim_cases},
                                        {NULL, NULL, NULL, NULL}};
