@@ -910,6 +910,20 @@ static void test_gqa_along_map(void)
     tt_sim_result_close(&r1);
     tt_sim_result_close(&r8);
     tt_tmpl_free(t);
+    /* decode_attn: K/V along bh // (group // heads_per_block): a group of 8 query heads
+     * split over 8 blocks of one head each still reads K/V about once from HBM */
+    fpath = tt_test_src("templates/decode_attn.json");
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(fpath, &t, &err), TT_OK);
+    free(fpath);
+    const char *pb = "batch=4,heads=32,kv_heads=4,seqlen_kv=32768,dim=128,q_len=1";
+    CU_ASSERT_EQUAL_FATAL(sim(t, tgt, pb, "block_N=256,kv_splits=2,heads_per_block=8", -1, &r8), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(sim(t, tgt, pb, "block_N=256,kv_splits=2,heads_per_block=1", -1, &r1), TT_OK);
+    fprintf(stderr, "[sim decode gqa: HBM reads hpb 8 / 1: %.0f / %.0f bytes] ", r8.hbm_read_bytes,
+            r1.hbm_read_bytes);
+    CU_ASSERT(r1.hbm_read_bytes < 1.5 * r8.hbm_read_bytes);
+    tt_sim_result_close(&r1);
+    tt_sim_result_close(&r8);
+    tt_tmpl_free(t);
     tt_targets_free(ts);
     /* refused maps */
     static const char *const bad[][2] = {
