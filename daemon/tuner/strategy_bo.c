@@ -33,10 +33,13 @@
 #define TT_BO_CAND 512          /* candidates scored per round at most (plus neighbours) */
 #endif
 #ifndef TT_BO_INIT
-#define TT_BO_INIT 5            /* initial space-filling design (model-free bo) */
+#define TT_BO_INIT 8            /* initial space-filling design (model-free bo) */
 #endif
 #ifndef TT_BO_XI
 #define TT_BO_XI 0.01           /* EI margin, in standard deviations of the target */
+#endif
+#ifndef TT_BO_EXPLOIT
+#define TT_BO_EXPLOIT 3         /* model-free bo: every 3rd round takes the lowest predicted mean */
 #endif
 #ifndef TT_BO_POOL_MAX
 #define TT_BO_POOL_MAX ((size_t)1 << 19)   /* larger feasible sets are sampled */
@@ -555,14 +558,17 @@ static tt_rc tt_bo_pick(tt_strategy *st, tt_bo *b, double rbest)
     lapack_int info = LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', (lapack_int)n,
                                      (lapack_int)nc, b->L, (lapack_int)n, b->Kc, (lapack_int)n);
     if (info != 0) return tt__st_random_round(st, 1);
-    double best_ei = -1;
+    /* EI, except that every TT_BO_EXPLOIT-th round of model-free bo takes the candidate with
+     * the lowest predicted mean (scores may then be negative, hence -INFINITY) */
+    int exploit = !b->use_prior && TT_BO_EXPLOIT > 0 && b->rounds % TT_BO_EXPLOIT == 0;
+    double best_ei = -INFINITY;
     uint64_t pick = 0;
     for (size_t c = 0; c < nc; c++) {
         double v = 1;
         for (size_t i = 0; i < n; i++) v -= b->Kc[i + c * n] * b->Kc[i + c * n];
         double mu = b->cmean[c];
         if (b->use_prior) mu += tt_bo_prior(b, tt_bo_lpred(st, b, b->cidx[c])) / b->sd;
-        double ei = tt_bo_ei(mu, sqrt(v > 1e-12 ? v : 1e-12), rbest);
+        double ei = exploit ? -mu : tt_bo_ei(mu, sqrt(v > 1e-12 ? v : 1e-12), rbest);
         if (ei > best_ei || (ei == best_ei && b->cidx[c] < pick)) {
             best_ei = ei;
             pick = b->cidx[c];
