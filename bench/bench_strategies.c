@@ -35,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_objective.h"
 #include "dataset.h"
 #include "space.h"
 #include "strategy.h"
@@ -46,24 +47,6 @@ static double cpu_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-typedef struct space_obj {
-    uint64_t *idx;   /* ascending */
-    double *us;      /* INFINITY: failed */
-    size_t n;
-    double opt, worst, median;
-} space_obj;
-
-static double lookup(const space_obj *o, uint64_t idx)
-{
-    size_t lo = 0, hi = o->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (o->idx[mid] < idx) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < o->n && o->idx[lo] == idx ? o->us[lo] : INFINITY;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -93,33 +76,17 @@ static void random_curve(const double *v, size_t N, size_t B, double *out)
 /* One run: curve[b] = best after b+1 trials; returns the CPU seconds of the strategy calls
  * (the objective lookups are included: a binary search each). */
 static double run(const char *name, const tt_template *t, tt_space *sp, uint64_t seed,
-                  int64_t budget, const space_obj *o, double *curve, const char **ran)
+                  int64_t budget, const tt_bobj *o, double *curve, const char **ran)
 {
     int64_t prob[1] = {0};
     tt_strategy_config c = {.name = name, .t = t, .space = sp, .problem = prob, .seed = seed,
                             .budget = budget};
-    tt_strategy *st = NULL;
     tt_errinfo e;
     double t0 = cpu_s();
-    if (tt_strategy_new(&c, &st, &e) != TT_OK) {
+    if (tt_bobj_run(&c, o, curve, ran, &e) < 0) {
         fprintf(stderr, "strategy %s: %s\n", name, e.msg);
         exit(1);
     }
-    if (ran) *ran = tt_strategy_chosen(st)->name;
-    int64_t params[TT_MAX_SLOTS];
-    double best = o->worst;
-    size_t n = 0;
-    for (;;) {
-        size_t k = 0;
-        if (tt_strategy_next(st, 1, params, &k) != TT_OK || k == 0) break;
-        double v = lookup(o, tt_space_encode(sp, params));
-        tt_strategy_report(st, params, isfinite(v) ? TT_OK : TT_ERUN, v);
-        if (v < best) best = v;
-        if (n < (size_t)budget) curve[n] = best;
-        n++;
-    }
-    for (size_t i = n; i < (size_t)budget; i++) curve[i] = best;
-    tt_strategy_free(st);
     return cpu_s() - t0;
 }
 
@@ -136,7 +103,7 @@ static int in_list(const char *list, const char *name)
     return 0;
 }
 
-static int load_space(const tt_template *t, tt_space *sp, const char *path, space_obj *o)
+static int load_space(const tt_template *t, tt_space *sp, const char *path, tt_bobj *o)
 {
     tt_dataset *ds = NULL;
     tt_errinfo e;
@@ -154,7 +121,7 @@ static int load_space(const tt_template *t, tt_space *sp, const char *path, spac
     o->idx = malloc(total * sizeof *o->idx);
     o->us = malloc(total * sizeof *o->us);
     o->n = 0;
-    o->opt = INFINITY;
+    o->best = INFINITY;
     o->worst = 0;
     int64_t slots[TT_MAX_SLOTS], vals[TT_DATASET_MAX_PARAMS];
     for (uint64_t i = 0; i < total; i++) {
@@ -165,7 +132,7 @@ static int load_space(const tt_template *t, tt_space *sp, const char *path, spac
         double us = r && r->status == TT_DS_OK && isfinite(r->value_us) ? r->value_us : INFINITY;
         o->idx[o->n] = i;
         o->us[o->n++] = us;
-        if (us < o->opt) o->opt = us;
+        if (us < o->best) o->best = us;
         if (isfinite(us) && us > o->worst) o->worst = us;
     }
     double *ok = malloc(o->n * sizeof *ok);
@@ -176,7 +143,7 @@ static int load_space(const tt_template *t, tt_space *sp, const char *path, spac
     o->median = m ? ok[m / 2] : 0;
     free(ok);
     printf("\n%s: %zu feasible configs, %zu measured, optimum %.2f us (recorded objective), "
-           "median %.2f us, device %s\n", path, o->n, m, o->opt, o->median,
+           "median %.2f us, device %s\n", path, o->n, m, o->best, o->median,
            ds->device ? ds->device : "?");
     tt_dataset_free(ds);
     return 0;
@@ -189,7 +156,7 @@ typedef struct meth {
     double median;
 } meth;
 
-static void meth_init(meth *m, const space_obj *o)
+static void meth_init(meth *m, const tt_bobj *o)
 {
     m->dist = malloc((o->n ? o->n : 1) * sizeof *m->dist);
     m->n = 0;
@@ -311,7 +278,7 @@ int main(int argc, char **argv)
            "strategies run with budget B\n");
     for (size_t fi = 0; fi < sizeof files / sizeof files[0]; fi++) {
         snprintf(path, sizeof path, "%.900s/%s", dsdir, files[fi]);
-        space_obj o;
+        tt_bobj o;
         if (load_space(t, sp, path, &o) != 0) continue;
         double *sorted = malloc(o.n * sizeof *sorted);
         for (size_t i = 0; i < o.n; i++) sorted[i] = isfinite(o.us[i]) ? o.us[i] : o.worst;
@@ -345,7 +312,7 @@ int main(int argc, char **argv)
                     double *curve = curves + (size_t)s * B;
                     cpu += run(names[k], t, sp, seed_base + (uint64_t)s, (int64_t)B, &o, curve, &ran);
                     for (size_t b = 0; b < B; b++) {
-                        double den = er[b] - o.opt;
+                        double den = er[b] - o.best;
                         mscore += den > 0 ? (er[b] - curve[b]) / den : 1;
                     }
                     fin += curve[B - 1];
@@ -373,7 +340,7 @@ int main(int argc, char **argv)
             double *c800 = malloc(800 * sizeof *c800);
             double s800 = run("bo", t, sp, seed_base, 800, &o, c800, NULL);
             printf("bo, one 800-trial run (seed %llu): %.3f s CPU, best %.2f us (optimum %.2f)\n",
-                   (unsigned long long)seed_base, s800, c800[799], o.opt);
+                   (unsigned long long)seed_base, s800, c800[799], o.best);
             free(c800);
         }
         free(curves);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_objective.h"
 #include "dataset.h"
 #include "model.h"
 #include "sim.h"
@@ -38,56 +39,21 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* ---- an objective: a table of times by space index (INFINITY = failed) ------------- */
-typedef struct objective {
-    uint64_t *idx;            /* ascending */
-    double *us;
-    size_t n;
-    double best, worst;
-} objective;
-
-static double obj_lookup(const objective *o, uint64_t idx)
-{
-    size_t lo = 0, hi = o->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (o->idx[mid] < idx) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < o->n && o->idx[lo] == idx ? o->us[lo] : INFINITY;
-}
-
 /* Run strategy `name` with objective o; curve[b] = best-so-far after b+1 trials (failures
  * count as trials; before the first success the curve holds o->worst).  Returns trials. */
 static size_t run_strategy(const char *name, const tt_template *t, tt_space *sp,
                            const int64_t *problem, const tt_model *m, const tt_target *tgt,
-                           uint64_t seed, int64_t budget, const objective *o, double *curve)
+                           uint64_t seed, int64_t budget, const tt_bobj *o, double *curve)
 {
     tt_strategy_config c = {.name = name, .t = t, .tgt = tgt, .space = sp, .model = m,
                             .problem = problem, .seed = seed, .budget = budget};
-    tt_strategy *st = NULL;
     tt_errinfo e;
-    if (tt_strategy_new(&c, &st, &e) != TT_OK) {
+    long n = tt_bobj_run(&c, o, curve, NULL, &e);
+    if (n < 0) {
         fprintf(stderr, "strategy %s: %s\n", name, e.msg);
         exit(1);
     }
-    int64_t params[TT_MAX_SLOTS], slots[TT_MAX_SLOTS];
-    size_t n = 0;
-    double best = o->worst;
-    for (;;) {
-        size_t k = 0;
-        if (tt_strategy_next(st, 1, params, &k) != TT_OK || k == 0) break;
-        memcpy(slots, problem, t->ninputs * sizeof(int64_t));
-        memcpy(slots + t->ninputs, params, t->nparams * sizeof(int64_t));
-        double v = obj_lookup(o, tt_space_encode(sp, slots));
-        tt_strategy_report(st, params, isfinite(v) ? TT_OK : TT_ERUN, v);
-        if (v < best) best = v;
-        if (curve) curve[n] = best;
-        n++;
-    }
-    for (size_t i = n; curve && i < (size_t)budget; i++) curve[i] = best;   /* stopped early */
-    tt_strategy_free(st);
-    return n;
+    return (size_t)n;
 }
 
 /* ---- part 1: sim ---------------------------------------------------------------------- */
@@ -102,7 +68,7 @@ typedef struct sim_ctx {
     const tt_template *t;
     const tt_target *tgt;
     tt_space *sp;
-    objective *o;
+    tt_bobj *o;
     size_t cap;
     int64_t sims;
 } sim_ctx;
@@ -136,7 +102,7 @@ static int sim_visit(void *ud, const int64_t *slots)
 static const char *cache_dir;
 static uint64_t seed_base = 1;   /* --seed-base: seeds are seed_base .. seed_base + N - 1 */
 
-static int obj_load(const char *path, objective *o)
+static int obj_load(const char *path, tt_bobj *o)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
@@ -164,7 +130,7 @@ static int obj_load(const char *path, objective *o)
     return 1;
 }
 
-static void obj_save(const char *path, const objective *o)
+static void obj_save(const char *path, const tt_bobj *o)
 {
     FILE *f = fopen(path, "wb");
     if (!f) return;
@@ -241,7 +207,7 @@ static void part_sim(const char *src, const char *tgtdir, const char *tname, int
             fprintf(stderr, "%s: %s\n", kv, e.msg);
             exit(1);
         }
-        objective o = {.best = INFINITY, .worst = 0};
+        tt_bobj o = {.best = INFINITY, .worst = 0};
         sim_ctx c = {.t = t, .tgt = tgt, .sp = sp, .o = &o};
         char cpath[1200] = "";
         if (cache_dir)
@@ -327,7 +293,7 @@ static void lib_shape(const tt_template *t, const tt_target *tgt, const char *pr
         fprintf(stderr, "%s %s: %s\n", t->name, problem, e.msg);
         exit(1);
     }
-    objective o = {.best = INFINITY, .worst = 0};
+    tt_bobj o = {.best = INFINITY, .worst = 0};
     sim_ctx c = {.t = t, .tgt = tgt, .sp = sp, .o = &o};
     char cpath[1400] = "";
     if (cache_dir)
@@ -519,7 +485,7 @@ static void part_replay(const char *src, const char *dsdir, int seeds, int64_t b
             continue;
         }
         uint64_t total = tt_space_total(sp);
-        objective o = {.best = INFINITY, .worst = 0};
+        tt_bobj o = {.best = INFINITY, .worst = 0};
         o.idx = malloc(total * sizeof *o.idx);
         o.us = malloc(total * sizeof *o.us);
         int64_t slots[TT_MAX_SLOTS], vals[TT_DATASET_MAX_PARAMS];
