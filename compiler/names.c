@@ -68,6 +68,7 @@ static const char *const tt_vclass_names[TT_V__COUNT] = {
     [TT_V_UNARY] = "unary", [TT_V_BINARY] = "binary", [TT_V_EXP] = "exp",
     [TT_V_DIV] = "div",     [TT_V_SQRT] = "sqrt",     [TT_V_MADD] = "madd",
     [TT_V_REDUCE] = "reduce", [TT_V_GATHER] = "gather",
+    [TT_V_SCALAR] = "scalar",
 };
 
 const char *tt_vclass_name(tt_vclass c)

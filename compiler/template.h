@@ -83,6 +83,9 @@ typedef enum tt_vclass {
     TT_V_MADD,      /* mla madd */
     TT_V_REDUCE,    /* reduce_sum reduce_max (cadd cmax) */
     TT_V_GATHER,
+    TT_V_SCALAR,    /* scalar-unit reads/writes of single UB elements (a T.serial loop of
+                     * `x[r, y[r]]` picks): each one waits out the vector pipe, so it is
+                     * charged on the vector side as a per-element head */
     TT_V__COUNT
 } tt_vclass;
 const char *tt_vclass_name(tt_vclass c);

@@ -129,8 +129,9 @@ static int map_act(const tt_fidvec *L, const char *family, const json_t *pt, int
 /* Cross-entropy (tilelang-ascend cross_entropy_loss README): rows N, vocabulary C; the
  * source's block_N tiles rows (the template's block_M; upstream's 128 also at N = 4, where
  * the vector ops still run over the whole UB tile; 128, the example's default, where a row
- * does not state it), block_C tiles the vocabulary (block_N).
- * dtype float16 where not stated. */
+ * does not state it), block_C tiles the vocabulary (block_N); stages 1, as upstream's
+ * T.serial loops over one x_ub. dtype float16 where not stated. CANN's operator rows are a
+ * different kernel and not mapped. */
 static int map_ce(const tt_fidvec *L, const json_t *pt, int64_t *slots, double *flops,
                   double *bytes, char *why, size_t cap)
 {
@@ -140,19 +141,19 @@ static int map_ce(const tt_fidvec *L, const json_t *pt, int64_t *slots, double *
     if (!N || !C) return NO("cross-entropy shape incomplete (N or C)");
     if (has(ver, "per-row"))
         return NO("cross-entropy '%.30s' variant (a scalar loop per row): the template is the vectorised (broadcast) kernel", ver);
-    int cann = has(impl, "CANN");
-    if (cann && N < 48)
-        return NO("CANN cross-entropy splits the vocabulary over cores: the template's blocks own whole rows");
+    if (has(impl, "CANN"))
+        return NO("CANN's own cross-entropy operator: its kernel and tiling are not the template's program (at N = 4 it splits the vocabulary over cores, 125x faster than the TileLang kernel)");
     int64_t dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes"));
     tt__fid_set(L->ce, slots, "N", N);
     tt__fid_set(L->ce, slots, "C", C);
     tt__fid_set(L->ce, slots, "x_dtype", dt);
     tt__fid_set(L->ce, slots, "y_dtype", TT_DT_INT32);
     int64_t bm = tt__fid_ival(cf, "block_N"), bc = tt__fid_ival(cf, "block_C");
-    if (!cann && bc > 0 && (bc & (bc - 1)))
+    if (bc > 0 && (bc & (bc - 1)))
         return NO("block_C = %lld: the template's block_N is a power of two", (long long)bc);
-    if (!cann) tt__fid_set(L->ce, slots, "block_M", bm > 0 ? bm : 128);   /* example's default */
-    if (!cann && bc > 0) tt__fid_set(L->ce, slots, "block_N", bc);
+    tt__fid_set(L->ce, slots, "block_M", bm > 0 ? bm : 128);   /* example's default */
+    if (bc > 0) tt__fid_set(L->ce, slots, "block_N", bc);
+    tt__fid_set(L->ce, slots, "stages", 1);   /* upstream's loops: T.serial over one x_ub */
     *flops = 10.0 * (double)N * (double)C;
     *bytes = (double)tt_dtype_size(dt) * 3.0 * (double)N * (double)C;   /* x twice, log_prob */
     return 1;

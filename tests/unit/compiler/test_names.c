@@ -89,7 +89,7 @@ static void test_vops(void)
         {"sqrt", TT_V_SQRT},       {"madd", TT_V_MADD},       {"mla", TT_V_MADD},
         {"reduce_sum", TT_V_REDUCE}, {"reduce_max", TT_V_REDUCE}, {"cadd", TT_V_REDUCE},
         {"cmax", TT_V_REDUCE},     {"gather", TT_V_GATHER},   {"unary", TT_V_UNARY},
-        {"binary", TT_V_BINARY},   {"reduce", TT_V_REDUCE},   {"expo", -1},
+        {"binary", TT_V_BINARY},   {"reduce", TT_V_REDUCE},   {"scalar", TT_V_SCALAR},   {"expo", -1},
         {"", -1},                  {"EXP", -1},               {"reduce_", -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -945,6 +945,47 @@ static void test_launch_mix(void)
     tt_tmpl_free(mix);
 }
 
+/* ---- 11c. scalar picks: a T.serial loop of single-element UB reads -------------------------
+ * Each `scalar` op costs the class's head per element (the scalar unit waits out the vector
+ * pipe), so R more picks cost R x (head + issue + 2 B / rate) cycles, in model and simulator;
+ * a "gather" of one element (a vector instruction) is cheaper per element on the shipped A2. */
+#define PICK_DOC(OP)                                                                             \
+    "{\"tiletune\":1,\"name\":\"pick\",\"inputs\":{\"N\":\"int\",\"R\":\"int\"},\"params\":{\"S\":[1]}," \
+    "\"tensors\":{\"X\":{\"shape\":[\"N\"],\"dtype\":\"float16\"}},"                               \
+    "\"buffers\":{\"X_UB\":{\"scope\":\"UB\",\"shape\":[\"N\"],\"dtype\":\"float16\"}},"            \
+    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"vector\",\"body\":["                                 \
+    "{\"copy\":[\"gm:X\",\"X_UB\"],\"along\":[\"b\"]},"                                               \
+    "{\"for\":\"r\",\"trip\":\"R\",\"body\":[{\"vec\":\"" OP "\",\"out\":\"X_UB\",\"in\":[\"X_UB\"],\"elems\":\"1\"}]}]}}"
+
+static void test_scalar_pick(void)
+{
+    tt_template *sc = parse(PICK_DOC("scalar")), *ga = parse(PICK_DOC("gather"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ga);
+    double head = hand.vec_head_cycles[TT_V_SCALAR];
+    CU_ASSERT(head > hand.vec_head_cycles[TT_V_GATHER]);
+    tt_model_result a, b;
+    CU_ASSERT_EQUAL_FATAL(predict(sc, &hand, "N=1024,R=32", "S=1", NULL, &a), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(predict(sc, &hand, "N=1024,R=96", "S=1", NULL, &b), TT_OK);
+    /* hand runs at 1000 MHz: 1 us = 1000 cycles; 64 more picks */
+    double per = (b.time_us - a.time_us) * 1000.0 / 64;
+    CU_ASSERT(per >= head && per <= head + hand.issue_cycles + 2.0);
+    int64_t s32[TT_MAX_SLOTS] = {1024, 32, 1}, s96[TT_MAX_SLOTS] = {1024, 96, 1};
+    tt_sim_result sa, sb;
+    CU_ASSERT_EQUAL_FATAL(tt_sim_run(sc, &hand, s32, NULL, &sa), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_sim_run(sc, &hand, s96, NULL, &sb), TT_OK);
+    double sper = (sb.time_us - sa.time_us) * 1000.0 / 64;
+    CU_ASSERT(sper >= head && sper <= head + hand.issue_cycles + 2.0);
+    tt_sim_result_close(&sa);
+    tt_sim_result_close(&sb);
+    /* the same loop of one-element gathers is cheaper */
+    tt_model_result g;
+    CU_ASSERT_EQUAL_FATAL(predict(ga, &hand, "N=1024,R=96", "S=1", NULL, &g), TT_OK);
+    CU_ASSERT(g.time_us < b.time_us);
+    tt_tmpl_free(sc);
+    tt_tmpl_free(ga);
+}
+
 /* Batched hand-offs (sync "every": E, TileLang's cross_interval): each flag costs 900 / E on
  * one iteration's chain, and the ring of S slots holds S / E batches, so the round trip bounds
  * the period by R / (S / E).  S = 4, E = 2: R = 220 + 450 + 102 + 450 + 220 = 1442, period
@@ -1165,7 +1206,7 @@ static const tt_test_case model_cases[] = {
     {"fast_tables", test_fast_tables}, {"persistent", test_persistent},
     {"persistent_single_k", test_persistent_single_k}, {"swizzle", test_swizzle},
     {"band", test_band},               {"launch_mix", test_launch_mix},
-    {"gqa_along_map", test_gqa_along_map},
+    {"gqa_along_map", test_gqa_along_map}, {"scalar_pick", test_scalar_pick},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
                                        {NULL, NULL, NULL, NULL}};
