@@ -148,6 +148,13 @@ static int map_gemm(const ctx *c, point *p, const json_t *pt)
     int64_t v[6] = {FREE, FREE, FREE, FREE, 2, 2};   /* CATLASS and PTO double-buffer L1/L0 */
     if (!triple(str(cf, "L1TileShape"), l1) && !triple(str(cf, "L0TileShape"), l0)) {
         v[0] = l1[0]; v[1] = l1[1]; v[3] = l1[2]; v[2] = l0[2];
+        /* CATLASS runs every tile over its actual shape (BlockScheduler::GetActualBlockShape:
+         * min(L1 tile, what is left of M)): on M = 20 a 128-row L1 tile loads 20 rows and
+         * the cube computes ceil(20 / 16) = 2 fractal rows, the work of a 32-row tile, which
+         * is what the template's tile of align_up(M, 16) rows costs (the template refuses
+         * block_M > align_up(M, 16), a tile that is only padding) */
+        if (v[0] > (M + 15) / 16 * 16) v[0] = (M + 15) / 16 * 16;
+        if (v[1] > (N + 15) / 16 * 16) v[1] = (N + 15) / 16 * 16;
     } else if (json_object_get(cf, "baseM")) {
         v[0] = ival(cf, "baseM", FREE); v[1] = ival(cf, "baseN", FREE);
         v[2] = ival(cf, "baseK", FREE); v[3] = v[2] * ival(cf, "stepKa", 1);

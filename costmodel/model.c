@@ -662,6 +662,25 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
 
 /* ---- evaluation: waves, bandwidth, overheads (sections 3-5) ---------------------------- */
 
+/* One block's pipeline at the current bandwidth caps, in two passes: the first gives each
+ * GM mover's duty cycle, the second shares the chip bandwidth by it (section 4). */
+static void block_time(const tt_model *m, tt__mscratch *sc, lt *top)
+{
+    double topS;
+    sc->share_limited = 0;
+    sc->pass = 1;
+    sc->tl_idx = sc->ntl = 0;
+    seq_time(m, sc, 0, m->nops, top, &topS);
+    int again = 0;
+    for (int k = 0; m->share_pass && k < sc->ntl; k++) again |= tt__model_share(sc, k);
+    if (again) {
+        sc->pass = 2;
+        sc->tl_idx = 0;
+        sc->share_limited = 0;
+        seq_time(m, sc, 0, m->nops, top, &topS);
+    }
+}
+
 tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -715,23 +734,26 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
     /* two passes: the first gives each GM mover's duty cycle, the second shares the
      * chip bandwidth by it (section 4) */
     lt top;
-    double topS;
-    sc.pass = 1;
-    sc.tl_idx = sc.ntl = 0;
-    seq_time(m, &sc, 0, m->nops, &top, &topS);
-    int again = 0;
-    for (int k = 0; m->share_pass && k < sc.ntl; k++) again |= tt__model_share(&sc, k);
-    if (again) {
-        sc.pass = 2;
-        sc.tl_idx = 0;
-        sc.share_limited = 0;
-        seq_time(m, &sc, 0, m->nops, &top, &topS);
-    }
+    block_time(m, &sc, &top);
+    int limited = sc.share_limited;
     double block = top.T + m->block_cycles;
     /* a persistent block pays block_cycles and its loops' fill/drain once; every further
      * grid point it walks costs the steady part (top.T - top.fill), which still holds the
      * epilogue a single-copy buffer forces (GEMM's L0C -> GM write) */
     double core_cycles = (block + (double)(per_block - 1) * (top.T - top.fill)) * (double)lwaves;
+    /* the last step (tail wave, or the last grid point of a persistent walk) runs on the
+     * `tail` cores that still have work: they share the chip bandwidth among themselves */
+    int64_t tail = lwaves == 1 ? sc.blocks - (per_block - 1) * launched : sc.blocks - (lwaves - 1) * cores;
+    if (limited && tail > 0 && tail < used && (per_block > 1 || lwaves > 1)) {
+        double f = (double)used / (double)tail;
+        sc.core_bpc *= f;
+        for (int sd = 0; sd < 2; sd++)
+            for (int u = 0; u < TT_UNIT__COUNT; u++) sc.base_bpc[sd][u] *= f;
+        lt last;
+        block_time(m, &sc, &last);
+        if (per_block > 1) core_cycles += (last.T - last.fill) - (top.T - top.fill);
+        else core_cycles += last.T - top.T;
+    }
     double core_us = tt_target_us(tg, core_cycles);
     double bws = m->calib.bw_scale > 0 ? m->calib.bw_scale : 1;
     double hbm_us = (sc.hbm_bytes / (tg->hbm_bypass_gbps * bws) + sc.hbm_write_bytes / (tg->hbm_write_gbps * bws)) / 1e3;
@@ -752,7 +774,7 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
         bound = TT_BOUND_LAUNCH;
     } else if (bound == TT_BOUND__COUNT) {
         int bu = top.lim;
-        if ((bu == TT_BOUND_MTE2 || bu == TT_BOUND_MTE3 || bu == TT_BOUND_FIX) && sc.share_limited)
+        if ((bu == TT_BOUND_MTE2 || bu == TT_BOUND_MTE3 || bu == TT_BOUND_FIX) && limited)
             bound = sc.l2_hit >= 0.5 ? TT_BOUND_L2 : TT_BOUND_HBM;
         else bound = (tt_bound)bu;
     }
