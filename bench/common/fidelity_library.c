@@ -126,6 +126,11 @@ static int map_grouped(const tt_fidlib *L, const json_t *pt, int64_t *slots, dou
         tt__fid_set(L->grouped, slots, "K_L1", l1[2]);
         tt__fid_set(L->grouped, slots, "block_K", l0[2]);
     }
+    /* CATLASS 08_grouped_matmul (include/catlass/gemm/kernel/grouped_matmul.hpp) launches one
+     * block per cube core (the autotune instance: blockdim 20) that walks the groups in order
+     * and, inside a group, its tiles round-robin from a start core that rolls on by the
+     * group's tile count: a persistent walk of the (group, m-block, n-block) sequence */
+    if (strstr(tt__fid_sval(pt, "implementation"), "08_grouped_matmul")) tt__fid_set(L->grouped, slots, "core_num", 20);
     *flops = 2.0 * (double)Mt * (double)N * (double)K;
     *bytes = (double)(Mt * K + G * K * N + Mt * N) * tt_dtype_size(dt);
     return 1;
