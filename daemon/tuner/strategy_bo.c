@@ -76,6 +76,7 @@ typedef struct tt_bo {
     int64_t rounds;
     int64_t stale;               /* rounds since the best improved */
     int local;                   /* this round: EI over the Hamming ball of the best */
+    int kind;                    /* the latest round: TT__BO_* flags (strategy_int.h) */
     double last_best;
     /* scratch */
     size_t n, cap_n, nc, cap_c;
@@ -561,6 +562,7 @@ static tt_rc tt_bo_pick(tt_strategy *st, tt_bo *b, double rbest)
     /* EI, except that every TT_BO_EXPLOIT-th round of model-free bo takes the candidate with
      * the lowest predicted mean (scores may then be negative, hence -INFINITY) */
     int exploit = !b->use_prior && TT_BO_EXPLOIT > 0 && b->rounds % TT_BO_EXPLOIT == 0;
+    b->kind = TT__BO_GP | (exploit ? TT__BO_EXPLOIT : 0) | (b->local ? TT__BO_LOCAL : 0);
     double best_ei = -INFINITY;
     uint64_t pick = 0;
     for (size_t c = 0; c < nc; c++) {
@@ -636,6 +638,7 @@ static tt_rc tt_bo_refill(tt_strategy *st)
 {
     tt_bo *b = st->impl;
     b->rounds++;
+    b->kind = 0;
     uint64_t v;
     if (st->have_best && st->best_us < b->last_best) {
         b->last_best = st->best_us;
@@ -650,6 +653,7 @@ static tt_rc tt_bo_refill(tt_strategy *st)
     b->local = b->init_left <= 0 && b->stale >= TT_BO_STALE && (b->rounds & 1);
     if (b->init_left > 0) {
         b->init_left--;
+        b->kind = TT__BO_INIT;
         if (tt_bo_initial(st, b, &v)) return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;
         return tt__st_random_round(st, 1);
     }
@@ -669,12 +673,43 @@ static tt_rc tt_bo_refill(tt_strategy *st)
     if (rc != TT_OK) return rc;
     if (b->nc == 0 && b->local) {
         b->local = 0;
+        b->kind = TT__BO_LOCAL;
         if (tt_bo_mutant(st, b, &v)) return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;
         rc = tt_bo_candidates(st, b);
         if (rc != TT_OK) return rc;
     }
     if (b->nc == 0) return tt__st_random_round(st, 1);
     return tt_bo_pick(st, b, rbest);
+}
+
+/* ---- test hooks (strategy_int.h) ----------------------------------------------------- */
+size_t tt__bo_inputs(const tt_strategy *st, uint64_t idx, double *x)
+{
+    const tt_bo *b = st->impl;
+    tt_bo_coords(st, b, idx, x);
+    return b->dk;
+}
+
+int tt__bo_round(const tt_strategy *st) { return ((const tt_bo *)st->impl)->kind; }
+
+int tt__bo_posterior(tt_strategy *st, uint64_t idx, double *mu, double *sd)
+{
+    const tt_bo *b = st->impl;
+    if (!(b->kind & TT__BO_GP)) return 0;
+    double x[TT_MAX_SLOTS], k[TT_BO_NMAX], m = 0, v = 1;
+    tt_bo_coords(st, b, idx, x);
+    for (size_t i = 0; i < b->n; i++) {
+        k[i] = tt_bo_kern(b, b->X + i * b->dk, x);
+        m += k[i] * b->alpha[i];
+    }
+    if (LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', (lapack_int)b->n, 1, b->L,
+                       (lapack_int)b->n, k, (lapack_int)b->n) != 0)
+        return 0;
+    for (size_t i = 0; i < b->n; i++) v -= k[i] * k[i];
+    if (b->use_prior) m += tt_bo_prior(b, tt_bo_lpred(st, b, idx)) / b->sd;
+    *mu = m;
+    *sd = sqrt(v > 1e-12 ? v : 1e-12);
+    return 1;
 }
 
 static void tt_bo_free(tt_strategy *st)

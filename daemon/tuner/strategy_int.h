@@ -121,4 +121,15 @@ size_t tt__st_best_n(const tt_strategy *st, uint64_t *out, double *us, size_t n)
 /* Seeded random round (random search, immigrants, random starts): push up to `round`. */
 tt_rc tt__st_random_round(tt_strategy *st, int64_t round);
 
+/* bo / model-bo internals for the unit tests (strategy_bo.c); st must be a started bo or
+ * model-bo (after its first tt_strategy_next).  tt__bo_inputs: the GP's input coordinates of
+ * config idx into x (at most TT_MAX_SLOTS), returns their number.  tt__bo_round: what the
+ * round that produced the latest proposal was (TT__BO_* flags).  tt__bo_posterior: mean and
+ * standard deviation, in the standardised target units, of config idx under the GP fitted for
+ * that round: 1, or 0 when that round fitted none. */
+enum { TT__BO_INIT = 1, TT__BO_GP = 2, TT__BO_EXPLOIT = 4, TT__BO_LOCAL = 8 };
+size_t tt__bo_inputs(const tt_strategy *st, uint64_t idx, double *x);
+int tt__bo_round(const tt_strategy *st);
+int tt__bo_posterior(tt_strategy *st, uint64_t idx, double *mu, double *sd);
+
 #endif

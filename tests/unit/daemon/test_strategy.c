@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * test_strategy.c - tuner strategies: determinism, budgets, no duplicates, feasibility,
  * exhaustive coverage, model-topk order, random coverage, protocol errors, the model-free
- * fallback (bo) and how it is reported, the default choice, bo / model-bo, and search
- * quality against random search on a synthetic landscape.
+ * fallback (bo) and how it is reported, the default choice, bo / model-bo (its input
+ * encoding with the 2-adic dimension, its exploit rounds), and search quality against random
+ * search on a synthetic landscape.
  *
  * Objectives here are synthetic functions of the params (not measurements); the GEMM cases
  * use the analytic cost model (a model, not the chip).
@@ -15,6 +16,7 @@
 #include "model.h"
 #include "space.h"
 #include "strategy.h"
+#include "strategy_int.h"   /* tt__bo_* test hooks */
 #include "target.h"
 #include "template.h"
 #include "tt_test.h"
@@ -696,6 +698,118 @@ static void test_bo_threads(void)
     }
 }
 
+
+/* bo's GP inputs, table-driven: the position of each value in its domain scaled to [0, 1]
+ * (params with more than one value: x, y, f; the one-valued z has none), then, for x (at
+ * least 8 values), its 2-adic valuation scaled over the domain: 16 = 2^4 ... 128 = 2^7, so
+ * 48 and 80 (2^4 * odd) share 16's 0 while 32 and 96 (2^5 * odd) get 1/3, 64 2/3, 128 1. */
+static const char *bo_enc_json =
+    "{\"tiletune\":1,\"name\":\"enc\",\"version\":\"1\","
+    "\"inputs\":{\"N\":{\"type\":\"int\"}},"
+    "\"params\":{\"x\":[16,32,48,64,80,96,112,128],\"y\":[1,2,4],\"f\":[0,1],\"z\":[7]}}";
+
+static const struct {
+    int64_t x, y, f;
+    double in[4];   /* x position, y position, f, 2-adic of x */
+} bo_enc_rows[] = {
+    {16, 1, 0, {0, 0, 0, 0}},
+    {32, 2, 1, {1.0 / 7, 0.5, 1, 1.0 / 3}},
+    {48, 4, 0, {2.0 / 7, 1, 0, 0}},
+    {64, 1, 1, {3.0 / 7, 0, 1, 2.0 / 3}},
+    {80, 2, 0, {4.0 / 7, 0.5, 0, 0}},
+    {96, 4, 1, {5.0 / 7, 1, 1, 1.0 / 3}},
+    {112, 1, 0, {6.0 / 7, 0, 0, 0}},
+    {128, 2, 1, {1, 0.5, 1, 1}},
+};
+
+static void test_bo_inputs(void)
+{
+    tt_template *t = NULL;
+    tt_space *sp = NULL;
+    tt_errinfo e;
+    int64_t prob[TT_MAX_SLOTS] = {1};
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_string(bo_enc_json, strlen(bo_enc_json), NULL, &t, &e),
+                          TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, prob, NULL, &sp, &e), TT_OK);
+    tt_strategy_config c = {.name = "bo", .t = t, .space = sp, .problem = prob, .seed = 1,
+                            .budget = 4};
+    tt_strategy *st = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, &e), TT_OK);
+    int64_t p[4];
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(tt_strategy_next(st, 1, p, &n), TT_OK);   /* starts the GP */
+    for (size_t r = 0; r < sizeof bo_enc_rows / sizeof bo_enc_rows[0]; r++) {
+        int64_t slots[TT_MAX_SLOTS] = {1, bo_enc_rows[r].x, bo_enc_rows[r].y, bo_enc_rows[r].f, 7};
+        uint64_t idx = tt_space_encode(sp, slots);
+        CU_ASSERT_FATAL(idx != UINT64_MAX);
+        double in[TT_MAX_SLOTS];
+        CU_ASSERT_EQUAL(tt__bo_inputs(st, idx, in), 4);
+        for (int j = 0; j < 4; j++) CU_ASSERT_DOUBLE_EQUAL(in[j], bo_enc_rows[r].in[j], 1e-12);
+    }
+    tt_strategy_free(st);
+    tt_space_free(sp);
+    tt_tmpl_free(t);
+}
+
+/* Hamming distance of two toy configs (all three params have several values). */
+static int toy_ham(const int64_t *a, const int64_t *b)
+{
+    return (a[0] != b[0]) + (a[1] != b[1]) + (a[2] != b[2]);
+}
+
+/* bo's exploit rounds: after the initial design, every 3rd round of model-free bo proposes
+ * the candidate with the lowest posterior mean (on the toy space every unproposed feasible
+ * config is a candidate, in a local round those within Hamming distance 2 of the best); the
+ * other GP rounds take the highest expected improvement, which is not always that. */
+static void test_bo_exploit_rounds(void)
+{
+    tt_strategy_config c = {.name = "bo", .t = toy, .space = toy_space, .problem = toy_problem,
+                            .seed = 3, .budget = 40};
+    tt_strategy *st = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, NULL), TT_OK);
+    int64_t p[3], q[3], bestp[3], slots[TT_MAX_SLOTS];
+    size_t n, trials = 0, exploits = 0, ei_not_min = 0;
+    while (tt_strategy_next(st, 1, p, &n) == TT_OK && n == 1) {
+        trials++;
+        slots[0] = toy_problem[0];
+        memcpy(slots + 1, p, sizeof p);
+        uint64_t pick = tt_space_encode(toy_space, slots);
+        int kind = tt__bo_round(st);
+        CU_ASSERT_EQUAL(!!(kind & TT__BO_INIT), trials <= 8);
+        CU_ASSERT_EQUAL(!!(kind & TT__BO_EXPLOIT), trials > 8 && trials % 3 == 0);
+        double mu_pick, mu, sd;
+        int is_min = 1;
+        if (kind & TT__BO_GP) {
+            CU_ASSERT_FATAL(tt__bo_posterior(st, pick, &mu_pick, &sd));
+            tt_strategy_best(st, bestp, NULL);
+            for (int64_t a = 1; a <= 8; a++)
+                for (int64_t b = 1; b <= 8; b++)
+                    for (int64_t f = 0; f <= 1; f++) {
+                        q[0] = a, q[1] = b, q[2] = f;
+                        memcpy(slots + 1, q, sizeof q);
+                        uint64_t k = tt_space_encode(toy_space, slots);
+                        if (k == pick || !toy_feasible(a, b, f, toy_problem[0]) ||
+                            tt__u64set_has(&st->seen, k) ||
+                            ((kind & TT__BO_LOCAL) && toy_ham(q, bestp) > 2))
+                            continue;
+                        CU_ASSERT_FATAL(tt__bo_posterior(st, k, &mu, &sd));
+                        if (mu < mu_pick - 1e-9) is_min = 0;
+                    }
+            if (kind & TT__BO_EXPLOIT) {
+                CU_ASSERT(is_min);
+                exploits++;
+            } else {
+                ei_not_min += !is_min;
+            }
+        }
+        CU_ASSERT_EQUAL(tt_strategy_report(st, p, TT_OK, obj_rough(p)), TT_OK);
+    }
+    CU_ASSERT_EQUAL(trials, 40);
+    CU_ASSERT_EQUAL(exploits, 11);   /* trials 9, 12, ..., 39 */
+    CU_ASSERT(ei_not_min > 0);
+    tt_strategy_free(st);
+}
+
 static const tt_test_case toy_cases[] = {
     {"sampled_spaces", test_sampled_spaces},
     {"planned", test_planned},
@@ -709,6 +823,8 @@ static const tt_test_case toy_cases[] = {
     {"resolve", test_resolve},
     {"bo_with_failures", test_bo_with_failures},
     {"bo_threads", test_bo_threads},
+    {"bo_inputs", test_bo_inputs},
+    {"bo_exploit_rounds", test_bo_exploit_rounds},
     {"evolution_beats_random", test_evolution_beats_random},
     {NULL, NULL}};
 static const tt_test_case gemm_cases[] = {
