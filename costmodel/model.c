@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "band.h"
+#include "cube_ring.h"
 #include "model_int.h"
 
 static const char *const tt_bound_names[TT_BOUND__COUNT] = {
@@ -595,7 +596,8 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                         const tt__mop *co = &m->ops[rg->consumer];
                         for (int c = rg->trail_from; c < co->end; c = m->ops[c].end) end -= sc->dur[c];
                     }
-                    int64_t cp = sc->bcopies[rg->buf];
+                    int64_t cp = tt__ring_slots(m->t->buffers[rg->buf].scope, sc->besize[rg->buf],
+                                                sc->bcopies[rg->buf]);
                     double slots = (double)(cp < sc->stages[i] ? cp : sc->stages[i]);
                     if (slots < 1) slots = 1;
                     double per = (end - sc->off[rg->producer]) / slots;

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "cube_ring.h"
 #include "reuse.h"
 #include "roofline.h"
 #include "sim_int.h"
@@ -228,6 +229,7 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
         }
         if (s->copies[b] < 1) s->copies[b] = 1;
         if (s->copies[b] > 1024) s->copies[b] = 1024;
+        s->copies[b] = tt__ring_slots(t->buffers[b].scope, esz[b], s->copies[b]);
         s->bufbytes[b] = elems[b] * esz[b];
     }
     s->nblocks = 1;
