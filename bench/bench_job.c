@@ -111,7 +111,7 @@ static double median_run(const char *dir, int *k, tt_catalog *cat, const char *d
 
 int main(int argc, char **argv)
 {
-    int runs = 5;
+    int runs = 5, group_only = 0, keep = 0;
     int64_t budget = 800, batch = 0;
     const char *dsdir = TT_DEFAULT_DATASETS_DIR;
     for (int i = 1; i < argc; i++) {
@@ -119,6 +119,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--datasets") && i + 1 < argc) dsdir = argv[++i];
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--group-only")) group_only = 1;
+        else if (!strcmp(argv[i], "--keep")) keep = 1;
         else {
             fprintf(stderr, "usage: %s [--runs N] [--budget N] [--datasets DIR] [--batch N]\n",
                     argv[0]);
@@ -154,7 +156,8 @@ int main(int argc, char **argv)
     int k = 0;
     for (size_t si = 0; si < 2; si++) {
         run_out a, b;
-        double one = median_run(dir, &k, cat, dsdir, strategies[si], budget, 1, runs, &a);
+        double one = group_only ? 0
+                                : median_run(dir, &k, cat, dsdir, strategies[si], budget, 1, runs, &a);
         double grp = median_run(dir, &k, cat, dsdir, strategies[si], budget, batch, runs, &b);
         char label[48];
         snprintf(label, sizeof label, "group (batch %lld)",
@@ -165,6 +168,10 @@ int main(int argc, char **argv)
         printf("%-10s | %-22s | %10.1f | %11.1f | %7.1fx | %s\n", strategies[si], label,
                grp * 1e3, grp * 1e6 / (double)budget, one / grp, same ? "yes" : "NO");
     }
+    if (keep) {
+        printf("databases kept in %s (run0.db ...)\n", dir);
+        k = 0;
+    }
     for (int i = 0; i < k; i++) {
         char p[1200];
         static const char *const sfx[] = {"", "-wal", "-shm"};
@@ -173,7 +180,7 @@ int main(int argc, char **argv)
             unlink(p);
         }
     }
-    rmdir(dir);
+    if (!keep) rmdir(dir);
     tt_catalog_free(cat);
     return 0;
 }

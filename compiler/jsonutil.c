@@ -3,7 +3,9 @@
  */
 #include "jsonutil.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,4 +52,148 @@ char *tt_json_dumps(const json_t *j, size_t flags)
         return NULL;
     }
     return b.p;
+}
+
+/* ---- reals -------------------------------------------------------------------------- */
+__extension__ typedef unsigned __int128 tt_u128;
+
+/* jansson's fix-up of "%.17g" text (dump.c jsonp_dtostr): ".0" when it reads like an
+ * integer; the exponent without '+' and leading zeros. */
+static size_t tt_real_fixup(char *buf, size_t len)
+{
+    if (!strchr(buf, '.') && !strchr(buf, 'e')) {
+        memcpy(buf + len, ".0", 3);
+        len += 2;
+    }
+    char *start = strchr(buf, 'e');
+    if (start) {
+        start++;
+        char *end = start + 1;
+        if (*start == '-') start++;
+        while (*end == '0') end++;
+        if (end != start) {
+            memmove(start, end, len - (size_t)(end - buf) + 1);
+            len -= (size_t)(end - start);
+        }
+    }
+    return len;
+}
+
+/* v > 0 with 1e-4 <= v < 1e17: its 17 significant digits N (10^16 <= N < 10^17, v * 10^k
+ * rounded half to even, exactly) and *x = floor(log10 of the rounded value); 0 when out of
+ * that range. */
+static int tt_real_digits(double v, uint64_t *n_out, int *x_out)
+{
+    static const uint64_t p10[] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL,
+                                   1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL,
+                                   10000000000ULL, 100000000000ULL};
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int be = (int)((bits >> 52) & 0x7ff);
+    if (be == 0 || be == 0x7ff) return 0;        /* subnormal, inf, nan: not in range */
+    uint64_t m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);   /* v = m * 2^e2, exactly */
+    int e2 = be - 1075;
+    /* floor(log10(v)) from the binary exponent, at most one too small: fixed below */
+    int x = (int)floor((double)(e2 + 52) * 0.30102999566398120);
+    for (int tries = 0; tries < 3; tries++) {
+        int k = 16 - x;                          /* N = v * 10^k */
+        if (x < -4 || x > 16 || k < 0 || k > 20) return 0;
+        tt_u128 p = m;
+        int kk = k;
+        while (kk > 0) {
+            int step = kk > 11 ? 11 : kk;
+            p *= p10[step];
+            kk -= step;
+        }
+        tt_u128 q;
+        if (e2 >= 0) {
+            q = p << e2;
+        } else {
+            int sh = -e2;
+            if (sh >= 127) return 0;
+            q = p >> sh;
+            tt_u128 rem = p - (q << sh), half = (tt_u128)1 << (sh - 1);
+            if (rem > half || (rem == half && (q & 1))) q++;
+        }
+        const tt_u128 lo = (tt_u128)10000000000000000ULL, hi = lo * 10;
+        if (q < lo) { x--; continue; }
+        if (q > hi) { x++; continue; }
+        if (q == hi) {                           /* rounded up to the next power of ten */
+            q = lo;
+            if (++x > 16) return 0;
+        }
+        *n_out = (uint64_t)q;
+        *x_out = x;
+        return 1;
+    }
+    return 0;
+}
+
+size_t tt_json_real_text(double v, char buf[TT_JSON_REAL_MAX])
+{
+    if (!isfinite(v)) return 0;
+    uint64_t n;
+    int x;
+    double a = fabs(v);
+    if (a == 0 || !tt_real_digits(a, &n, &x)) {
+        int len = snprintf(buf, TT_JSON_REAL_MAX - 3, "%.17g", v);
+        if (len < 0 || len >= TT_JSON_REAL_MAX - 3) return 0;
+        return tt_real_fixup(buf, (size_t)len);
+    }
+    /* "%.17g" with -4 <= x < 17: fixed notation, trailing zeros (and a bare '.') dropped */
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                "31323334353637383940414243444546474849505152535455565758596061"
+                                "6263646566676869707172737475767778798081828384858687888990919293"
+                                "949596979899";
+    char d[18];
+    for (int i = 16; i > 0; i -= 2) {
+        uint64_t r = n % 100;
+        n /= 100;
+        d[i - 1] = pairs[2 * r];
+        d[i] = pairs[2 * r + 1];
+    }
+    d[0] = (char)('0' + n);
+    int nd = 17;
+    while (nd > 1 && d[nd - 1] == '0') nd--;
+    size_t len = 0;
+    if (v < 0) buf[len++] = '-';
+    if (x >= 0) {
+        int intd = x + 1;                        /* digits before the point */
+        for (int i = 0; i < intd; i++) buf[len++] = d[i];
+        if (nd > intd) {
+            buf[len++] = '.';
+            for (int i = intd; i < nd; i++) buf[len++] = d[i];
+        } else {
+            buf[len++] = '.';                    /* jansson: an integer-looking real gets .0 */
+            buf[len++] = '0';
+        }
+    } else {
+        buf[len++] = '0';
+        buf[len++] = '.';
+        for (int i = 0; i < -x - 1; i++) buf[len++] = '0';
+        for (int i = 0; i < nd; i++) buf[len++] = d[i];
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+char *tt_json_reals(const double *v, size_t n)
+{
+    size_t cap = 2 + n * TT_JSON_REAL_MAX + 1;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    size_t len = 0;
+    out[len++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        if (i) out[len++] = ',';
+        size_t l = tt_json_real_text(v[i], out + len);
+        if (!l) {
+            free(out);
+            return NULL;
+        }
+        len += l;
+    }
+    out[len++] = ']';
+    out[len] = '\0';
+    return out;
 }

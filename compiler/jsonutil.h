@@ -21,4 +21,15 @@
  * memory, NULL `j`, a value jansson refuses to encode); nothing is leaked on failure. */
 char *tt_json_dumps(const json_t *j, size_t flags);
 
+/* The text jansson writes for the real v (json_real(v) dumped with default precision:
+ * "%.17g", then ".0" appended when it has neither '.' nor 'e', the exponent without '+' and
+ * leading zeros), byte for byte, into buf; returns its length (< TT_JSON_REAL_MAX), or 0 when
+ * v is not finite (jansson refuses those).  Without printf for 1e-4 <= |v| < 1e17 (exact
+ * integer arithmetic): the runner writes a trial's samples with it (tens per trial). */
+#define TT_JSON_REAL_MAX 32
+size_t tt_json_real_text(double v, char buf[TT_JSON_REAL_MAX]);
+/* The JSON array text of n reals (tt_json_real_text each, compact "[a,b]"): new text the
+ * caller frees, or NULL when out of memory or a value is not finite. */
+char *tt_json_reals(const double *v, size_t n);
+
 #endif

@@ -323,6 +323,11 @@ tt_rc tt_tmpl_config_from_json(const tt_template *t, const json_t *obj, int64_t 
 size_t tt_tmpl_config_key(const tt_template *t, const int64_t *slots, char *buf, size_t cap);
 /* New JSON object of the config, members in the same canonical order. */
 json_t *tt_tmpl_config_json(const tt_template *t, const int64_t *slots);
+/* Its compact text, byte for byte what tt_json_dumps(JSON_COMPACT | JSON_SORT_KEYS) makes of
+ * it ({"K_L1":256,"S1":2,...}), without building the object (the runner writes one per
+ * trial).  Returns the length it needs (like snprintf). */
+size_t tt_tmpl_config_json_text(const tt_template *t, const int64_t *slots, char *buf,
+                                size_t cap);
 /* FNV-1a 64 of the config's param values, 8 little-endian bytes each, in the canonical
  * (name) order of tt_tmpl_config_key: stable across runs, hosts and declaration orders
  * (daemon/store/store_rekey.c computes the same from a stored key). */

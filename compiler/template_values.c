@@ -286,6 +286,47 @@ static size_t vkey(const tt_template *t, int is_config, const int64_t *slots, ch
     return len;
 }
 
+/* The compact JSON text of vjson (names are identifiers: nothing to escape), like vkey. */
+static size_t vjson_text(const tt_template *t, int is_config, const int64_t *slots, char *buf,
+                         size_t cap)
+{
+    vside s = side_of(t, is_config);
+    size_t idx[TT_MAX_SLOTS];
+    vorder(t, &s, idx);
+    size_t len = 0;
+    char part[TT_TMPL_MAX_NAME + 48];
+    for (size_t k = 0; k <= s.n; k++) {
+        size_t n = 0;
+        if (k == s.n) {
+            if (s.n == 0) part[n++] = '{';
+            part[n++] = '}';
+        } else {
+            size_t i = idx[k];
+            int64_t v = slots[s.base + i];
+            const char *name = vname(t, &s, i);
+            char num[24];
+            int str = is_dtype_input(t, &s, i);
+            const char *val = str ? tt_dtype_name(v) : vint(v, num);
+            size_t nl = strlen(name), vl = strlen(val);
+            if (nl > TT_TMPL_MAX_NAME || vl > 40) return (size_t)-1;   /* never: validated */
+            part[n++] = k ? ',' : '{';
+            part[n++] = '"';
+            memcpy(part + n, name, nl);
+            n += nl;
+            part[n++] = '"';
+            part[n++] = ':';
+            if (str) part[n++] = '"';
+            memcpy(part + n, val, vl);
+            n += vl;
+            if (str) part[n++] = '"';
+        }
+        if (len + 1 < cap) memcpy(buf + len, part, len + n < cap ? n : cap - 1 - len);
+        len += n;
+    }
+    if (cap) buf[len < cap ? len : cap - 1] = '\0';
+    return len;
+}
+
 static json_t *vjson(const tt_template *t, int is_config, const int64_t *slots)
 {
     vside s = side_of(t, is_config);
@@ -324,6 +365,12 @@ size_t tt_tmpl_config_key(const tt_template *t, const int64_t *slots, char *buf,
 json_t *tt_tmpl_config_json(const tt_template *t, const int64_t *slots)
 {
     return vjson(t, 1, slots);
+}
+
+size_t tt_tmpl_config_json_text(const tt_template *t, const int64_t *slots, char *buf,
+                                size_t cap)
+{
+    return vjson_text(t, 1, slots, buf, cap);
 }
 
 uint64_t tt_tmpl_config_hash(const tt_template *t, const int64_t *slots)

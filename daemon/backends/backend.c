@@ -35,7 +35,15 @@ void tt_measurement_summarise(tt_measurement *m)
     if (n > TT_MAX_SAMPLES) n = m->nsamples = TT_MAX_SAMPLES;
     double s[TT_MAX_SAMPLES];
     memcpy(s, m->samples_us, (size_t)n * sizeof s[0]);
-    qsort(s, (size_t)n, sizeof s[0], tt_cmp_double);
+    for (int i = 1; i < n; i++) {   /* insertion sort: n <= TT_MAX_SAMPLES, often sorted */
+        double x = s[i];
+        int j = i;
+        while (j > 0 && tt_cmp_double(&s[j - 1], &x) > 0) {
+            s[j] = s[j - 1];
+            j--;
+        }
+        s[j] = x;
+    }
     m->min_us = s[0];
     m->median_us = tt_quantile(s, n, 0.5);
     m->spread_us = tt_quantile(s, n, 0.75) - tt_quantile(s, n, 0.25);

@@ -121,7 +121,12 @@ double tt__store_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void tt__store_lock(tt_store *s) { pthread_mutex_lock(&s->mu); }
+void tt__store_lock_raw(tt_store *s) { pthread_mutex_lock(&s->mu); }
+void tt__store_lock(tt_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->batch && s->pend) (void)tt__store_pend_flush(s);   /* kept for the commit */
+}
 tt_rc tt__store_unlock(tt_store *s, tt_rc rc)
 {
     pthread_mutex_unlock(&s->mu);
@@ -461,6 +466,8 @@ void tt_store_close(tt_store *s)
 {
     if (!s) return;
     if (s->conn) s->eng->close(s);
+    tt__store_pend_drop(s);
+    free(s->pend);
     pthread_mutex_destroy(&s->mu);
     free(s);
     tt__store_best_touch();   /* a store opened later at this address gets new stamps */
@@ -511,8 +518,10 @@ int tt_store_in_batch(const tt_store *s) { return s && s->batch; }
 tt_rc tt_store_batch_commit(tt_store *s)
 {
     if (!s->batch) return TT_EINVAL;   /* not ours: the caller holds no batch */
+    tt_rc rc = tt__store_pend_flush(s);   /* the deferred updates, in the same transaction */
+    tt__store_pend_drop(s);
     s->batch = 0;
-    tt_rc rc = tt__store_tx_end(s, TT_OK);
+    rc = tt__store_tx_end(s, rc);   /* a failed flush rolls the whole batch back */
     tt__store_best_touch();   /* after the commit: a reader that saw the old rows misses */
     return rc;
 }
@@ -532,6 +541,7 @@ tt_rc tt_store_async_commit(tt_store *s, int on)
 void tt_store_batch_rollback(tt_store *s)
 {
     if (!s || !s->batch) return;
+    tt__store_pend_drop(s);
     s->batch = 0;
     s->eng->rollback(s);
     tt_store_unlock(s, TT_OK);

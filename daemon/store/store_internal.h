@@ -80,6 +80,7 @@ typedef struct tt__engine {
 } tt__engine;
 
 #define TT__Q_MAX 96
+#define TT__PMAP 32
 
 struct tt_store {
     const tt__engine *eng;
@@ -91,6 +92,10 @@ struct tt_store {
                                   (recursive) stays held by the batch's thread */
     void *conn;                /* sqlite3 * / PGconn * */
     void *cache[TT__Q_MAX];    /* SQLite: sqlite3_stmt *; PostgreSQL: non-NULL once prepared */
+    struct tt__pend *pend;     /* a batch's deferred job and best updates (store_trials.c) */
+    /* SQLite: the bind index of $1..$TT__PMAP in each cached statement (0: not used),
+     * filled at its prepare, so that binding needs no name lookup */
+    unsigned char pmap[TT__Q_MAX][TT__PMAP];
     tt_rc err_rc;              /* code of the last failure */
     char errmsg[512];
     /* tt_store_best_stamp's last PRAGMA data_version (SQLite): written under mu, read
@@ -131,7 +136,18 @@ double tt__store_now(void);
 #define TT__CI(r, i) ((r)->s->eng->i64((r), (i)))
 #define TT__CF(r, i) ((r)->s->eng->f64((r), (i)))
 
+/* Lock s.  Inside a batch, first write the deferred updates of the batch's trial records
+ * (tt__store_pend_flush), so that every other call sees the job and `best` as if each trial
+ * had updated them itself. */
 void tt__store_lock(tt_store *s);
+/* Lock s without that (tt_store_trial_record and tt_store_trial_lookup: they read and write
+ * only what the deferral keeps consistent). */
+void tt__store_lock_raw(tt_store *s);
+/* store_trials.c: write the batch's deferred updates now (done counter, best-so-far, `best`;
+ * a no-op without any), or drop them (batch rollback, close).  A failure is remembered and
+ * returned again by every later flush until the drop, so the batch's commit reports it. */
+tt_rc tt__store_pend_flush(tt_store *s);
+void tt__store_pend_drop(tt_store *s);
 /* Lock and start a write transaction: BEGIN, or inside a batch a savepoint (so that a failed
  * call rolls back only its own writes).  On error the lock is released. */
 tt_rc tt__store_tx_begin(tt_store *s);

@@ -126,24 +126,36 @@ static void tt_sqlite_rollback(tt_store *s)
 /* BEGIN IMMEDIATE already holds the one write lock. */
 static tt_rc tt_sqlite_migrate_lock(tt_store *s) { return TT_OK; }
 
+/* The bind index of parameter $(i+1) in st (0: st does not use it). */
+static int tt_sqlite_pindex(sqlite3_stmt *st, int i)
+{
+    char name[16];
+    snprintf(name, sizeof name, "$%d", i + 1);
+    return sqlite3_bind_parameter_index(st, name);
+}
+
 static tt_rc tt_sqlite_query(tt_store *s, int id, const char *sql, const tt__param *p, int np,
                              tt__res *r)
 {
     memset(r, 0, sizeof *r);
     r->s = s;
-    sqlite3_stmt *st = id >= 0 && id < TT__Q_MAX ? s->cache[id] : NULL;
+    int cached = id >= 0 && id < TT__Q_MAX;
+    sqlite3_stmt *st = cached ? s->cache[id] : NULL;
     if (!st) {
         int rc = sqlite3_prepare_v3(s->conn, sql, -1, id >= 0 ? SQLITE_PREPARE_PERSISTENT : 0,
                                     &st, NULL);
         if (rc != SQLITE_OK) return tt_sqlite_fail(s, rc);
-        if (id >= 0 && id < TT__Q_MAX) s->cache[id] = st;
-        else r->owned = 1;
+        if (cached) {
+            s->cache[id] = st;
+            for (int i = 0; i < TT__PMAP; i++)
+                s->pmap[id][i] = (unsigned char)tt_sqlite_pindex(st, i);
+        } else {
+            r->owned = 1;
+        }
     }
     r->h = st;
     for (int i = 0; i < np; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "$%d", i + 1);
-        int idx = sqlite3_bind_parameter_index(st, name);
+        int idx = cached && i < TT__PMAP ? s->pmap[id][i] : tt_sqlite_pindex(st, i);
         if (idx == 0) continue;   /* not used by this dialect's variant */
         int rc;
         switch (p[i].kind) {

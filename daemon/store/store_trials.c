@@ -36,7 +36,7 @@ enum {
     Q_BEST_GET, Q_BEST_LIST, 
     Q_DATA_VERSION,
     Q_JOB_OPTIONS, Q_TRIAL_BY_ID, Q_TRIAL_SAMPLES, Q_JOB_OPTIONS_SET, Q_KEY_FASTEST,
-    Q_BEST_SET, Q_JOB_FASTEST, Q_JOB_BEST_SET,
+    Q_BEST_SET, Q_JOB_FASTEST, Q_JOB_BEST_SET, Q_JT_MAX,
     Q__COUNT
 };
 _Static_assert(TT__Q_STORE_TRIALS + Q__COUNT <= TT__Q_STORE_META, "store_meta.c query ids start there");
@@ -99,6 +99,7 @@ static const struct {
                        "t.median_us, jt.seq LIMIT 1", NULL},
     [Q_JOB_BEST_SET] = {"UPDATE jobs SET best_trial = $2, best_us = $3, best_pred_us = $4, "
                         "best_config_json = $5 WHERE id = $1", NULL},
+    [Q_JT_MAX] = {"SELECT COALESCE(MAX(seq), 0) FROM job_trials WHERE job_id = $1", NULL},
     [Q_BEST_GET] = {"SELECT " BEST_COLS " FROM best WHERE template_name = $1 AND target = $2 "
                     "AND problem_key = $3 AND ($4 IS NULL OR backend_fp = $4) AND "
                     "($5 IS NULL OR template_hash = $5) ORDER BY median_us LIMIT 1", NULL},
@@ -199,7 +200,7 @@ tt_rc tt_store_trial_lookup(tt_store *s, const tt_trial_key *k, uint64_t config_
 {
     memset(out, 0, sizeof *out);
     if (!tt_key_ok(k)) return TT_EINVAL;
-    tt__store_lock(s);
+    tt__store_lock_raw(s);   /* reads trials only: the batch's deferred updates may wait */
     return tt__store_unlock(s, tt_trial_find(s, k, config_hash, out));
 }
 
@@ -220,12 +221,13 @@ static tt_rc tt_trial_at(tt_store *s, int64_t job_id, int64_t seq, tt_trial *out
     return rc ? rc : rc2;
 }
 
-/* Insert t under k, or find the row a concurrent writer inserted first.  On TT_OK either
- * t->id is set (new), or *stored holds the existing measurement (stored->id != 0). */
+/* Insert t under k, or find the row a concurrent writer inserted first (look first: look
+ * it up before trying the insert).  On TT_OK either t->id is set (new), or *stored holds the
+ * existing measurement (stored->id != 0). */
 static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id, tt_trial *t,
-                             tt_trial *stored)
+                             tt_trial *stored, int look_first)
 {
-    tt_rc rc = tt_trial_find(s, k, t->config_hash, stored);
+    tt_rc rc = look_first ? tt_trial_find(s, k, t->config_hash, stored) : TT_ENOTFOUND;
     if (rc != TT_ENOTFOUND) return rc;
     int ok = t->status == TT_OK;
     tt__param p[] = {PT(k->template_hash), PT(k->problem_key), PT(k->target),
@@ -245,12 +247,175 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
     return tt__q_end(&r);
 }
 
+/* ---- group commit: a batch's trial records defer their job and best updates ----------
+ * Inside a batch nothing is visible to other connections before the commit, so the job's
+ * done counter, its best-so-far and the `best` row need to be written only once, at the
+ * commit (or before any other call on the store reads them: tt__store_lock), from the
+ * fastest successful trial of the batch: since both updates keep the strictly faster row,
+ * that gives the rows every trial would have written one by one.  One job and key at a time:
+ * a record for another one writes the pending updates first. */
+typedef struct tt__pend {
+    int active;
+    tt_rc rc;                 /* a failed flush, kept until the drop */
+    int64_t job_id;
+    char *template_name, *template_hash, *problem_key, *target, *backend_fp, *problem_json;
+    int64_t max_seq;          /* the job's highest job_trials seq (read once per batch) */
+    int done_dirty;           /* a job_trials row was added */
+    int has_best;             /* the fastest successful trial of the batch so far: */
+    int64_t b_trial, b_job;
+    double b_median, b_spread, b_pred;
+    char *b_config;
+} tt__pend;
+
+void tt__store_pend_drop(tt_store *s)
+{
+    tt__pend *p = s->pend;
+    if (!p) return;
+    free(p->template_name);
+    free(p->template_hash);
+    free(p->problem_key);
+    free(p->target);
+    free(p->backend_fp);
+    free(p->problem_json);
+    free(p->b_config);
+    memset(p, 0, sizeof *p);
+}
+
+tt_rc tt__store_pend_flush(tt_store *s)
+{
+    tt__pend *p = s->pend;
+    if (!p || !p->active || p->rc) return p ? p->rc : TT_OK;
+    tt_rc rc = TT_OK;
+    tt__param jd[] = {PI(p->job_id)};
+    if (p->done_dirty) rc = q_exec(s, Q_JOB_DONE, jd, NP(jd), NULL);
+    tt__param jb[] = {PI(p->job_id), PI(p->b_trial), PF(p->b_median), PF(p->b_pred),
+                      PT(p->b_config)};
+    if (!rc && p->has_best) rc = q_exec(s, Q_JOB_BEST, jb, NP(jb), NULL);
+    tt__param b[] = {PT(p->template_name), PT(p->template_hash), PT(p->problem_key),
+                     PT(p->problem_json), PT(p->target), PT(p->backend_fp), PI(p->b_trial),
+                     PI(p->b_job), PT(p->b_config), PF(p->b_median), PF(p->b_spread),
+                     PF(p->b_pred)};
+    if (!rc && p->has_best) rc = q_exec(s, Q_BEST_UPSERT, b, NP(b), NULL);
+    if (rc) {
+        p->rc = rc;
+        return rc;
+    }
+    /* written: keep the job and key (the next record of the batch reuses them) */
+    p->done_dirty = 0;
+    p->has_best = 0;
+    free(p->b_config);
+    p->b_config = NULL;
+    return TT_OK;
+}
+
+static int tt_str_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+/* Make s->pend the deferral of (job_id, k, template_name), writing another one's first.
+ * TT_ENOTFOUND when there is no such job. */
+static tt_rc tt_pend_open(tt_store *s, const tt_trial_key *k, const char *template_name,
+                          int64_t job_id)
+{
+    tt__pend *p = s->pend;
+    if (p && p->active && p->job_id == job_id && tt_str_eq(p->template_name, template_name) &&
+        tt_str_eq(p->template_hash, k->template_hash) &&
+        tt_str_eq(p->problem_key, k->problem_key) && tt_str_eq(p->target, k->target) &&
+        tt_str_eq(p->backend_fp, k->backend_fp))
+        return p->rc;
+    if (!p && !(p = s->pend = calloc(1, sizeof *p))) return TT_ENOMEM;
+    tt_rc rc = tt__store_pend_flush(s);
+    if (rc) return rc;
+    tt__store_pend_drop(s);
+    tt__param pj[] = {PI(job_id)};
+    tt__res r;
+    rc = q_first(s, Q_JOB_PROBLEM, pj, NP(pj), &r);
+    if (rc == TT_ENOTFOUND)
+        return tt__store_fail(s, TT_ENOTFOUND, "job %lld not found", (long long)job_id);
+    if (rc) return rc;
+    int oom = 0;
+    p->problem_json = tt__dup(C_T(&r, 0), &oom);
+    if ((rc = tt__q_end(&r))) goto fail;
+    if ((rc = q_first(s, Q_JT_MAX, pj, NP(pj), &r))) goto fail;
+    p->max_seq = C_I(&r, 0);
+    if ((rc = tt__q_end(&r))) goto fail;
+    p->template_name = tt__dup(template_name, &oom);
+    p->template_hash = tt__dup(k->template_hash, &oom);
+    p->problem_key = tt__dup(k->problem_key, &oom);
+    p->target = tt__dup(k->target, &oom);
+    p->backend_fp = tt__dup(k->backend_fp, &oom);
+    if (oom) {
+        rc = TT_ENOMEM;
+        goto fail;
+    }
+    p->job_id = job_id;
+    p->active = 1;
+    return TT_OK;
+fail:
+    tt__store_pend_drop(s);
+    return rc;
+}
+
+/* tt_store_trial_record inside a batch (s locked, no savepoint): the measurement and its
+ * job_trials row now, the rest deferred.  A failure may leave the measurement row without
+ * its job_trials row: a valid measurement under its key, which a later trial reuses. */
+static tt_rc tt_trial_record_batched(tt_store *s, const tt_trial_key *k,
+                                     const char *template_name, int64_t job_id, int64_t seq,
+                                     tt_trial *t)
+{
+    tt_rc rc = tt_pend_open(s, k, template_name, job_id);
+    if (rc) return rc;
+    tt__pend *p = s->pend;
+    tt_trial stored = {0};
+    if (seq <= p->max_seq) {          /* recorded before a crash: nothing to change */
+        rc = tt_trial_at(s, job_id, seq, &stored);
+        if (rc == TT_OK) {
+            tt_trial_clear(t);
+            *t = stored;
+            return TT_OK;
+        }
+        if (rc != TT_ENOTFOUND) return rc;
+    }
+    /* no look-up first: the insert finds an earlier measurement under the key itself */
+    if ((rc = tt_trial_insert(s, k, job_id, t, &stored, 0))) return rc;
+    t->reused = stored.id != 0;
+    if (t->reused) {
+        tt_trial_clear(t);
+        *t = stored;
+        t->reused = 1;
+    }
+    t->seq = seq;
+    tt__param jt[] = {PI(job_id), PI(seq), PI(t->id), PI(t->reused)};
+    if ((rc = q_exec(s, Q_JT_INSERT, jt, NP(jt), NULL))) return rc;
+    if (seq > p->max_seq) p->max_seq = seq;
+    p->done_dirty = 1;
+    if (t->status == TT_OK && t->median_us > 0 && (!p->has_best || t->median_us < p->b_median)) {
+        char *cfg = strdup(t->config_json);
+        if (!cfg) return TT_ENOMEM;
+        free(p->b_config);
+        p->b_config = cfg;
+        p->has_best = 1;
+        p->b_trial = t->id;
+        p->b_job = t->job_id;
+        p->b_median = t->median_us;
+        p->b_spread = t->spread_us;
+        p->b_pred = t->predicted_us;
+    }
+    return TT_OK;
+}
+
 tt_rc tt_store_trial_record(tt_store *s, const tt_trial_key *k, const char *template_name,
                             int64_t job_id, int64_t seq, tt_trial *t)
 {
     if (!tt_key_ok(k) || !template_name || !t || !t->config_key || !t->config_json ||
         job_id < 0)
         return TT_EINVAL;
+    if (job_id > 0) {
+        tt__store_lock_raw(s);
+        if (s->batch) {
+            tt_rc rc = tt_trial_record_batched(s, k, template_name, job_id, seq, t);
+            return tt__store_unlock(s, rc);   /* `best` moves at the commit (its touch) */
+        }
+        tt__store_unlock(s, TT_OK);
+    }
     tt_trial stored = {0};
     char *problem_json = NULL;
     tt_rc rc = tt__store_tx_begin(s);
@@ -276,7 +441,7 @@ tt_rc tt_store_trial_record(tt_store *s, const tt_trial_key *k, const char *temp
         }
         if (rc != TT_ENOTFOUND) goto out;
     }
-    if ((rc = tt_trial_insert(s, k, job_id, t, &stored))) goto out;
+    if ((rc = tt_trial_insert(s, k, job_id, t, &stored, 1))) goto out;
     if (stored.id) {                /* measured before under the same key: reuse it */
         tt_trial_clear(t);
         *t = stored;

@@ -194,6 +194,8 @@ typedef struct tt_jobrun {
     int async_commit;         /* 1: PostgreSQL session in asynchronous commit for this job */
     int64_t batch_n;
     double batch_t0;
+    int64_t prog_planned, prog_done;   /* progress not yet written (batch: at its commit) */
+    int prog_dirty;
     /* successful trials of this run, for the calibration fitted at the end */
     tt_model_result *fit_pred;
     double *fit_meas;
@@ -246,11 +248,27 @@ static tt_rc tt_batch_open(tt_jobrun *jr)
     return rc;
 }
 
-/* Commit the open batch (if any). */
+/* The job's progress (planned, done): at once without a batch, else with the batch's
+ * commit -- nothing of an open batch is visible to others anyway (API readers see the
+ * progress of the last committed batch: at most one batch, <= batch_seconds, old). */
+static void tt_progress(tt_jobrun *jr, int64_t planned, int64_t done)
+{
+    jr->prog_planned = planned;
+    jr->prog_done = done;
+    jr->prog_dirty = 1;
+    if (tt_store_in_batch(jr->s)) return;
+    jr->prog_dirty = 0;
+    (void)tt_store_job_progress(jr->s, jr->job->id, planned, done);
+}
+
+/* Commit the open batch (if any), with the progress of its trials. */
 static tt_rc tt_batch_end(tt_jobrun *jr)
 {
     if (!tt_store_in_batch(jr->s)) return TT_OK;
     jr->batch_n = 0;
+    if (jr->prog_dirty)
+        (void)tt_store_job_progress(jr->s, jr->job->id, jr->prog_planned, jr->prog_done);
+    jr->prog_dirty = 0;
     return tt_store_batch_commit(jr->s);
 }
 
@@ -321,13 +339,10 @@ static tt_jr_outcome tt_job_abandon(tt_jobrun *jr)
     return TT_JR_ABANDONED;
 }
 
+/* The samples as JSON text (the same bytes jansson writes, without building the array). */
 static char *tt_samples_json(const tt_measurement *m)
 {
-    json_t *a = json_array();
-    for (int i = 0; a && i < m->nsamples; i++) json_array_append_new(a, json_real(m->samples_us[i]));
-    char *s = a ? tt_json_dumps(a, JSON_COMPACT) : NULL;
-    json_decref(a);
-    return s;
+    return tt_json_reals(m->samples_us, (size_t)m->nsamples);
 }
 
 /* ---- calibration (costmodel/model.h tt_calib) stored per (target, backend fingerprint) ---
@@ -462,7 +477,10 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
     }
     tt_trial tr;
     memset(&tr, 0, sizeof tr);
-    tt_rc rc = tt_store_trial_lookup(jr->s, key, hash, &tr);
+    /* A cheap backend answers faster than the store: measure, and let the record find an
+     * earlier measurement under the key (then reused, the same as when looked up first). */
+    tt_rc rc = tt_backend_cheap(jr->job->backend) ? TT_ENOTFOUND
+                                                  : tt_store_trial_lookup(jr->s, key, hash, &tr);
     if (rc == TT_OK) {
         rc = tt_store_trial_record(jr->s, key, t->name, jr->job->id, seq, &tr);
         if (rc != TT_OK) snprintf(why, whycap, "store: %s", tt_store_errmsg(jr->s));
@@ -481,22 +499,23 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
         snprintf(why, whycap, "config key longer than %zu bytes", sizeof ckey - 1);
         return TT_ETOOBIG;
     }
-    json_t *cj = tt_tmpl_config_json(t, jr->slots);
+    char cjson[2048];
+    if (tt_tmpl_config_json_text(t, jr->slots, cjson, sizeof cjson) >= sizeof cjson) {
+        snprintf(why, whycap, "config JSON longer than %zu bytes", sizeof cjson - 1);
+        return TT_ETOOBIG;
+    }
     tt_measurement m;
     rc = tt_backend_measure(jr->be, jr->slots, &m);
     if (rc != TT_OK && atomic_load(&jr->w->hb_lost)) {
-        json_decref(cj);
         snprintf(why, whycap, "lease lost");
         return TT_EEXISTS;
     }
     if (rc != TT_OK) {
         snprintf(why, whycap, "backend %s: %s%s%s", jr->job->backend, tt_strerror(rc),
                  m.error[0] ? ": " : "", m.error);
-        json_decref(cj);
         return rc;
     }
     if (atomic_load(&jr->w->hb_lost)) {   /* taken over or cancelled while measuring */
-        json_decref(cj);
         snprintf(why, whycap, "lease lost");
         return TT_EEXISTS;
     }
@@ -504,8 +523,7 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
     tr.config_key = strdup(ckey);
     snprintf(tr.measured_by, sizeof tr.measured_by, "%s", jr->w->owner);
     tr.config_hash = hash;
-    tr.config_json = cj ? tt_json_dumps(cj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(cj);
+    tr.config_json = strdup(cjson);
     tr.status = m.status;
     tr.error = m.status != TT_OK && m.error[0] ? strdup(m.error) : NULL;
     if (m.status == TT_OK && m.nsamples > 0) {
@@ -791,7 +809,7 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
         seq++;
         if (status == TT_OK) ok++;
         (void)tt_strategy_report(jr->st, params, status, us);
-        (void)tt_store_job_progress(jr->s, job->id, tt_strategy_planned(jr->st), seq);
+        tt_progress(jr, tt_strategy_planned(jr->st), seq);
         if ((rc = tt_batch_step(jr)) != TT_OK)   /* the batch is lost: a resume re-measures */
             return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
         if (r->cfg.max_trials > 0 && ++jr->w->trials >= r->cfg.max_trials) {

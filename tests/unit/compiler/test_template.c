@@ -724,6 +724,18 @@ static void test_config(void)
     CU_ASSERT_EQUAL(tt_tmpl_config_hash(t, s), fnv_values(canon, 8));
     uint64_t h = tt_tmpl_config_hash(t, s);
     json_t *j = tt_tmpl_config_json(t, s);
+    /* the text the runner stores: jansson's sorted compact dump, byte for byte */
+    char *dumped = tt_json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    char text[256];
+    size_t need = tt_tmpl_config_json_text(t, s, text, sizeof text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dumped);
+    CU_ASSERT_STRING_EQUAL(text, dumped);
+    CU_ASSERT_EQUAL(need, strlen(dumped));
+    char small[12];   /* cut like snprintf: the needed length, a terminated prefix */
+    CU_ASSERT_EQUAL(tt_tmpl_config_json_text(t, s, small, sizeof small), need);
+    CU_ASSERT_EQUAL(strncmp(small, dumped, sizeof small - 1), 0);
+    CU_ASSERT_EQUAL(small[sizeof small - 1], '\0');
+    free(dumped);
     int64_t s2[TT_MAX_SLOTS] = {0};
     CU_ASSERT_EQUAL(tt_tmpl_config_from_json(t, j, s2, &e), TT_OK);
     CU_ASSERT_EQUAL(tt_tmpl_config_hash(t, s2), h);

@@ -118,6 +118,83 @@ static void test_batch_savepoint(void)
     tt_store_close(s);
 }
 
+/* The job's done counter and best-so-far, and the `best` row, as the connection o sees them. */
+static void job_seen(tt_store *o, int64_t job, int64_t *done, double *best_us, double *row_us,
+                     int64_t *row_trial)
+{
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL(tt_store_job_get(o, job, &j), TT_OK);
+    *done = j.done;
+    *best_us = j.best_us;
+    tt_job_clear(&j);
+    tt_best_query q = {"gemm", "a2", "M=64", NULL, NULL};
+    tt_best b;
+    *row_us = 0;
+    *row_trial = 0;
+    if (tt_store_best_get(o, &q, &b) == TT_OK) {
+        *row_us = b.median_us;
+        *row_trial = b.trial_id;
+        tt_best_clear(&b);
+    }
+}
+
+/* Inside a batch the job's counters and `best` are written once, at the commit (store_trials.c
+ * "group commit"), yet read the same as if every trial had written them: by the batch's own
+ * connection at any time, by others after the commit; a tie keeps the first trial; a batch
+ * spanning two jobs keeps both right; a seq recorded before (a resumed job) changes nothing;
+ * a rollback after such a read leaves the job as it was. */
+static void test_batch_deferred(void)
+{
+    tt_store *s = tt_fx_open_fresh();
+    int64_t a = new_job(s, ""), b = new_job(s, "");
+    int64_t done;
+    double best, row;
+    int64_t row_trial;
+    CU_ASSERT_EQUAL_FATAL(tt_store_batch_begin(s), TT_OK);
+    CU_ASSERT_EQUAL(record(s, a, 1, 1, 30.0), TT_OK);
+    CU_ASSERT_EQUAL(record(s, a, 2, 2, 20.0), TT_OK);
+    CU_ASSERT_EQUAL(record(s, a, 3, 3, 20.0), TT_OK);   /* a tie: trial 2 stays */
+    CU_ASSERT_EQUAL(record(s, a, 4, 4, 25.0), TT_OK);
+    job_seen(s, a, &done, &best, &row, &row_trial);      /* the batch's own view */
+    CU_ASSERT_EQUAL(done, 4);
+    CU_ASSERT_DOUBLE_EQUAL(best, 20.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(row, 20.0, 1e-12);
+    tt_trial t;
+    CU_ASSERT_EQUAL_FATAL(tt_store_trial_lookup(s, &KEY, 2, &t), TT_OK);
+    int64_t id2 = t.id;
+    tt_trial_clear(&t);
+    CU_ASSERT_EQUAL(row_trial, id2);
+    CU_ASSERT_EQUAL(record(s, b, 1, 5, 40.0), TT_OK);   /* another job in the same batch */
+    CU_ASSERT_EQUAL(record(s, a, 5, 6, 15.0), TT_OK);
+    CU_ASSERT_EQUAL(record(s, b, 2, 6, 99.0), TT_OK);   /* reuses a's measurement: 15 */
+    CU_ASSERT_EQUAL(record(s, a, 2, 7, 1.0), TT_OK);    /* seq 2 again: nothing changes */
+    CU_ASSERT_EQUAL(tt_store_batch_commit(s), TT_OK);
+    tt_store *o = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(tt_fx_url, &o, NULL), TT_OK);
+    job_seen(o, a, &done, &best, &row, &row_trial);
+    CU_ASSERT_EQUAL(done, 5);
+    CU_ASSERT_DOUBLE_EQUAL(best, 15.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(row, 15.0, 1e-12);
+    job_seen(o, b, &done, &best, &row, &row_trial);
+    CU_ASSERT_EQUAL(done, 2);
+    CU_ASSERT_DOUBLE_EQUAL(best, 15.0, 1e-12);
+    CU_ASSERT_EQUAL(tt_store_trial_lookup(o, &KEY, 7, &t), TT_ENOTFOUND);
+    /* a read inside a batch writes the deferred updates; a rollback still undoes them */
+    CU_ASSERT_EQUAL_FATAL(tt_store_batch_begin(s), TT_OK);
+    CU_ASSERT_EQUAL(record(s, a, 6, 8, 1.0), TT_OK);
+    job_seen(s, a, &done, &best, &row, &row_trial);
+    CU_ASSERT_EQUAL(done, 6);
+    CU_ASSERT_DOUBLE_EQUAL(best, 1.0, 1e-12);
+    tt_store_batch_rollback(s);
+    job_seen(o, a, &done, &best, &row, &row_trial);
+    CU_ASSERT_EQUAL(done, 5);
+    CU_ASSERT_DOUBLE_EQUAL(best, 15.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(row, 15.0, 1e-12);
+    tt_store_close(o);
+    tt_store_close(s);
+}
+
 /* Asynchronous commit (the runner's cheap trials on PostgreSQL): each call still commits
  * and is seen by other connections at once; refused inside a batch; a no-op on SQLite. */
 static void test_async_commit(void)
@@ -405,7 +482,8 @@ static void test_migration_003_merges(void)
 
 #define CASES                                                                               \
     {"batch_commit_rollback", test_batch_commit_rollback},                                   \
-    {"batch_savepoint", test_batch_savepoint}, {"batch_crash", test_batch_crash},             \
+    {"batch_savepoint", test_batch_savepoint}, {"batch_deferred", test_batch_deferred},   \
+    {"batch_crash", test_batch_crash},             \
     {"async_commit", test_async_commit},                                                     \
     {"job_limit_concurrent", test_job_limit_concurrent},                                     \
     {"template_owner", test_template_owner}, {"claim_skips_imports", test_claim_skips_imports}, \
