@@ -58,9 +58,15 @@ const char *tt_store_errmsg(const tt_store *s);
  * backend for the cost of one commit, or a whole import that is all or nothing.  While the
  * batch is open the store's mutex stays held by its thread, so other threads' calls on s wait
  * (open a second store for them).  Calls that are a transaction of their own
- * (tt_store_trial_record, tt_store_trial_append, tt_store_job_create_capped,
- * tt_store_baseline_put) run as a savepoint inside the batch: a failed one undoes only
- * itself.  Nothing of a batch is visible to other connections, or survives a crash, before
+ * (tt_store_trial_append, tt_store_job_create_capped, tt_store_baseline_put) run as a
+ * savepoint inside the batch: a failed one undoes only itself.  tt_store_trial_record of a
+ * job inside a batch is the group-commit fast path: it writes the measurement and its
+ * job_trials row only (no savepoint: a failure can leave the measurement row without its
+ * link, a valid measurement under its key that later trials reuse); the job's done counter
+ * and best-so-far and the `best` row are written once, from the batch's fastest trial, at
+ * the commit -- or earlier, before any other call on s (tt__store_lock), so that every
+ * reader, the batch's own thread included, sees them as if each trial had written them.
+ * Nothing of a batch is visible to other connections, or survives a crash, before
  * the commit.  TT_EINVAL when a batch is already open; engine errors as usual (then no batch
  * is open).  tt_store_batch_commit() ends the batch also when the commit fails (its writes
  * are then lost: TT_EDB and the engine's text); TT_EINVAL when no batch is open. */

@@ -47,6 +47,7 @@ typedef struct tt__res {
     int row, nrows;   /* PostgreSQL: current row index and row count */
     int owned;        /* SQLite: an uncached statement to finalize */
     int64_t changes;  /* rows changed, valid once step() returned 0 */
+    int64_t last_id;  /* SQLite: rowid of the last row inserted, valid with changes */
 } tt__res;
 
 typedef struct tt__engine {

@@ -30,6 +30,12 @@
     "excluded.trial_id, job_id = excluded.job_id, config_json = excluded.config_json, "     \
     "median_us = excluded.median_us, spread_us = excluded.spread_us, predicted_us = "       \
     "excluded.predicted_us, updated_at = excluded.updated_at"
+#define TRIAL_INSERT                                                                      \
+    "INSERT INTO trials (template_hash, problem_key, target, backend_fp, config_hash, "      \
+    "config_key, config_json, status, error, median_us, spread_us, min_us, samples_json, "  \
+    "predicted_us, compile_s, measure_s, job_id, measured_by, created_at) VALUES ($1, $2, "  \
+    "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
+#define TRIAL_UNIQUE "(template_hash, problem_key, target, backend_fp, config_hash)"
 enum {
     Q_TRIAL_LOOKUP, Q_JT_GET, Q_JOB_PROBLEM, Q_TRIAL_INSERT, Q_JT_INSERT, Q_JOB_DONE,
     Q_JOB_BEST, Q_BEST_UPSERT, Q_TRIAL_LIST, Q_TRIAL_COUNT, Q_JOB_EXISTS, Q_TRIAL_STATS,
@@ -54,14 +60,11 @@ static const struct {
      * and each counts the other's job_trials rows (SQLite has one writer anyway). */
     [Q_JOB_PROBLEM] = {"SELECT problem_json FROM jobs WHERE id = $1",
                        "SELECT problem_json FROM jobs WHERE id = $1 FOR UPDATE"},
-    [Q_TRIAL_INSERT] = {"INSERT INTO trials (template_hash, problem_key, target, backend_fp, "
-                        "config_hash, config_key, config_json, status, error, median_us, "
-                        "spread_us, min_us, samples_json, predicted_us, compile_s, measure_s, "
-                        "job_id, measured_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-                        "$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, tt_now()) "
-                        "ON CONFLICT "
-                        "(template_hash, problem_key, target, backend_fp, config_hash) "
-                        "DO NOTHING RETURNING id, created_at", NULL},
+    /* SQLite: no RETURNING (it costs an ephemeral table per row): the rowid and the
+     * clock ($19, tt_now() of this process) are known without it */
+    [Q_TRIAL_INSERT] = {TRIAL_INSERT "$19) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING",
+                        TRIAL_INSERT "tt_now()) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING "
+                        "RETURNING id, created_at"},
     [Q_JT_INSERT] = {"INSERT INTO job_trials (job_id, seq, trial_id, reused) VALUES "
                      "($1, $2, $3, $4) ON CONFLICT (job_id, seq) DO NOTHING", NULL},
     [Q_JOB_DONE] = {"UPDATE jobs SET done = (SELECT COUNT(*) FROM job_trials WHERE "
@@ -229,22 +232,33 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
 {
     tt_rc rc = look_first ? tt_trial_find(s, k, t->config_hash, stored) : TT_ENOTFOUND;
     if (rc != TT_ENOTFOUND) return rc;
-    int ok = t->status == TT_OK;
+    int ok = t->status == TT_OK, pg = s->engine == TT_STORE_POSTGRES;
+    double now = pg ? 0 : tt__store_now();
     tt__param p[] = {PT(k->template_hash), PT(k->problem_key), PT(k->target),
                      PT(k->backend_fp), PI(tt_u2s(t->config_hash)), PT(t->config_key),
                      PT(t->config_json), PT(tt_rc_code(t->status)), PT(t->error),
                      PF(ok ? t->median_us : 0), PF(t->spread_us), PF(t->min_us),
                      PT(t->samples_json), PF(t->predicted_us), PF(t->compile_s),
-                     PF(t->measure_s), PI(job_id), PT(t->measured_by)};
+                     PF(t->measure_s), PI(job_id), PT(t->measured_by), PF(now)};
     tt__res r;
-    rc = q_first(s, Q_TRIAL_INSERT, p, NP(p), &r);
-    if (rc == TT_ENOTFOUND) return tt_trial_find(s, k, t->config_hash, stored);
+    if ((rc = q_start(s, Q_TRIAL_INSERT, p, pg ? NP(p) - 1 : NP(p), &r))) return rc;
+    int k1 = tt__q_step(&r, &rc), inserted = k1 == 1 || (k1 == 0 && !pg && r.changes == 1);
+    if (k1 == 1) {            /* PostgreSQL: the RETURNING row */
+        t->id = C_I(&r, 0);
+        t->created_at = C_F(&r, 1);
+        rc = tt__q_end(&r);
+    } else {
+        if (inserted) {       /* SQLite */
+            t->id = r.last_id;
+            t->created_at = now;
+        }
+        s->eng->finish(&r);
+    }
     if (rc) return rc;
-    t->id = C_I(&r, 0);
-    t->created_at = C_F(&r, 1);
+    if (!inserted) return tt_trial_find(s, k, t->config_hash, stored);
     t->job_id = job_id;
     if (!ok) t->median_us = 0;
-    return tt__q_end(&r);
+    return TT_OK;
 }
 
 /* ---- group commit: a batch's trial records defer their job and best updates ----------
