@@ -442,8 +442,7 @@ static tt_rc eval_ops(const tt_model *m, const int64_t *slots, tt__mscratch *sc,
             if (o->has_elems && (rc = tt__mx_eval(&o->elems, slots, &n)))
                 return fail(out, rc, o->src->path, rc_word(rc));
             int es = sc->besize[o->out];
-            sc->bytes[i] = tg->vec_head_cycles[o->cls] +
-                           (double)(n > 0 ? n : 0) * es / tg->vec_bytes_per_cycle[o->cls][es >= 4];
+            sc->bytes[i] = tt__vec_cycles(tg, o->cls, (double)(n > 0 ? n : 0), es, (double)sc->belems[o->out]);
             break;
         }
         case TT_OP_SYNC:

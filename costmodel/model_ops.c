@@ -7,6 +7,8 @@
  * divided by the transfers a DMA queue keeps in flight (overheads.dma_outstanding).  An
  * atomic add is a read-modify-write in L2: the bytes cross the write path twice.
  */
+#include <math.h>
+
 #include "model_int.h"
 
 double tt__gather_cycles(const tt_pathcost *pc, int64_t rows, int outstanding)
@@ -14,6 +16,24 @@ double tt__gather_cycles(const tt_pathcost *pc, int64_t rows, int outstanding)
     if (rows <= 1 || !pc) return 0;
     if (outstanding < 1) outstanding = 1;
     return (double)(rows - 1) * pc->latency_cycles / (double)outstanding;
+}
+
+double tt__vec_cycles(const tt_target *tg, int cls, double elems, int esize, double rows)
+{
+    int col = esize >= 4;
+    if (!(elems > 0)) return tg->vec_head_cycles[cls];
+    if (cls != TT_V_REDUCE || esize <= 0 || tg->vec_bytes_per_cycle[TT_V_UNARY][col] <= 0)
+        return tg->vec_head_cycles[cls] + elems * esize / tg->vec_bytes_per_cycle[cls][col];
+    /* a row reduction as TileLang-Ascend (reduce_2d_v2.h) and PTO-ISA (TRowReduceOps.hpp)
+     * issue it: group reductions (vcgmax/vcgadd: each 32-B block to one value) at one
+     * 256-B repeat per cycle, until a row is at most one block; then a whole reduction */
+    double r = rows >= 1 ? rows : 1, len = elems / r, g = 32.0 / esize;
+    double cyc = tg->vec_head_cycles[cls];
+    while (len > g) {
+        cyc += r * len * esize / tg->vec_bytes_per_cycle[TT_V_UNARY][col];
+        len = ceil(len / g);
+    }
+    return cyc + r * len * esize / tg->vec_bytes_per_cycle[cls][col];
 }
 
 tt_rc tt__model_copy_variant(const tt_model *m, int i, const int64_t *slots, tt__mscratch *sc)

@@ -63,7 +63,8 @@ typedef struct tt__sop {
     int accum;                /* mma: 1 when it accumulates into the current C version */
     int dyn_elems;            /* vec: elems read a grid slot, evaluate per block */
     int64_t every;            /* cross sync: one hand-off per `every` loop iterations (>= 1) */
-    double vec_head, vec_bpc, vec_esize;
+    double vec_head, vec_bpc, vec_esize, vec_rows;
+    int vec_cls;
     char name[40];
 } tt__sop;
 

@@ -360,7 +360,9 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
                     el = 0;
                 }
             }
-            so->dur = so->vec_head + (double)el * es / split / so->vec_bpc;
+            so->vec_cls = o->u.vec.cls;
+            so->vec_rows = (double)elems[out] / split;
+            so->dur = tt__vec_cycles(tgt, so->vec_cls, (double)el / split, es, so->vec_rows);
             snprintf(so->name, sizeof so->name, "%s", o->u.vec.op ? o->u.vec.op : "vec");
             break;
         }

@@ -223,8 +223,7 @@ static int emit_leaf(tt__sim *s, agst *a, size_t li, const tt_op *o)
     if (o->kind == TT_OP_VEC && so->dyn_elems) {
         int64_t el = 0;
         if (tt_expr_eval(o->u.vec.elems, s->slots, &el) != TT_OK || el < 0) el = 0;
-        double bytes = (double)el * so->vec_esize / s->vec_split;
-        in->dur = so->vec_head + (so->vec_bpc > 0 ? bytes / so->vec_bpc : 0);
+        in->dur = tt__vec_cycles(s->tgt, so->vec_cls, (double)el / s->vec_split, (int)so->vec_esize, so->vec_rows);
     }
     if (a->bar >= 0 && add_dep(p, a->bar, a->bar_kind)) return -1;
     if (kind == TT__SI_SET || kind == TT__SI_BAR) {

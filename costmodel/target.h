@@ -97,6 +97,13 @@ void tt_target_caps(const tt_target *t, tt_caps *caps);
  * every further row is its own transfer whose latency overlaps with at most `outstanding`
  * others (model_ops.c; the model and the simulator charge the same). */
 double tt__gather_cycles(const tt_pathcost *pc, int64_t rows, int outstanding);
+/* Cycles of a vector op of class cls on `elems` elements of `esize` bytes whose output has
+ * `rows` elements (model_ops.c; the model and the simulator charge the same): head +
+ * bytes / rate, except a reduction, which runs as a cascade of group reductions (each 32-B
+ * block of a row to one value, one 256-B repeat per cycle at the unary rate) down to at most
+ * one block per row, and a whole-row reduction of that rest at the reduce rate
+ * (docs/cost-model.md, section 1). */
+double tt__vec_cycles(const tt_target *tg, int cls, double elems, int esize, double rows);
 /* Cycles <-> microseconds at the target's clock. */
 static inline double tt_target_us(const tt_target *t, double cycles)
 {

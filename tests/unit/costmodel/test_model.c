@@ -1278,6 +1278,56 @@ static void test_demand_share(void)
     tt_tmpl_free(t);
 }
 
+/* ---- issue #10 (fafid): a row reduction is a cascade of group reductions ---------------- */
+
+static const char *red_tmpl =
+    "{\"tiletune\":1,\"name\":\"row_reduce\",\"inputs\":{\"R\":\"int\",\"L\":\"int\"},\"params\":{\"S\":[1]},"
+    "\"tensors\":{\"X\":{\"shape\":[\"R\",\"L\"],\"dtype\":\"float32\"}},"
+    "\"buffers\":{\"X_UB\":{\"scope\":\"UB\",\"shape\":[\"R\",\"L\"],\"dtype\":\"float32\"},"
+    "\"m_UB\":{\"scope\":\"UB\",\"shape\":[\"R\"],\"dtype\":\"float32\"}},"
+    "\"kernel\":{\"grid\":{\"b\":1},\"cores\":\"vector\",\"body\":["
+    "{\"for\":\"i\",\"trip\":8,\"stages\":\"S\",\"body\":["
+    "{\"vec\":\"reduce_max\",\"out\":\"m_UB\",\"in\":[\"X_UB\"],\"elems\":\"R * L\"}]}]}}";
+
+/* TileLang-Ascend's reduce_2d_v2 and PTO-ISA's TROWMAX/TROWSUM reduce a row of fp32 in group
+ * steps (each 32-B block of 8 values to one, one 256-B repeat per cycle) and finish with a
+ * whole reduction of at most 8 values per row.  Hand target: unary 255 B/cycle, reduce 85
+ * B/cycle (fp32), head 23.  Before: one pass at the reduce rate (64 x 128: 23 + 32768 / 85 =
+ * 408.5 cycles, the FlashAttention softmax tile, now 173.6).  Model and simulator alike. */
+static void test_reduce_cascade(void)
+{
+    tt_template *t = parse(red_tmpl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const struct {
+        const char *problem;
+        double cycles;   /* one reduce_max, hand-computed */
+    } cases[] = {
+        /* 128 -> 16 -> 2 per row, leaf 64 x 2 values at the reduce rate */
+        {"R=64,L=128", 23 + 64 * 128 * 4 / 255.0 + 64 * 16 * 4 / 255.0 + 64 * 2 * 4 / 85.0},
+        /* 256 -> 32 -> 4 */
+        {"R=32,L=256", 23 + 32 * 256 * 4 / 255.0 + 32 * 32 * 4 / 255.0 + 32 * 4 * 4 / 85.0},
+        /* a row of one block: the whole reduction only (as before) */
+        {"R=64,L=8", 23 + 64 * 8 * 4 / 85.0},
+        /* a single row (a full reduction) of 4096: 4096 -> 512 -> 64 -> 8 */
+        {"R=1,L=4096", 23 + (4096 + 512 + 64) * 4 / 255.0 + 8 * 4 / 85.0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tt_model_result r;
+        CU_ASSERT_EQUAL_FATAL(predict(t, &hand, cases[i].problem, "S=1", NULL, &r), TT_OK);
+        double v = r.busy_us[TT_UNIT_V] * hand.clock_mhz / 8;
+        CU_ASSERT_DOUBLE_EQUAL(v, cases[i].cycles, 1e-6 * cases[i].cycles);
+        int64_t slots[TT_MAX_SLOTS] = {0};
+        tt_errinfo e;
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, cases[i].problem, slots, &e), TT_OK);
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(t, "S=1", slots, &e), TT_OK);
+        tt_sim_result sr;
+        CU_ASSERT_EQUAL_FATAL(tt_sim_run(t, &hand, slots, NULL, &sr), TT_OK);
+        CU_ASSERT_DOUBLE_EQUAL(sr.busy_cycles[TT_UNIT_V] / 8, cases[i].cycles, 1e-6 * cases[i].cycles);
+        tt_sim_result_close(&sr);
+    }
+    tt_tmpl_free(t);
+}
+
 static const tt_test_case model_cases[] = {
     {"single_copy", test_single_copy}, {"overlap", test_overlap},   {"waves", test_waves},
     {"infeasible", test_infeasible},   {"l2_reuse", test_l2_reuse}, {"gemm_sanity", test_gemm_sanity},
@@ -1292,6 +1342,7 @@ static const tt_test_case model_cases[] = {
     {"tail_step_share", test_tail_step_share}, {"grouped_walk", test_grouped_walk},
     {"int8_l0b_ring", test_int8_l0b_ring},
     {"gqa_along_map", test_gqa_along_map}, {"scalar_pick", test_scalar_pick},
+    {"reduce_cascade", test_reduce_cascade},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"model", setup, teardown, model_cases},
                                        {NULL, NULL, NULL, NULL}};
