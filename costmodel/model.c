@@ -13,6 +13,7 @@
 #include "band.h"
 #include "cube_ring.h"
 #include "model_int.h"
+#include "roofline.h"
 
 static const char *const tt_bound_names[TT_BOUND__COUNT] = {
     "MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S", "HBM", "L2", "latency", "launch", "sync"};
@@ -469,6 +470,8 @@ typedef struct lt {
     double busy[2][TT_UNIT__COUNT];            /* [side][unit] occupancy, all iterations */
     double busy_pipe[2][TT_UNIT__COUNT];       /* the part inside pipelined loops */
     double sync;                               /* cross-core hand-off time on the chain */
+    double gmc;                                /* cycles of the core's share of the chip
+                                                  memory its GM transfers take (section 4) */
     double fill;                               /* fill/drain of the loops of this level:
                                                   T minus the time when repeated */
     int lim;                                   /* what limits it (a tt_bound) */
@@ -588,6 +591,9 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                     double se = s / (double)e >= 1 ? s / (double)e : 1;
                     if (R / se > B) { B = R / se; lim = TT_BOUND_SYNC; }
                 }
+                /* the core's share of the chip memory: all of its GM transfers of one
+                 * iteration (cube and both vector cores) pass through it (section 4) */
+                if (in.gmc > B) { B = in.gmc; lim = sc->l2_hit >= 0.5 ? TT_BOUND_L2 : TT_BOUND_HBM; }
                 for (int k = 0; k < o->nring; k++) {
                     const tt__ring *rg = &m->rings[o->ring0 + k];
                     double end = sc->off[rg->consumer] + sc->dur[rg->consumer];
@@ -616,6 +622,7 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
                 }
             }
             r->sync += n * in.sync;
+            r->gmc += n * in.gmc;
             if (tk >= 0 && sc->pass == 1 && m->share_pass && tk < TT__MODEL_MAX_TOPLOOPS) {
                 for (int sd = 0; sd < 2; sd++)
                     for (int u = 0; u < TT_UNIT__COUNT; u++) {
@@ -645,6 +652,7 @@ static void seq_time(const tt_model *m, tt__mscratch *sc, int i0, int i1, lt *r,
             d = occ + (same ? 0 : o->pc->latency_cycles);
             r->busy[o->side][o->unit] += occ;
             r->busy[o->side][TT_UNIT_S] += tg->issue_cycles;
+            if (o->gm_read || o->gm_write) r->gmc += sc->bytes[i] * sc->agents[vs] / sc->base_bpc[vs][o->unit];
             if (d > longest) { longest = d; r->lim = occ >= o->pc->latency_cycles ? (int)o->unit : TT_BOUND_LATENCY; }
             prev = i;
         } else {
@@ -758,7 +766,12 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
     double core_us = tt_target_us(tg, core_cycles);
     double bws = m->calib.bw_scale > 0 ? m->calib.bw_scale : 1;
     double hbm_us = (sc.hbm_bytes / (tg->hbm_bypass_gbps * bws) + sc.hbm_write_bytes / (tg->hbm_write_gbps * bws)) / 1e3;
-    double l2_us = (sc.read_bytes + sc.write_bytes) / sc.eff_gbps / 1e3;
+    /* the L2 bound charges each byte at its mover's rate, as the per-core share does and as
+     * the simulator does (one roofline, roofline.h): the cube cores' loads hit at the loaded
+     * rate l2_load_gbps, every other transfer at l2_gbps */
+    double l2_us = (sc.cube_read_bytes / tt__roof_gbps(tg, tt__roof_l2(tg, 1), sc.l2_hit) +
+                    (sc.read_bytes + sc.write_bytes - sc.cube_read_bytes) /
+                        tt__roof_gbps(tg, tg->l2_gbps, sc.l2_hit)) / bws / 1e3;
     /* 5. fixed overheads */
     double fixed = tg->launch_us + (m->launch_mix ? tg->mix_launch_extra_us : 0);
     double body = core_us;

@@ -215,6 +215,7 @@ typedef struct tt__mscratch {
     int moves[2][TT_UNIT__COUNT];         /* [side][unit] moves GM data */
     double l2_hit, h_warm;
     double read_bytes, write_bytes, unique_bytes, hbm_bytes, hbm_write_bytes;
+    double cube_read_bytes;   /* the part of read_bytes the cube cores load (roofline.h) */
     double flops;
     int share_limited;                    /* a GM copy ran at the chip share, not its path */
 } tt__mscratch;

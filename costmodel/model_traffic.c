@@ -34,7 +34,7 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
     memset(wuniq_t, 0, nt * sizeof *wuniq_t);
     memcpy(sc->moves, m->moves, sizeof sc->moves);
     const double *tbytes = m->tconst ? m->tbytes : sc->tbytes;
-    double per_block = 0, reads = 0, writes = 0;
+    double per_block = 0, reads = 0, writes = 0, cube_reads = 0;
     double ws_slot[TT_TMPL_MAX_TENSORS];
     memset(ws_slot, 0, nt * sizeof *ws_slot);
     for (int i = 0; i < m->nops; i++) {
@@ -52,6 +52,7 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
         }
         if (o->gm_read) {
             reads += b * blocks;
+            if (o->side == TT_SIDE_CUBE) cube_reads += b * blocks;
             double u = sc->distinct[i] * sc->bytes[i] * side;
             if (u > b * blocks) u = b * blocks;
             uniq_t[o->tensor] += u;
@@ -123,6 +124,7 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
     sc->l2_hit = h;
     sc->h_warm = hw;
     sc->read_bytes = reads;
+    sc->cube_read_bytes = cube_reads;
     sc->write_bytes = writes;
     sc->unique_bytes = uniq;
     sc->hbm_bytes = (rr - rr_hit) + uniq * (1 - hw);
