@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * model_ops.c - cost of the copy variants of the kernel library (docs/cost-model.md,
- * "Copy variants"): gather copies whose cost is per selected row, and atomic-add writes.
+ * "Copy variants"): gather copies whose cost is per selected row, and atomic-add writes;
+ * and the cost of a vector op, a row reduction as a cascade of group reductions
+ * (docs/cost-model.md, "Row reductions").  Shared by the model and the simulator.
  *
  * Both are estimates from the target's path figures, not fitted: a gather of R rows is R
  * transfers of one row each; the first pays the path latency, each further row its latency

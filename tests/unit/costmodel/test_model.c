@@ -70,15 +70,20 @@ static tt_template *parse(const char *text)
     return t;
 }
 
-static tt_template *gemm_template(void)
+/* A shipped template by file name ("gemm.json"); NULL (and a message) when it fails. */
+static tt_template *shipped_template(const char *file)
 {
-    char *path = tt_test_src("templates/gemm.json");
+    char rel[96];
+    snprintf(rel, sizeof rel, "templates/%s", file);
+    char *path = tt_test_src(rel);
     tt_template *t = NULL;
     tt_errinfo e;
-    if (tt_tmpl_parse_file(path, &t, &e)) fprintf(stderr, "\ngemm.json: %s: %s\n", e.path, e.msg);
+    if (tt_tmpl_parse_file(path, &t, &e)) fprintf(stderr, "\n%s: %s: %s\n", file, e.path, e.msg);
     free(path);
     return t;
 }
+
+static tt_template *gemm_template(void) { return shipped_template("gemm.json"); }
 
 /* Evaluate one config given as "k=v,..." strings; returns the result's rc. */
 static tt_rc predict(const tt_template *t, const tt_target *tg, const char *problem,
@@ -765,12 +770,8 @@ static double best_of_space(const tt_template *t, const tt_target *tg, const cha
 
 static void test_mix_causal(void)
 {
-    char *path = tt_test_src("templates/flash_attn_fwd.json");
-    tt_template *t = NULL;
-    tt_errinfo e;
-    tt_rc rc = tt_tmpl_parse_file(path, &t, &e);
-    free(path);
-    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    tt_template *t = shipped_template("flash_attn_fwd.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     const tt_target *a3 = tt_targets_find(shipped, "a3");
     tt_model_result full, causal;
     double tf = best_of_space(t, a3, "B=1,H=8,H_kv=8,S_q=4096,S_kv=4096,D=128,causal=0,dtype=float16", &full);
@@ -1339,12 +1340,8 @@ static void test_reduce_cascade(void)
  * simulator 1.49x; now the model follows the simulator. */
 static void test_core_memory_share(void)
 {
-    char *path = tt_test_src("templates/flash_attn_fwd.json");
-    tt_template *t = NULL;
-    tt_errinfo e;
-    tt_rc rc = tt_tmpl_parse_file(path, &t, &e);
-    free(path);
-    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    tt_template *t = shipped_template("flash_attn_fwd.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     const tt_target *a2 = tt_targets_find(shipped, "a2");
     const char *cfg = "block_M=128,block_N=128,stages=6,cross_interval=1";
     const char *probs[] = {"B=1,H=1,H_kv=1,S_q=128,S_kv=8192,D=128,causal=0,dtype=float16",
