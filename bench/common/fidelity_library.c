@@ -148,9 +148,13 @@ static int map_quant(const tt_fidlib *L, const json_t *pt, int64_t *slots, doubl
     tt__fid_set(L->quant, slots, "in_dtype", TT_DT_INT8);
     tt__fid_set(L->quant, slots, "out_dtype", out);
     if (!strcmp(tt__fid_sval(cf, "splitK"), "none")) tt__fid_set(L->quant, slots, "split_k", 1);
-    /* CATLASS 12_quant_matmul runs one fixed tiling (examples/12_quant_matmul/quant_matmul.cpp:
-     * L1 tile <128, 256, 512>, L0 <128, 256, 128>, two L1 and two L0 stages), not a tuned one */
-    if (strstr(tt__fid_sval(pt, "implementation"), "12_quant_matmul")) {
+    /* CATLASS 12_quant_matmul and 52_quant_multi_core_splitk_matmul_tla run one fixed tiling
+     * (examples/12_quant_matmul/quant_matmul.cpp, examples/52_.../quant_multi_core_splitk_
+     * matmul_tla.cpp: L1 tile <128, 256, 512>, L0 <128, 256, 128>, two L1 and two L0 stages),
+     * not a tuned one; 52 splits K over the cores (its split count is the model's best of
+     * the template's 1, 2, 4, 8: the kernel's own count is not printed) */
+    const char *impl = tt__fid_sval(pt, "implementation");
+    if (strstr(impl, "12_quant_matmul") || strstr(impl, "52_quant_multi_core_splitk")) {
         tt__fid_set(L->quant, slots, "block_M", 128);
         tt__fid_set(L->quant, slots, "block_N", 256);
         tt__fid_set(L->quant, slots, "K_L1", 512);
