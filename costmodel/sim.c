@@ -396,11 +396,14 @@ static tt_rc shape_anchors(run *R, const wgroup *wg, size_t ng, size_t rep, int 
             sh->k = a - 2;
             return TT_OK;
         }
-        if (a >= SHAPE_FIT && shape_fit(sh, 1, a + 1)) {
-            sh->ok = 1;
-            sh->k = 1;
-            return TT_OK;
-        }
+        /* the line through the latest SHAPE_FIT or more anchors: the first ones may still
+         * be in the fill regime (a deep cross-core ring settles late) */
+        for (int k0 = 1; k0 + SHAPE_FIT <= a + 1; k0++)
+            if (shape_fit(sh, k0, a + 1)) {
+                sh->ok = 1;
+                sh->k = k0;
+                return TT_OK;
+            }
     }
     return TT_OK;
 }
