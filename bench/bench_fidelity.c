@@ -264,6 +264,14 @@ static void map_point(const ctx *c, point *p, const json_t *pt)
     int s = tt_tmpl_slot_of(p->t, "core_num");
     if (s >= 0 && (has(p->impl, "CATLASS") || has(p->impl, "PTO-ISA manual GEMM")))
         p->slots[s] = p->tg->cube_cores;
+    /* ... except that CATLASS 00_basic_matmul's block (MmadAtlasA2Pingpong) restarts its
+     * pipeline for every tile of its walk (the Preload policies of 06/21/08 exist to overlap
+     * consecutive tiles), while the template's persistent walk continues the pipeline across
+     * tiles (docs/cost-model.md section 3): the grid launch, where every tile pays its
+     * pipeline's fill and drain, is what the template says closest (it also charges
+     * block_cycles per tile) */
+    if (s >= 0 && has(p->impl, "00_basic_matmul") && p->t && !strcmp(p->t->name, "gemm"))
+        p->slots[s] = 0;
     s = tt_tmpl_slot_of(p->t, "swizzle");
     if (s >= 0 && p->slots[s] == FREE && has(p->impl, "CATLASS")) p->slots[s] = 1;
 }
