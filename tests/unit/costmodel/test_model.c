@@ -330,11 +330,8 @@ static void test_tail_step_share(void)
  * and within 10 % of the simulator. */
 static void test_grouped_walk(void)
 {
-    char *path = tt_test_src("templates/grouped_gemm.json");
-    tt_template *t = NULL;
-    tt_errinfo e;
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(path, &t, &e), TT_OK);
-    free(path);
+    tt_template *t = shipped_template("grouped_gemm.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     const tt_target *b4 = tt_targets_find(shipped, "Ascend910B4");
     CU_ASSERT_PTR_NOT_NULL_FATAL(b4);
     const char *pb = "batch_count=8,batch_sum=1024,K=512,N=768,balanced=0";
@@ -359,11 +356,8 @@ static void test_int8_l0b_ring(void)
     CU_ASSERT_EQUAL(tt__ring_slots(TT_SCOPE_L0B, 1, 2), 1);
     CU_ASSERT_EQUAL(tt__ring_slots(TT_SCOPE_L0B, 2, 2), 2);
     CU_ASSERT_EQUAL(tt__ring_slots(TT_SCOPE_L0A, 1, 2), 2);
-    char *path = tt_test_src("templates/quant_matmul.json");
-    tt_template *t = NULL;
-    tt_errinfo e;
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(path, &t, &e), TT_OK);
-    free(path);
+    tt_template *t = shipped_template("quant_matmul.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     const tt_target *b3 = tt_targets_find(shipped, "Ascend910B3");
     CU_ASSERT_PTR_NOT_NULL_FATAL(b3);
     const char *pb = "M=128,N=256,K=16384,in_dtype=int8,out_dtype=bfloat16";
