@@ -168,6 +168,6 @@ tt_rc tt_backend_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
     out->recorded_us = NAN;
     memcpy(slots, b->problem, b->t->ninputs * sizeof(int64_t));
     tt_rc rc = b->ops->measure(b, slots, out);
-    if (rc == TT_OK && out->status == TT_OK) tt_measurement_summarise(out);
+    if (rc == TT_OK && out->status == TT_OK && !out->summarised) tt_measurement_summarise(out);
     return rc;
 }

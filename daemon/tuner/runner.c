@@ -530,7 +530,7 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
         tr.median_us = m.median_us;
         tr.spread_us = m.spread_us;
         tr.min_us = m.min_us;
-        tr.samples_json = tt_samples_json(&m);
+        tr.samples_json = m.samples_json ? strdup(m.samples_json) : tt_samples_json(&m);
     }
     tr.predicted_us = pred;
     tr.compile_s = m.compile_s;

@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "dataset.h"
+#include "jsonutil.h"
 #include "space.h"
 #include "t1.h"
 #include "template.h"
@@ -117,7 +118,22 @@ typedef struct walk {
     tt_backend *b;
     size_t by_status[TT_RC__COUNT];
     size_t not_in_dataset;
+    size_t precomputed_wrong;   /* samples text or summary rendered at open != fresh ones */
 } walk;
+
+/* 1 when m's precomputed samples text and summary (replay renders them once per process)
+ * are exactly what the runner and tt_measurement_summarise would make of its samples. */
+static int precomputed_ok(const tt_measurement *m)
+{
+    if (!m->summarised || !m->samples_json) return 0;
+    char *text = tt_json_reals(m->samples_us, (size_t)m->nsamples);
+    tt_measurement fresh = *m;
+    tt_measurement_summarise(&fresh);
+    int ok = text && strcmp(text, m->samples_json) == 0 && fresh.median_us == m->median_us &&
+             fresh.spread_us == m->spread_us && fresh.min_us == m->min_us;
+    free(text);
+    return ok;
+}
 
 static int visit(void *ud, const int64_t *slots)
 {
@@ -128,12 +144,14 @@ static int visit(void *ud, const int64_t *slots)
     if (tt_backend_measure(w->b, s, &m) != TT_OK) return 1;
     w->by_status[m.status]++;
     w->not_in_dataset += strcmp(m.error, "not in dataset") == 0;
+    if (m.status == TT_OK) w->precomputed_wrong += !precomputed_ok(&m);
     return 0;
 }
 
 /* The T1 conditions select exactly the recorded configs: every config of the T1 space is in
  * the dataset (4201 measured, 155 runtime failures, 6 compile failures, no InvalidConfig)
- * and every config of the product that the conditions reject is absent. */
+ * and every config of the product that the conditions reject is absent.  Each measured one
+ * comes with the samples text and summary rendered at open, equal to fresh ones. */
 static void test_space_equals_dataset(void)
 {
     tt_backend *b = open_replay("replay:convolution_A100", g_t, TT_OK);
@@ -150,6 +168,7 @@ static void test_space_equals_dataset(void)
     CU_ASSERT_EQUAL(w.by_status[TT_ERUN], 155);
     CU_ASSERT_EQUAL(w.by_status[TT_EBUILD], 6);
     CU_ASSERT_EQUAL(w.not_in_dataset, 0);
+    CU_ASSERT_EQUAL(w.precomputed_wrong, 0);   /* every one of the 4201 */
     /* the rest of the cartesian product: rejected by the conditions and absent */
     size_t rejected = 0, absent = 0;
     for (uint64_t i = 0; i < tt_space_total(s); i++) {
