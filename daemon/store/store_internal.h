@@ -32,7 +32,9 @@ extern const tt__migration tt__store_migrations_postgres[];
 
 /* A bound query parameter.  Kinds are fixed per query id (PostgreSQL prepares with them);
  * a NULL text is still of kind TEXT. */
-typedef enum tt__pkind { TT__P_TEXT, TT__P_I64, TT__P_F64 } tt__pkind;
+/* TT__P_TEXTK: text that stays valid until the query's finish(), so SQLite binds it without
+ * copying (the trial insert's kilobyte of text); PostgreSQL treats it as TT__P_TEXT. */
+typedef enum tt__pkind { TT__P_TEXT, TT__P_I64, TT__P_F64, TT__P_TEXTK } tt__pkind;
 typedef struct tt__param {
     tt__pkind kind;
     const char *s;   /* TEXT; NULL binds SQL NULL */
@@ -129,6 +131,7 @@ double tt__store_now(void);
 #define TT__Q_STORE_CHECKS 88
 
 #define TT__PT(x) {TT__P_TEXT, (x), 0, 0.0}
+#define TT__PTK(x) {TT__P_TEXTK, (x), 0, 0.0}
 #define TT__PI(x) {TT__P_I64, NULL, (x), 0.0}
 #define TT__PF(x) {TT__P_F64, NULL, 0, (x)}
 #define TT__NP(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -173,6 +173,10 @@ static tt_rc tt_sqlite_query(tt_store *s, int id, const char *sql, const tt__par
         switch (p[i].kind) {
         case TT__P_I64: rc = sqlite3_bind_int64(st, idx, p[i].i); break;
         case TT__P_F64: rc = sqlite3_bind_double(st, idx, p[i].d); break;
+        case TT__P_TEXTK:   /* valid until finish(), which clears the bindings */
+            rc = p[i].s ? sqlite3_bind_text(st, idx, p[i].s, -1, SQLITE_STATIC)
+                        : sqlite3_bind_null(st, idx);
+            break;
         default:
             rc = p[i].s ? sqlite3_bind_text(st, idx, p[i].s, -1, SQLITE_TRANSIENT)
                         : sqlite3_bind_null(st, idx);

@@ -234,12 +234,13 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
     if (rc != TT_ENOTFOUND) return rc;
     int ok = t->status == TT_OK, pg = s->engine == TT_STORE_POSTGRES;
     double now = pg ? 0 : tt__store_now();
-    tt__param p[] = {PT(k->template_hash), PT(k->problem_key), PT(k->target),
-                     PT(k->backend_fp), PI(tt_u2s(t->config_hash)), PT(t->config_key),
-                     PT(t->config_json), PT(tt_rc_code(t->status)), PT(t->error),
+    /* the texts stay valid until the insert's finish below: bound without a copy */
+    tt__param p[] = {TT__PTK(k->template_hash), TT__PTK(k->problem_key), TT__PTK(k->target),
+                     TT__PTK(k->backend_fp), PI(tt_u2s(t->config_hash)), TT__PTK(t->config_key),
+                     TT__PTK(t->config_json), TT__PTK(tt_rc_code(t->status)), TT__PTK(t->error),
                      PF(ok ? t->median_us : 0), PF(t->spread_us), PF(t->min_us),
-                     PT(t->samples_json), PF(t->predicted_us), PF(t->compile_s),
-                     PF(t->measure_s), PI(job_id), PT(t->measured_by), PF(now)};
+                     TT__PTK(t->samples_json), PF(t->predicted_us), PF(t->compile_s),
+                     PF(t->measure_s), PI(job_id), TT__PTK(t->measured_by), PF(now)};
     tt__res r;
     if ((rc = q_start(s, Q_TRIAL_INSERT, p, pg ? NP(p) - 1 : NP(p), &r))) return rc;
     int k1 = tt__q_step(&r, &rc), inserted = k1 == 1 || (k1 == 0 && !pg && r.changes == 1);

@@ -698,6 +698,7 @@ static void tt_job_done_log(tt_jobrun *jr, int64_t seq, int64_t ok)
     tt_runner *r = jr->w->r;
     tt_job *job = jr->job;
     long long budget = job->budget_trials > 0 ? (long long)job->budget_trials : (long long)seq;
+    if (!r->cfg.log) return;   /* nobody listens: no read of the job */
     tt_job cur;
     memset(&cur, 0, sizeof cur);
     if (tt_store_job_get(jr->s, job->id, &cur) == TT_OK && cur.best_trial)
@@ -817,19 +818,21 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
             return TT_JR_ABANDONED;
         }
     }
-    if ((rc = tt_batch_end(jr)) != TT_OK)
-        return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
     if (seq == 0) return tt_job_fail(jr, "the search space has no feasible config");
     if (ok == 0)
         return tt_job_fail(jr, "no config was measured successfully (%lld trials)", (long long)seq);
-    (void)tt_store_job_progress(jr->s, job->id, seq, seq);   /* ended: planned = done */
-    if (jr->remeasure > 0 && tt_backend_noisy(job->backend)) {
+    /* The end of the search -- progress (planned = done), the objective's best, the
+     * calibration -- goes into the last batch when one is open: one commit, not four. */
+    tt_progress(jr, seq, seq);
+    if (jr->remeasure > 0 && tt_backend_noisy(job->backend)) {   /* cmd: never batches */
         int go_on = 0;
         tt_jr_outcome o = tt_job_remeasure(jr, &key, seq, &go_on);
         if (!go_on) return o;
     }
     if (jr->objective != TT_OBJ_MEDIAN) tt_job_best_by_objective(jr, &key);
     tt_calib_store(jr, key.backend_fp);
+    if ((rc = tt_batch_end(jr)) != TT_OK)
+        return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
     rc = tt_store_job_finish(jr->s, job->id, jr->w->owner, TT_JOB_DONE, NULL);
     if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) {
         (void)tt_job_still_ours(jr);
