@@ -893,5 +893,6 @@ tt_rc tt_store_job_best_set(tt_store *s, int64_t job_id, int64_t trial_id, doubl
                             double pred_us, const char *config_json)
 {
     tt__param jb[] = {PI(job_id), PI(trial_id), PF(value_us), PF(pred_us), PT(config_json)};
-    return q_exec(s, Q_JOB_BEST_SET, jb, NP(jb), NULL);
+    tt__store_lock(s);   /* inside a batch: the deferred best first, then this one over it */
+    return tt__store_unlock(s, q_exec(s, Q_JOB_BEST_SET, jb, NP(jb), NULL));
 }

@@ -191,6 +191,18 @@ static void test_batch_deferred(void)
     CU_ASSERT_EQUAL(done, 5);
     CU_ASSERT_DOUBLE_EQUAL(best, 15.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(row, 15.0, 1e-12);
+    /* a job best set inside the batch (the objective's best at the end of a job) stays: the
+     * deferred best of the batch's trials is written before it, not over it */
+    CU_ASSERT_EQUAL_FATAL(tt_store_batch_begin(s), TT_OK);
+    CU_ASSERT_EQUAL(record(s, a, 6, 9, 2.0), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_store_trial_lookup(s, &KEY, 9, &t), TT_OK);
+    CU_ASSERT_EQUAL(tt_store_job_best_set(s, a, t.id, 3.5, 0, "{}"), TT_OK);
+    tt_trial_clear(&t);
+    CU_ASSERT_EQUAL(tt_store_batch_commit(s), TT_OK);
+    job_seen(o, a, &done, &best, &row, &row_trial);
+    CU_ASSERT_EQUAL(done, 6);
+    CU_ASSERT_DOUBLE_EQUAL(best, 3.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(row, 2.0, 1e-12);   /* `best` keeps the median rule */
     tt_store_close(o);
     tt_store_close(s);
 }
