@@ -5,7 +5,7 @@
  * and the CPU time of a strategy run (an 800-trial bo run among them).
  *
  *   bench_strategies [--seeds N (default 50)] [--seed-base N] [--datasets DIR]
- *                    [--strategies a,b] [--budgets a,b,c]
+ *                    [--strategies a,b] [--budgets a,b,c] [--terms]
  *
  * Objective: each config's recorded objective (Kernel Tuner cache `time`, the mean of its
  * runtimes; T4 `measurements` "time"), as replay uses by default.  Every trial counts as a
@@ -24,6 +24,8 @@
  *               search, 1 = the optimum from the start.
  *   B95 (cutoff_percentile 0.95): ceil(i / (N + 1 - i)), i the first position in dist_desc
  *   with a value <= f_opt + 0.05 (f_median - f_opt).  Budgets: 40, B95/2, B95.
+ * --terms prints, for every b of every score, the median rank over seeds, its value, base(b)
+ * and the term (where a score is won or lost).
  * mean-score: the stricter variant of earlier versions of this bench: the same ratio with the
  *   exact expected best of random search E_rand(b) for base(b) and each seed's own value
  *   f_s(b) for curve(b), averaged over seeds and b = 1..B (means, so a few bad seeds and
@@ -211,7 +213,7 @@ static int cmp_z(const void *a, const void *b)
 
 /* score(B) from the seeds' best-so-far curves (curves[s * B + b], b = 0..B-1). */
 static double meth_score(const meth *m, const double *curves, size_t seeds, size_t B,
-                         size_t bstart)
+                         size_t bstart, const char *terms)
 {
     size_t *r = malloc(seeds * sizeof *r);
     double acc = 0;
@@ -224,7 +226,11 @@ static double meth_score(const meth *m, const double *curves, size_t seeds, size
                                : 0.5 * ((double)r[seeds / 2 - 1] + (double)r[seeds / 2]);
         double curve = m->dist[(size_t)nearbyint(med)];   /* numpy round: half to even */
         double base = meth_base(m, b);
-        acc += base > m->dist[0] ? (curve - base) / (m->dist[0] - base) : (curve <= base);
+        double term = base > m->dist[0] ? (curve - base) / (m->dist[0] - base) : (curve <= base);
+        acc += term;
+        if (terms)   /* --terms: where the score is won or lost */
+            printf("  %s B=%zu b=%zu median-rank %.1f best %.2f base %.2f term %.3f\n", terms, B, b,
+                   med, curve, base, term);
         cnt++;
     }
     free(r);
@@ -236,6 +242,7 @@ int main(int argc, char **argv)
     int seeds = 50;
     uint64_t seed_base = 1;
     const char *dsdir = TT_DEFAULT_DATASETS_DIR, *only = NULL, *budgets_arg = NULL;
+    int show_terms = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--seeds") && v) seeds = atoi(argv[++i]);
@@ -243,9 +250,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--datasets") && v) dsdir = argv[++i];
         else if (!strcmp(argv[i], "--strategies") && v) only = argv[++i];
         else if (!strcmp(argv[i], "--budgets") && v) budgets_arg = argv[++i];
+        else if (!strcmp(argv[i], "--terms")) show_terms = 1;
         else {
             fprintf(stderr, "usage: %s [--seeds N] [--seed-base N] [--datasets DIR] "
-                    "[--strategies a,b] [--budgets a,b,c]\n", argv[0]);
+                    "[--strategies a,b] [--budgets a,b,c] [--terms]\n", argv[0]);
             return 2;
         }
     }
@@ -317,7 +325,8 @@ int main(int argc, char **argv)
                     }
                     fin += curve[B - 1];
                 }
-                double score = meth_score(&m, curves, (size_t)seeds, B, bstart);
+                double score = meth_score(&m, curves, (size_t)seeds, B, bstart,
+                                           show_terms ? names[k] : NULL);
                 if (!strstr(runs, ran))   /* what the name resolved to, per budget if it differs */
                     snprintf(runs + strlen(runs), sizeof runs - strlen(runs), "%s%s",
                              runs[0] ? "/" : "", ran);
