@@ -226,7 +226,9 @@ typedef struct tt_kernel {
     tt_cores cores;
     int launch_mix;           /* 1: launched as a MIX (cube + vector) task whatever `cores` says
                                  ("launch": "mix"; TileLang-Ascend launches every kernel so),
-                                 so a vector-only kernel pays the MIX launch extra */
+                                 so a vector-only kernel pays the MIX launch extra; 2: MIX
+                                 when launch_if is non-zero (tt_kernel_launch_mix) */
+    tt_expr *launch_if;       /* "launch" given as an expression of the problem inputs */
     tt_grid_dim *grid;
     size_t ngrid;
     tt_expr *persistent;      /* NULL: one block per grid point; else number of launched
@@ -296,6 +298,9 @@ const char *tt_tmpl_slot_name(const tt_template *t, size_t slot);
 /* 1 when the GM->L1 copy o converts ND to NZ for the problem in slots[0..ninputs) (its
  * "nd2nz" is true, or its expression is non-zero), else 0. */
 int tt_copy_nd2nz(const tt_op *o, const int64_t *slots);
+/* 1 when kernel k is launched as a MIX task for the problem in slots[0..ninputs) ("launch":
+ * "mix", `cores` mix, or its expression non-zero), else 0. */
+int tt_kernel_launch_mix(const tt_kernel *k, const int64_t *slots);
 
 /* Problems: values for the inputs, in slots[0 .. ninputs).
  * From "M=4096,N=4096,K=4096,dtype=float16" (every input required, no extra keys). */

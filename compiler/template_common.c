@@ -204,6 +204,7 @@ void tt__tmpl_free_kernel(tt_kernel *k)
     }
     free(k->grid);
     tt_expr_free(k->persistent);
+    tt_expr_free(k->launch_if);
     tt_expr_free(k->swizzle);
     free_ops(k->body, k->nbody);
     free(k);
@@ -303,3 +304,11 @@ const char *tt_tmpl_slot_name(const tt_template *t, size_t slot)
     if (t->kernel && slot < t->kernel->ngrid) return t->kernel->grid[slot].name;
     return NULL;
 }
+
+int tt_kernel_launch_mix(const tt_kernel *k, const int64_t *slots)
+{
+    int64_t v = 0;
+    if (k->launch_mix != 2) return k->launch_mix;
+    return tt_expr_eval(k->launch_if, slots, &v) == TT_OK && v != 0;
+}
+

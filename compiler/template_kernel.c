@@ -474,14 +474,18 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k)
         return tt_errf(p->err, TT_ETEMPLATE, "kernel.cores",
                        "unknown core kind \"%s\" (cube, vector, mix)", cs);
     const json_t *launch = json_object_get(k, "launch");
-    if (launch) {
-        const char *ls = json_string_value(launch);
-        if (!ls || (strcmp(ls, "mix") != 0 && strcmp(ls, "cores") != 0))
-            return tt_errf(p->err, TT_ETEMPLATE, "kernel.launch",
-                           "expected \"mix\" or \"cores\" (launch as the cores say)");
-        kn->launch_mix = strcmp(ls, "mix") == 0 || kn->cores == TT_CORES_MIX;
+    const char *ls = launch ? json_string_value(launch) : NULL;
+    if (launch && !ls)
+        return tt_errf(p->err, TT_ETEMPLATE, "kernel.launch",
+                       "expected \"mix\", \"cores\" (launch as the cores say) or an expression");
+    if (ls && strcmp(ls, "mix") != 0 && strcmp(ls, "cores") != 0 && kn->cores != TT_CORES_MIX) {
+        /* an expression of the problem inputs: MIX when non-zero (the toolchain's choice) */
+        if ((rc = tt__tp_expr(p, launch, "kernel.launch", &kn->launch_if))) return rc;
+        if (tt_expr_max_slot(kn->launch_if) >= (int)t->ninputs)
+            return tt_errf(p->err, TT_ETEMPLATE, "kernel.launch", "may read only the problem inputs");
+        kn->launch_mix = 2;
     } else {
-        kn->launch_mix = kn->cores == TT_CORES_MIX;
+        kn->launch_mix = (ls && strcmp(ls, "mix") == 0) || kn->cores == TT_CORES_MIX;
     }
 
     /* grid: extents see inputs, params and lets; each dim then gets a slot. */

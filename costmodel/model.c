@@ -251,7 +251,7 @@ tt_rc tt_model_new(const tt_template *t, const tt_target *tgt, const int64_t *pr
                            TT__MODEL_MAX_GRID);
         }
         m->cores = k->cores;
-        m->launch_mix = k->launch_mix;
+        m->launch_mix = tt_kernel_launch_mix(k, problem_slots);
         m->ngrid = (int)k->ngrid;
         for (size_t g = 0; g < k->ngrid; g++) mx_init(t, k->grid[g].extent, 1, &m->grid[g]);
         m->has_persistent = k->persistent != NULL;

@@ -776,7 +776,7 @@ tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
     out->events = R.events;
     out->extrapolated = R.extrapolated;
     out->time_us = tt_target_us(tgt, out->cycles) + tgt->launch_us +
-                   (t->kernel->launch_mix ? tgt->mix_launch_extra_us : 0);
+                   (tt_kernel_launch_mix(t->kernel, slots) ? tgt->mix_launch_extra_us : 0);
 done:
     for (size_t i = 0; i < R.nmemo; i++) {
         free(R.memo[i].key);

@@ -82,7 +82,8 @@ static int map_rope(const tt_fidvec *L, const json_t *pt, int64_t *slots, double
     return 1;
 }
 
-/* The activation template's ops: gelu (tanh form), silu (= swish), swiglu (two inputs). */
+/* The activation template's ops: gelu (tanh form), silu (= swish), swiglu (two inputs); act 3
+ * (gelu op by op as torch.compile writes it) is chosen by map_act for fla's gelu_fwd. */
 static int act_of(const char *op)
 {
     if (!strncmp(op, "gelu", 4)) return 0;
@@ -117,6 +118,12 @@ static int map_act(const tt_fidvec *L, const char *family, const json_t *pt, int
     }
     if (M <= 0 || N <= 0) return NO("activation shape incomplete");
     int64_t dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes")), nout = act == 2 ? N / 2 : N;
+    /* fla's gelu_fwd is @torch.compile of the tanh form: inductor emits the expression op by
+     * op (act 3, not act 0's folded sigmoid form), as a Triton-Ascend kernel, which is
+     * compiled AIV-only (mix_mode "aiv"), not launched as MIX as TileLang's kernels are. */
+    int compiled = has(impl, "Triton-Ascend") && act == 0;
+    if (compiled) act = 3;
+    tt__fid_set(L->act, slots, "launch_mix", compiled ? 0 : 1);
     tt__fid_set(L->act, slots, "M", M);
     tt__fid_set(L->act, slots, "N", N);
     tt__fid_set(L->act, slots, "act", act);
