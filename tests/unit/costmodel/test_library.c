@@ -233,6 +233,28 @@ static void test_copy_variant_parse(void)
     }
 }
 
+/* One config "prob" + "params" (e.g. "block_N=32,block_K=1024") of t on tgt: the model's
+ * result into *r and the simulator's time into *sim_us; the model stays open in *m (caller
+ * frees) when m is given. */
+static void run_config(const tt_template *t, const tt_target *tgt, const char *prob,
+                       const char *params, tt_model **m, tt_model_result *r, double *sim_us)
+{
+    int64_t slots[TT_MAX_SLOTS] = {0}, s2[TT_MAX_SLOTS];
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, prob, slots, &e), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(t, params, slots, &e), TT_OK);
+    memcpy(s2, slots, sizeof s2);
+    tt_model *mm = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_model_new(t, tgt, slots, NULL, &mm, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_model_eval(mm, slots, r), TT_OK);
+    if (m) *m = mm;
+    else tt_model_free(mm);
+    tt_sim_result sr;
+    CU_ASSERT_EQUAL(tt_sim_run(t, tgt, s2, NULL, &sr), TT_OK);
+    *sim_us = sr.time_us;
+    tt_sim_result_close(&sr);
+}
+
 /* gemv's x copy moves the M rows of x, not the 16-row fractal it is padded to in L1 (the
  * rendered T.copy clips at the tensor, as CATLASS copies the tile's actual rows): at M = 1
  * the 24-block fp32 config of catlass-mmopt-c3-tuned (N 768, K 5120, block_K 1024, where
@@ -248,26 +270,16 @@ static void test_gemv_x_rows(void)
     for (int i = 0; i < 2; i++) {
         char prob[128];
         snprintf(prob, sizeof prob, "M=%d,N=768,K=5120,dtype=float32,out_dtype=float32", i ? 16 : 1);
-        int64_t slots[TT_MAX_SLOTS] = {0}, s2[TT_MAX_SLOTS];
-        tt_errinfo e;
-        CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, prob, slots, &e), TT_OK);
-        slots[tt_tmpl_slot_of(t, "block_N")] = 32;
-        slots[tt_tmpl_slot_of(t, "block_K")] = 1024;
-        slots[tt_tmpl_slot_of(t, "split_k")] = 1;
-        memcpy(s2, slots, sizeof s2);
         tt_model *m = NULL;
         tt_model_result r;
-        CU_ASSERT_EQUAL_FATAL(tt_model_new(t, b2, slots, NULL, &m, &e), TT_OK);
-        CU_ASSERT_EQUAL(tt_model_eval(m, slots, &r), TT_OK);
+        run_config(t, b2, prob, "block_N=32,block_K=1024,split_k=1", &m, &r, &us[i][1]);
         us[i][0] = r.time_us;
-        slots[tt_tmpl_slot_of(t, "block_K")] = 2048;
-        slots[tt_tmpl_slot_of(t, "block_N")] = 16;
+        int64_t slots[TT_MAX_SLOTS] = {0};
+        tt_errinfo e;
+        CU_ASSERT_EQUAL(tt_tmpl_problem_parse(t, prob, slots, &e), TT_OK);
+        CU_ASSERT_EQUAL(tt_tmpl_config_parse(t, "block_N=16,block_K=2048,split_k=1", slots, &e), TT_OK);
         CU_ASSERT_EQUAL(tt_model_eval(m, slots, &r), TT_EINFEASIBLE);
         tt_model_free(m);
-        tt_sim_result sr;
-        CU_ASSERT_EQUAL(tt_sim_run(t, b2, s2, NULL, &sr), TT_OK);
-        us[i][1] = sr.time_us;
-        tt_sim_result_close(&sr);
     }
     for (int k = 0; k < 2; k++) CU_ASSERT(us[0][k] > 0 && us[0][k] < 0.95 * us[1][k]);
     tt_tmpl_free(t);
@@ -284,32 +296,17 @@ static void test_activation_tanh_form(void)
     const tt_target *a3 = tt_targets_find(shipped, "Ascend910_9391");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a3);
-    double v[2] = {0}, us[2][2] = {{0}};   /* v: [act 0, 3]; us: [launch_mix 1, 0][model, sim] */
-    for (int i = 0; i < 4; i++) {
-        char prob[160];
-        int act = i == 0 ? 0 : 3, mix = i < 3 ? 1 : 0;
-        snprintf(prob, sizeof prob, "M=2048,N=4096,act=%d,dtype=bfloat16,launch_mix=%d", act, mix);
-        int64_t slots[TT_MAX_SLOTS] = {0}, s2[TT_MAX_SLOTS];
-        tt_errinfo e;
-        CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, prob, slots, &e), TT_OK);
-        slots[tt_tmpl_slot_of(t, "block_M")] = 32;
-        slots[tt_tmpl_slot_of(t, "block_N")] = 512;
-        slots[tt_tmpl_slot_of(t, "stages")] = 2;
-        memcpy(s2, slots, sizeof s2);
-        tt_model *m = NULL;
-        tt_model_result r;
-        CU_ASSERT_EQUAL_FATAL(tt_model_new(t, a3, slots, NULL, &m, &e), TT_OK);
-        CU_ASSERT_EQUAL(tt_model_eval(m, slots, &r), TT_OK);
-        tt_model_free(m);
-        tt_sim_result sr;
-        CU_ASSERT_EQUAL(tt_sim_run(t, a3, s2, NULL, &sr), TT_OK);
-        if (i < 2) v[i] = r.busy_us[TT_UNIT_V];
-        if (i >= 2) us[i - 2][0] = r.time_us, us[i - 2][1] = sr.time_us;
-        tt_sim_result_close(&sr);
-    }
-    CU_ASSERT(v[0] > 0 && v[1] / v[0] > 1.25 && v[1] / v[0] < 1.45);
-    for (int k = 0; k < 2; k++)
-        CU_ASSERT_DOUBLE_EQUAL(us[0][k] - us[1][k], a3->mix_launch_extra_us, 1e-6);
+    static const char *const probs[3] = {
+        "M=2048,N=4096,act=0,dtype=bfloat16", "M=2048,N=4096,act=3,dtype=bfloat16",
+        "M=2048,N=4096,act=3,dtype=bfloat16,launch_mix=0"};
+    tt_model_result r[3];
+    double sim[3] = {0};
+    for (int i = 0; i < 3; i++)
+        run_config(t, a3, probs[i], "block_M=32,block_N=512,stages=2", NULL, &r[i], &sim[i]);
+    double ratio = r[1].busy_us[TT_UNIT_V] / r[0].busy_us[TT_UNIT_V];
+    CU_ASSERT(r[0].busy_us[TT_UNIT_V] > 0 && ratio > 1.25 && ratio < 1.45);
+    CU_ASSERT_DOUBLE_EQUAL(r[1].time_us - r[2].time_us, a3->mix_launch_extra_us, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(sim[1] - sim[2], a3->mix_launch_extra_us, 1e-6);
     tt_tmpl_free(t);
 }
 
