@@ -137,9 +137,8 @@ int tt_daemon_restart(tt_daemon *d)
     return tt_spawn(d);
 }
 
-int tt_daemon_signal(tt_daemon *d, int sig)
+static int tt_daemon_wait_stop(tt_daemon *d, int sig)
 {
-    if (!d->pid) return -1;
     kill(d->pid, sig);
     int st = 0;
     pid_t r;
@@ -148,16 +147,26 @@ int tt_daemon_signal(tt_daemon *d, int sig)
     if (r == 0) {       /* did not stop: force it */
         kill(d->pid, SIGKILL);
         waitpid(d->pid, &st, 0);
-        d->pid = 0;
         return 255;
     }
-    d->pid = 0;
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
     return -1;
 }
 
-int tt_daemon_stop(tt_daemon *d) { return tt_daemon_signal(d, SIGTERM); }
+int tt_daemon_signal(tt_daemon *d, int sig)
+{
+    if (!d->pid) return -1;
+    int st = tt_daemon_wait_stop(d, sig);
+    d->pid = 0;
+    return st;
+}
+
+int tt_daemon_stop(tt_daemon *d)
+{
+    if (!d->pid) return -1;
+    return d->stop_status = tt_daemon_signal(d, SIGTERM);
+}
 
 int tt_daemon_alive(tt_daemon *d)
 {
@@ -171,8 +180,10 @@ void tt_daemon_cleanup(tt_daemon *d)
 {
     if (!d || !d->dir) return;
     if (d->pid) tt_daemon_stop(d);
-    if (CU_get_number_of_failures() > 0) {
-        fprintf(stderr, "\n== tests failed: keeping %s; tail of %s:\n", d->dir, d->log_path);
+    if (CU_get_number_of_failures() > 0 || d->stop_status != 0) {
+        fprintf(stderr, "\n== tests failed or the daemon stopped with status %d (255: did not stop "
+                "within 20 s; 128+N: signal N): keeping %s; tail of %s:\n", d->stop_status, d->dir,
+                d->log_path);
         size_t n = 0;
         char *log = tt_test_read_file(d->log_path, &n);
         if (log) {

@@ -30,6 +30,8 @@ typedef struct tt_daemon {
     char url[64];             /* "http://127.0.0.1:PORT" */
     int port;
     pid_t pid;                /* 0 when not running */
+    int stop_status;          /* the last tt_daemon_stop's result (0: exited cleanly); a
+                               * non-zero one keeps the directory and prints the log */
 } tt_daemon;
 
 /* Start a daemon.  extra_json (may be NULL) is a JSON object merged over the default config
