@@ -6,9 +6,12 @@
  * the domain scaled to [0, 1] (ordinal params keep their order; a two-valued param, e.g. a
  * flag, is a 0/1 category); a param with at least TT_BO_TZ_MIN values also gets a second
  * dimension, the 2-adic valuation of its value (the power of two it is a multiple of: 32, 64,
- * 128 share alignment that 48 or 80 lack, which a smooth kernel on the position cannot see).  Kernel: Matern 5/2 with one length scale per dimension (ARD),
- * signal variance 1 on the standardised target, a noise term; length scales and noise by
- * coordinate search on the log marginal likelihood.  Target: log time (failures valued as
+ * 128 share alignment that 48 or 80 lack, which a smooth kernel on the position cannot see).
+ * Kernel: Matern 5/2 with one length scale per dimension (ARD), signal variance 1 on the
+ * standardised target, a noise term; for model-free bo with fewer than TT_BO_GROUP_NMAX
+ * trials, mixed with the same kernel on each of two groups of params (at most
+ * TT_BO_GROUP_SMALL values, more); length scales and noise by coordinate search on the log
+ * marginal likelihood.  Target: log time (failures valued as
  * the slowest success).  Acquisition: expected improvement over candidates that are all
  * feasible (the enumerated feasible set, or a seeded sample of it, plus the one-step
  * neighbours of the best measured configs).  One proposal per round.  After TT_BO_STALE
@@ -52,6 +55,15 @@
 #define TT_BO_TZ_MIN 8          /* params with this many values get the 2-adic dimension */
 #endif
 #define TT_BO_LOCAL_HAM 2       /* local rounds: configs within this Hamming distance */
+#ifndef TT_BO_GROUP_W
+#define TT_BO_GROUP_W 0.8       /* model-free bo: weight of the two group products in the kernel */
+#endif
+#ifndef TT_BO_GROUP_SMALL
+#define TT_BO_GROUP_SMALL 4     /* params with at most this many values: the "small" group */
+#endif
+#ifndef TT_BO_GROUP_NMAX
+#define TT_BO_GROUP_NMAX 128    /* the group terms are used while fewer trials are reported */
+#endif
 
 /* OpenBLAS on one thread: the matrices are small (<= 64), and its own thread pool would only
  * add spinning and nondeterministic reduction orders to the workers' threads. */
@@ -66,6 +78,9 @@ typedef struct tt_bo {
     size_t dparam[TT_MAX_SLOTS];
     uint64_t stride[TT_MAX_SLOTS];
     double ls[TT_MAX_SLOTS], noise;
+    unsigned char big[TT_MAX_SLOTS]; /* group of each dimension: 1 = param of > SMALL values */
+    int groups;                  /* both groups have dimensions */
+    double gw;                   /* this round's weight of the group terms (0: product only) */
     int use_prior;               /* model-bo */
     int64_t init_left;
     uint64_t *pool;              /* feasible candidates (ascending, or by prior for model-bo) */
@@ -140,14 +155,32 @@ static double tt_bo_m52(double r2)
     return (1 + r + r * r / 3) * exp(-r);
 }
 
+/* (1 - gw) k(all dimensions) + gw (k(small group) + k(big group)) / 2, k Matern 5/2 with the
+ * ARD length scales: the product term models interactions across all params, the group
+ * terms let what is learnt about the params of one group (e.g. a slow block size) carry
+ * over configs that differ in the other (the flags and small tile factors). */
 static double tt_bo_kern(const tt_bo *b, const double *x, const double *z)
 {
-    double r2 = 0;
+    double r2[2] = {0, 0};
     for (size_t j = 0; j < b->dk; j++) {
         double t = (x[j] - z[j]) / b->ls[j];
-        r2 += t * t;
+        r2[b->big[j]] += t * t;
     }
-    return tt_bo_m52(r2);
+    double k = tt_bo_m52(r2[0] + r2[1]);
+    if (b->gw <= 0) return k;
+    return (1 - b->gw) * k + 0.5 * b->gw * (tt_bo_m52(r2[0]) + tt_bo_m52(r2[1]));
+}
+
+/* The group of every dimension (a 2-adic one goes with its param); groups when both exist. */
+static void tt_bo_group_dims(const tt_strategy *st, tt_bo *b)
+{
+    int have[2] = {0, 0};
+    for (size_t j = 0; j < b->dk; j++) {
+        size_t p = j < b->d ? b->dparam[j] : b->xparam[j - b->d];
+        b->big[j] = st->cfg.t->params[p].nvalues > TT_BO_GROUP_SMALL;
+        have[b->big[j]] = 1;
+    }
+    b->groups = have[0] && have[1];
 }
 
 static int tt_bo_grow(double **p, size_t n)
@@ -273,6 +306,7 @@ static tt_rc tt_bo_start_common(tt_strategy *st, int use_prior)
     for (size_t p = 0; p < st->np; p++)
         if (st->cfg.t->params[p].nvalues > 1) b->dparam[b->d++] = p;
     tt_bo_tz_dims(st, b);
+    tt_bo_group_dims(st, b);
     for (size_t j = 0; j < b->dk; j++) b->ls[j] = 0.5;
     b->noise = 1e-3;
     b->last_best = INFINITY;
@@ -657,6 +691,8 @@ static tt_rc tt_bo_refill(tt_strategy *st)
         if (tt_bo_initial(st, b, &v)) return tt__st_push(st, v) < 0 ? TT_ENOMEM : TT_OK;
         return tt__st_random_round(st, 1);
     }
+    /* the group terms: model-free bo, small budgets (they triple the kernel's cost) */
+    b->gw = !b->use_prior && b->groups && st->nobs < TT_BO_GROUP_NMAX ? TT_BO_GROUP_W : 0;
     int have_ok;
     tt_rc rc = tt_bo_training(st, b, &have_ok);
     if (rc != TT_OK) return rc;
@@ -691,6 +727,8 @@ size_t tt__bo_inputs(const tt_strategy *st, uint64_t idx, double *x)
 }
 
 int tt__bo_round(const tt_strategy *st) { return ((const tt_bo *)st->impl)->kind; }
+
+int tt__bo_dim_big(const tt_strategy *st, size_t j) { return ((const tt_bo *)st->impl)->big[j]; }
 
 int tt__bo_posterior(tt_strategy *st, uint64_t idx, double *mu, double *sd)
 {

@@ -126,10 +126,12 @@ tt_rc tt__st_random_round(tt_strategy *st, int64_t round);
  * config idx into x (at most TT_MAX_SLOTS), returns their number.  tt__bo_round: what the
  * round that produced the latest proposal was (TT__BO_* flags).  tt__bo_posterior: mean and
  * standard deviation, in the standardised target units, of config idx under the GP fitted for
- * that round: 1, or 0 when that round fitted none. */
+ * that round: 1, or 0 when that round fitted none.  tt__bo_dim_big: the kernel group of GP
+ * input j (1: a param of more than TT_BO_GROUP_SMALL values). */
 enum { TT__BO_INIT = 1, TT__BO_GP = 2, TT__BO_EXPLOIT = 4, TT__BO_LOCAL = 8 };
 size_t tt__bo_inputs(const tt_strategy *st, uint64_t idx, double *x);
 int tt__bo_round(const tt_strategy *st);
 int tt__bo_posterior(tt_strategy *st, uint64_t idx, double *mu, double *sd);
+int tt__bo_dim_big(const tt_strategy *st, size_t j);
 
 #endif

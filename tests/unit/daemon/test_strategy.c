@@ -699,7 +699,7 @@ static void test_bo_threads(void)
 }
 
 
-/* bo's GP inputs, table-driven: the position of each value in its domain scaled to [0, 1]
+/* bo's GP inputs, table-driven (and their kernel groups): the position of each value in its domain scaled to [0, 1]
  * (params with more than one value: x, y, f; the one-valued z has none), then, for x (at
  * least 8 values), its 2-adic valuation scaled over the domain: 16 = 2^4 ... 128 = 2^7, so
  * 48 and 80 (2^4 * odd) share 16's 0 while 32 and 96 (2^5 * odd) get 1/3, 64 2/3, 128 1. */
@@ -738,6 +738,9 @@ static void test_bo_inputs(void)
     int64_t p[4];
     size_t n = 0;
     CU_ASSERT_EQUAL_FATAL(tt_strategy_next(st, 1, p, &n), TT_OK);   /* starts the GP */
+    /* kernel groups: x (8 values) and its 2-adic input are "big" (> 4 values), y and f small */
+    static const int big[4] = {1, 0, 0, 1};
+    for (size_t j = 0; j < 4; j++) CU_ASSERT_EQUAL(tt__bo_dim_big(st, j), big[j]);
     for (size_t r = 0; r < sizeof bo_enc_rows / sizeof bo_enc_rows[0]; r++) {
         int64_t slots[TT_MAX_SLOTS] = {1, bo_enc_rows[r].x, bo_enc_rows[r].y, bo_enc_rows[r].f, 7};
         uint64_t idx = tt_space_encode(sp, slots);
