@@ -768,6 +768,34 @@ static void fast_vs_full(const tt_template *t, const tt_target *tgt, const char 
         fprintf(stderr, "%s: fast %.0f full %.0f cycles\n", cfg, fast->cycles, full->cycles);
 }
 
+/* The shipped targets and templates/flash_attn_fwd.json, with the A3 target Ascend910_9391
+ * (fatal when any is missing); free with fa_fixture_free. */
+typedef struct fa_fixture {
+    tt_targets *ts;
+    tt_template *fa;
+    const tt_target *tgt;
+} fa_fixture;
+
+static int fa_fixture_load(fa_fixture *f)
+{
+    char *tdir = tt_test_src("costmodel/targets");
+    char *fpath = tt_test_src("templates/flash_attn_fwd.json");
+    tt_errinfo err;
+    memset(f, 0, sizeof *f);
+    int ok = tt_targets_load_dir(tdir, &f->ts, &err) == TT_OK &&
+             tt_tmpl_parse_file(fpath, &f->fa, &err) == TT_OK &&
+             (f->tgt = tt_targets_find(f->ts, "Ascend910_9391")) != NULL;
+    free(tdir);
+    free(fpath);
+    return ok;
+}
+
+static void fa_fixture_free(fa_fixture *f)
+{
+    tt_tmpl_free(f->fa);
+    tt_targets_free(f->ts);
+}
+
 /* The fast path on causal FlashAttention (blocks differ in their KV trip count, waves mix
  * two trip counts): each wave shape is simulated at a few trip counts and the waves are
  * interpolated (docs/simulator.md, "Steady-state shortcut").  Stated tolerance: kernel
@@ -775,15 +803,10 @@ static void fast_vs_full(const tt_template *t, const tt_target *tgt, const char 
  * measures 0.04 % at worst on the S=8192 sample), for far fewer simulated events. */
 static void test_fast_path_causal(void)
 {
-    char *tdir = tt_test_src("costmodel/targets");
-    char *fpath = tt_test_src("templates/flash_attn_fwd.json");
-    tt_targets *ts = NULL;
-    tt_template *fa = NULL;
-    tt_errinfo err;
-    CU_ASSERT_EQUAL_FATAL(tt_targets_load_dir(tdir, &ts, &err), TT_OK);
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(fpath, &fa, &err), TT_OK);
-    const tt_target *tgt = tt_targets_find(ts, "Ascend910_9391");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+    fa_fixture F;
+    CU_ASSERT_FATAL(fa_fixture_load(&F));
+    const tt_template *fa = F.fa;
+    const tt_target *tgt = F.tgt;
     static const char *const cfgs[] = {"block_M=64,block_N=32,stages=2",
                                        "block_M=64,block_N=64,stages=8"};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
@@ -798,10 +821,7 @@ static void test_fast_path_causal(void)
         tt_sim_result_close(&fast);
         tt_sim_result_close(&full);
     }
-    tt_tmpl_free(fa);
-    tt_targets_free(ts);
-    free(fpath);
-    free(tdir);
+    fa_fixture_free(&F);
 }
 
 /* A deep cross-core ring settles late: the first anchors of a wave shape may still be in the
@@ -812,25 +832,15 @@ static void test_fast_path_causal(void)
  * the row-reduction rule); now 107 k, within 1 % of the full simulation. */
 static void test_fast_path_late_fit(void)
 {
-    char *tdir = tt_test_src("costmodel/targets");
-    char *fpath = tt_test_src("templates/flash_attn_fwd.json");
-    tt_targets *ts = NULL;
-    tt_template *fa = NULL;
-    tt_errinfo err;
-    CU_ASSERT_EQUAL_FATAL(tt_targets_load_dir(tdir, &ts, &err), TT_OK);
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(fpath, &fa, &err), TT_OK);
-    const tt_target *tgt = tt_targets_find(ts, "Ascend910_9391");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+    fa_fixture F;
+    CU_ASSERT_FATAL(fa_fixture_load(&F));
     tt_sim_result fast, full;
-    fast_vs_full(fa, tgt, "B=1,H=8,H_kv=8,S_q=8192,S_kv=8192,D=128,causal=1,dtype=float16",
+    fast_vs_full(F.fa, F.tgt, "B=1,H=8,H_kv=8,S_q=8192,S_kv=8192,D=128,causal=1,dtype=float16",
                  "block_M=48,block_N=32,stages=14,cross_interval=4", 1e-2, 0, &fast, &full);
     CU_ASSERT(fast.events * 4 < full.events);
     tt_sim_result_close(&fast);
     tt_sim_result_close(&full);
-    tt_tmpl_free(fa);
-    tt_targets_free(ts);
-    free(fpath);
-    free(tdir);
+    fa_fixture_free(&F);
 }
 
 /* The walk shortcut: a persistent GEMM whose 24 blocks walk 43 output tiles each is
@@ -916,17 +926,11 @@ static void test_block_cycles(void)
  * not compile, is refused at load with the entry's path. */
 static void test_gqa_along_map(void)
 {
-    char *tdir = tt_test_src("costmodel/targets");
-    char *fpath = tt_test_src("templates/flash_attn_fwd.json");
-    tt_targets *ts = NULL;
-    tt_template *t = NULL;
+    fa_fixture F;
+    CU_ASSERT_FATAL(fa_fixture_load(&F));
+    tt_template *t = F.fa;
+    const tt_target *tgt = F.tgt;
     tt_errinfo err;
-    CU_ASSERT_EQUAL_FATAL(tt_targets_load_dir(tdir, &ts, &err), TT_OK);
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(fpath, &t, &err), TT_OK);
-    free(tdir);
-    free(fpath);
-    const tt_target *tgt = tt_targets_find(ts, "Ascend910_9391");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
     const char *cfg = "block_M=128,block_N=128,stages=2";
     tt_sim_result r1, r8;
     CU_ASSERT_EQUAL_FATAL(sim(t, tgt, "B=4,H=32,H_kv=32,S_q=128,S_kv=8192,D=128", cfg, -1, &r1), TT_OK);
@@ -938,10 +942,9 @@ static void test_gqa_along_map(void)
     CU_ASSERT(r8.time_us < r1.time_us);
     tt_sim_result_close(&r1);
     tt_sim_result_close(&r8);
-    tt_tmpl_free(t);
     /* decode_attn: K/V along bh // (group // heads_per_block): a group of 8 query heads
      * split over 8 blocks of one head each still reads K/V about once from HBM */
-    fpath = tt_test_src("templates/decode_attn.json");
+    char *fpath = tt_test_src("templates/decode_attn.json");
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(fpath, &t, &err), TT_OK);
     free(fpath);
     const char *pb = "batch=4,heads=32,kv_heads=4,seqlen_kv=32768,dim=128,q_len=1";
@@ -952,8 +955,8 @@ static void test_gqa_along_map(void)
     CU_ASSERT(r1.hbm_read_bytes < 1.5 * r8.hbm_read_bytes);
     tt_sim_result_close(&r1);
     tt_sim_result_close(&r8);
-    tt_tmpl_free(t);
-    tt_targets_free(ts);
+    tt_tmpl_free(t);            /* decode_attn */
+    fa_fixture_free(&F);
     /* refused maps */
     static const char *const bad[][2] = {
         {"bh // bx", "index map \"bh // bx\" must read exactly one grid dim"},
