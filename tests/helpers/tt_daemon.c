@@ -70,6 +70,14 @@ static int tt_write_config(tt_daemon *d, const char *extra_json)
     char listen[64];
     snprintf(listen, sizeof listen, "127.0.0.1:%d", d->port);
     json_object_set_new(c, "listen", json_string(listen));
+    /* the wall-time budgets of a request scale like every wait under the sanitizers (an ASan
+     * -O0 daemon predicts the 107k-config GEMM space in ~1.5 s of CPU, the anonymous budget
+     * is 5 s: a loaded 2-core machine ran over it); extra_json still sets them explicitly */
+    const char *sz = getenv("TT_SANITIZED");
+    if (sz && *sz) {
+        json_object_set_new(c, "request_seconds_anon", json_real(tt_daemon_slow(5)));
+        json_object_set_new(c, "request_seconds_token", json_real(tt_daemon_slow(60)));
+    }
     if (extra_json) {
         json_t *x = json_loads(extra_json, 0, NULL);
         if (!x) { json_decref(c); return -1; }

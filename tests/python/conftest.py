@@ -64,7 +64,9 @@ class Daemon:
                "open_reads": True, "log_level": "debug", "log_file": "", "work_dir": self.dir,
                "tokens": toks,
                "templates_dir": os.path.join(SOURCE_DIR, "templates"),
-               "targets_dir": os.path.join(SOURCE_DIR, "costmodel", "targets")}
+               "targets_dir": os.path.join(SOURCE_DIR, "costmodel", "targets"),
+               # request wall-time budgets scale like every wait under the sanitizers
+               "request_seconds_anon": slow(5), "request_seconds_token": slow(60)}
         cfg.update(self.extra)
         with open(self.config_path, "w") as f:
             json.dump(cfg, f, indent=2)
