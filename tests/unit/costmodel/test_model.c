@@ -785,11 +785,8 @@ static void test_mix_causal(void)
  * S_q = 128, S_kv = 8192) and the kernel is faster. */
 static void test_gqa_along_map(void)
 {
-    char *path = tt_test_src("templates/flash_attn_fwd.json");
-    tt_template *t = NULL;
-    tt_errinfo e;
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(path, &t, &e), TT_OK);
-    free(path);
+    tt_template *t = shipped_template("flash_attn_fwd.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     const tt_target *a3 = tt_targets_find(shipped, "a3");
     const char *cfg = "block_M=128,block_N=128,stages=2";
     tt_model_result r1, r8;
@@ -1230,11 +1227,9 @@ static const char *stream_tmpl =
  * problem. */
 static void test_nd2nz_layout(void)
 {
-    char *path = tt_test_src("templates/conv2d.json");
-    tt_template *t = NULL;
+    tt_template *t = shipped_template("conv2d.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     tt_errinfo e;
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(path, &t, &e), TT_OK);
-    free(path);
     const tt_target *tg = tt_targets_find(shipped, "a2");
     CU_ASSERT_PTR_NOT_NULL_FATAL(tg);
     const tt_op *ld = &t->kernel->body[0].u.loop.body[0];
