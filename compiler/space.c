@@ -466,6 +466,12 @@ tt_rc tt_space_check(const tt_space *s, int64_t *slots, tt_errinfo *err)
         if (r) {
             char text[96], path[160];
             reason_text(s, r, text, sizeof text, path, sizeof path);
+            int sc = (int)(r & 0xffff);
+            /* a capacity refusal of one config says by how much (a config that misses by
+             * 256 B is a different fix from one that needs twice the buffer) */
+            if ((r >> 24) == R_SCOPE && cur[sc] > s->caps.cap[sc])
+                return tt_errf(err, TT_EINFEASIBLE, path, "%s: buffers need %lld B, the target has %lld B",
+                               text, (long long)cur[sc], (long long)s->caps.cap[sc]);
             return tt_errf(err, TT_EINFEASIBLE, path, "%s", text);
         }
     }

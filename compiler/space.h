@@ -61,7 +61,8 @@ tt_rc tt_space_enumerate(tt_space *s, tt_space_visit_fn visit, void *ud, uint64_
 
 /* Check one config: slots hold the problem and the params; lets are evaluated into slots.
  * Returns TT_OK when feasible, TT_EINFEASIBLE with err->msg the reason (the same reason
- * strings as the counts) otherwise, TT_ECONFIG when a value is outside its domain. */
+ * strings as the counts; a capacity refusal adds the bytes: "L1 capacity: buffers need
+ * 589824 B, the target has 524032 B") otherwise, TT_ECONFIG when a value is outside its domain. */
 tt_rc tt_space_check(const tt_space *s, int64_t *slots, tt_errinfo *err);
 
 /* Number of configs in the cartesian product (saturating). */
