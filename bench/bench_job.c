@@ -8,11 +8,12 @@
  * and the trial sequence's equality.
  *
  *   bench_job [--runs N (5)] [--budget N (800)] [--datasets DIR] [--batch N (default)]
- *             [--group-only] [--keep]
+ *             [--group-only] [--keep] [--strategy NAME]
  *
  * --group-only skips the one-commit-per-trial runs (profiling); --keep leaves the databases
  * (runK.db, one per run, numbered in the order of the table) in $TMPDIR/bench_job.XXXXXX and
- * prints where, to compare their rows across builds.
+ * prints where, to compare their rows across builds; --strategy runs only that one of random
+ * and evolution (profiling).
  *
  * The time is the job's own (started_at .. finished_at in the store): claim, strategy,
  * replay lookups, trial records and commits, the end of the job; not the idle poll before the
@@ -224,7 +225,7 @@ int main(int argc, char **argv)
 {
     int runs = 5, group_only = 0, keep = 0;
     int64_t budget = 800, batch = 0;
-    const char *dsdir = TT_DEFAULT_DATASETS_DIR;
+    const char *dsdir = TT_DEFAULT_DATASETS_DIR, *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atoll(argv[++i]);
@@ -232,9 +233,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--group-only")) group_only = 1;
         else if (!strcmp(argv[i], "--keep")) keep = 1;
+        else if (!strcmp(argv[i], "--strategy") && i + 1 < argc) only = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--runs N] [--budget N] [--datasets DIR] [--batch N] "
-                    "[--group-only] [--keep]\n", argv[0]);
+                    "[--group-only] [--keep] [--strategy random|evolution]\n", argv[0]);
             return 2;
         }
     }
@@ -266,6 +268,7 @@ int main(int argc, char **argv)
     int k = 0;
     for (size_t si = 0; si < 2; si++) {
         const char *st = strategies[si];
+        if (only && strcmp(only, st)) continue;
         run_out a, b, w;
         memset(&a, 0, sizeof a);
         double one = 0, one_cpu = 0, grp_cpu, warm_cpu;

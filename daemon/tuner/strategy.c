@@ -274,6 +274,7 @@ void tt_strategy_free(tt_strategy *st)
     free(st->obs_idx);
     free(st->obs_us);
     free(st->all);
+    free(st->feas);
     free(st->slots);
     free(st);
 }
@@ -394,6 +395,7 @@ tt_rc tt_strategy_report(tt_strategy *st, const int64_t *params, tt_rc status, d
 /* ---- space helpers ------------------------------------------------------------------ */
 int tt__st_feasible(tt_strategy *st, uint64_t idx)
 {
+    if (st->feas) return (int)((st->feas[idx >> 6] >> (idx & 63)) & 1);
     memcpy(st->slots, st->problem, st->cfg.t->ninputs * sizeof(int64_t));
     tt_space_decode(st->cfg.space, idx, st->slots);
     return tt_space_check(st->cfg.space, st->slots, NULL) == TT_OK;
@@ -450,6 +452,10 @@ tt_rc tt__st_enumerate(tt_strategy *st)
     st->all = c.v;
     st->nall = c.n;
     st->enumerated = 1;
+    /* feasibility by bit: the enumerated set is exactly what tt_space_check accepts */
+    uint64_t total = tt_space_total(st->cfg.space);
+    if (total <= TT_ST_FEAS_BITS_MAX && (st->feas = calloc((total + 63) / 64, sizeof *st->feas)))
+        for (size_t i = 0; i < c.n; i++) st->feas[c.v[i] >> 6] |= (uint64_t)1 << (c.v[i] & 63);
     if ((int64_t)c.n < st->planned) st->planned = (int64_t)c.n;
     return TT_OK;
 }
@@ -599,26 +605,27 @@ size_t tt__st_neighbours(tt_strategy *st, uint64_t idx, uint64_t *out, size_t ca
     return n;
 }
 
+void tt__st_best_add(uint64_t *out, double *us, size_t n, size_t *k, uint64_t idx, double v)
+{
+    if (n == 0 || !isfinite(v)) return;
+    size_t j;
+    if (*k < n) j = (*k)++;
+    else if (v >= us[n - 1]) return;
+    else j = n - 1;
+    /* insertion into the sorted prefix (ties: earlier report first) */
+    while (j > 0 && v < us[j - 1]) {
+        out[j] = out[j - 1];
+        us[j] = us[j - 1];
+        j--;
+    }
+    out[j] = idx;
+    us[j] = v;
+}
+
 size_t tt__st_best_n(const tt_strategy *st, uint64_t *out, double *us, size_t n)
 {
     size_t k = 0;
-    if (n == 0) return 0;
-    for (size_t i = 0; i < st->nobs; i++) {
-        double v = st->obs_us[i];
-        if (!isfinite(v)) continue;
-        size_t j;
-        if (k < n) j = k++;
-        else if (v >= us[n - 1]) continue;
-        else j = n - 1;
-        /* insertion into the sorted prefix (ties: earlier report first) */
-        while (j > 0 && v < us[j - 1]) {
-            out[j] = out[j - 1];
-            us[j] = us[j - 1];
-            j--;
-        }
-        out[j] = st->obs_idx[i];
-        us[j] = v;
-    }
+    for (size_t i = 0; i < st->nobs; i++) tt__st_best_add(out, us, n, &k, st->obs_idx[i], st->obs_us[i]);
     return k;
 }
 

@@ -69,6 +69,8 @@ struct tt_strategy {
     size_t nall;
     int enumerated;
     size_t shuffle_pos;            /* lazy Fisher-Yates position in `all` */
+    uint64_t *feas;                /* enumerated: bit idx set when config idx is feasible
+                                      (NULL above TT_ST_FEAS_BITS_MAX configs) */
     /* options */
     uint64_t max_enumerate;
     int64_t opt_topk, opt_round, opt_population, opt_neighbours, opt_sample, opt_patience;
@@ -99,8 +101,11 @@ int tt__st_push(tt_strategy *st, uint64_t idx);
 /* Room left in the budget for new proposals (queued ones count as used). */
 int64_t tt__st_room(const tt_strategy *st);
 
-/* Decode idx into st->slots (problem + params) and check feasibility: 1 feasible. */
+/* 1 when config idx is feasible.  Once the space is enumerated, a bit test (st->feas);
+ * else idx is decoded into st->slots (problem + params) and checked. */
 int tt__st_feasible(tt_strategy *st, uint64_t idx);
+/* The largest cartesian product that gets a feasibility bitset (4 MiB of bits). */
+#define TT_ST_FEAS_BITS_MAX ((uint64_t)1 << 25)
 /* Prediction of config idx by model m (NULL: st->cfg.model); INFINITY when the model calls
  * it infeasible or there is no model.  res (may be NULL) receives the full result. */
 double tt__st_predict(tt_strategy *st, const tt_model *m, uint64_t idx, tt_model_result *res);
@@ -118,6 +123,10 @@ int tt__st_draw(tt_strategy *st, uint64_t *idx);
 size_t tt__st_neighbours(tt_strategy *st, uint64_t idx, uint64_t *out, size_t cap);
 /* Indices of the best n successful reported configs (ascending time), returns count. */
 size_t tt__st_best_n(const tt_strategy *st, uint64_t *out, double *us, size_t n);
+/* One step of tt__st_best_n: fold report (idx, v) into the best *k <= n so far (out, us
+ * ascending; failures, v not finite, are skipped).  Folding the reports in report order gives
+ * tt__st_best_n's answer, so a strategy can keep it up to date instead of rescanning. */
+void tt__st_best_add(uint64_t *out, double *us, size_t n, size_t *k, uint64_t idx, double v);
 /* Seeded random round (random search, immigrants, random starts): push up to `round`. */
 tt_rc tt__st_random_round(tt_strategy *st, int64_t round);
 

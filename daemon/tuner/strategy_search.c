@@ -92,6 +92,13 @@ const tt__strategy_ops tt__strategy_exhaustive = {
 typedef struct tt_evo {
     uint64_t stride[TT_MAX_SLOTS];
     size_t nvar;                 /* params with more than one value */
+    /* the parents, kept up to date: tt__st_best_n(TT_EVO_PARENTS) over the reports
+     * st->obs_*[0..nfold) (folded in at each refill, not rescanned), with each parent's
+     * positions in its param domains */
+    size_t nfold, npar;
+    uint64_t par[TT_EVO_PARENTS];
+    double pus[TT_EVO_PARENTS];
+    size_t ppos[TT_EVO_PARENTS][TT_MAX_SLOTS];
 } tt_evo;
 
 static void tt_evo_pos(const tt_strategy *st, const tt_evo *e, uint64_t idx, size_t *pos)
@@ -202,31 +209,44 @@ static size_t tt_evo_varparam(tt_strategy *st, const tt_evo *e)
     return 0;
 }
 
+/* Fold the reports since the last refill into the parents (and their positions). */
+static void tt_evo_parents(tt_strategy *st, tt_evo *e)
+{
+    uint64_t old[TT_EVO_PARENTS];
+    memcpy(old, e->par, sizeof old);
+    size_t nold = e->npar;
+    for (; e->nfold < st->nobs; e->nfold++)
+        tt__st_best_add(e->par, e->pus, TT_EVO_PARENTS, &e->npar, st->obs_idx[e->nfold],
+                        st->obs_us[e->nfold]);
+    for (size_t i = 0; i < e->npar; i++)
+        if (i >= nold || e->par[i] != old[i]) tt_evo_pos(st, e, e->par[i], e->ppos[i]);
+}
+
+/* 1 when idx is one of kids[0..n). */
+static int tt_evo_has(const tt__ranked *kids, size_t n, uint64_t idx)
+{
+    for (size_t i = 0; i < n; i++)
+        if (kids[i].idx == idx) return 1;
+    return 0;
+}
+
 static tt_rc tt_evo_refill(tt_strategy *st)
 {
     tt_evo *e = st->impl;
     size_t np = st->np;
     int64_t R = tt__st_room(st) > 0 ? 1 : 0;
-    size_t mu = TT_EVO_PARENTS;
-    uint64_t *par = malloc(mu * sizeof *par);
-    double *pus = malloc(mu * sizeof *pus);
     size_t want = (size_t)(st->cfg.model ? 4 * R : R);
-    tt__ranked *kids = malloc((want ? want : 1) * sizeof *kids);
-    tt__u64set local = {0};
+    tt__ranked kids[4];
     tt_rc rc = TT_OK;
-    if (!par || !pus || !kids) {
-        rc = TT_ENOMEM;
-        goto out;
-    }
-    size_t npar = tt__st_best_n(st, par, pus, mu);
+    tt_evo_parents(st, e);
+    size_t npar = e->npar;
     size_t nk = 0;
     if (npar >= 1 && e->nvar > 0) {
-        size_t a[TT_MAX_SLOTS], b[TT_MAX_SLOTS], c[TT_MAX_SLOTS];
+        size_t c[TT_MAX_SLOTS];
         for (size_t tries = 0; nk < want && tries < 64 * want; tries++) {
-            tt_evo_pos(st, e, par[tt_evo_pick(st, npar)], a);
-            memcpy(c, a, np * sizeof *c);
+            memcpy(c, e->ppos[tt_evo_pick(st, npar)], np * sizeof *c);
             if (npar >= 2 && tt__st_unit(st) < TT_EVO_CROSS) {
-                tt_evo_pos(st, e, par[tt_evo_pick(st, npar)], b);
+                const size_t *b = e->ppos[tt_evo_pick(st, npar)];
                 for (size_t p = 0; p < np; p++)
                     if (tt__st_rand(st) & 1) c[p] = b[p];
             }
@@ -238,16 +258,12 @@ static tt_rc tt_evo_refill(tt_strategy *st)
                 changed = 1;
             }
             uint64_t idx = tt_evo_idx(st, e, c);
-            if (!changed && (tt__u64set_has(&st->seen, idx) || tt__u64set_has(&local, idx))) {
+            if (!changed && (tt__u64set_has(&st->seen, idx) || tt_evo_has(kids, nk, idx))) {
                 tt_evo_mutate1(st, c, tt_evo_varparam(st, e));
                 idx = tt_evo_idx(st, e, c);
             }
-            if (tt__u64set_has(&st->seen, idx) || tt__u64set_has(&local, idx)) continue;
+            if (tt__u64set_has(&st->seen, idx) || tt_evo_has(kids, nk, idx)) continue;
             if (!tt__st_feasible(st, idx)) continue;
-            if (tt__u64set_add(&local, idx) < 0) {
-                rc = TT_ENOMEM;
-                goto out;
-            }
             kids[nk].idx = idx;
             kids[nk].pred_us = st->cfg.model ? tt__st_predict(st, NULL, idx, NULL) : (double)nk;
             nk++;
@@ -257,18 +273,10 @@ static tt_rc tt_evo_refill(tt_strategy *st)
     int64_t pushed = 0;
     for (size_t i = 0; i < nk && pushed < R; i++) {
         int r = tt__st_push(st, kids[i].idx);
-        if (r < 0) {
-            rc = TT_ENOMEM;
-            goto out;
-        }
+        if (r < 0) return TT_ENOMEM;
         pushed += r;
     }
     if (pushed < R) rc = tt__st_random_round(st, R - pushed);   /* immigrants */
-out:
-    tt__u64set_free(&local);
-    free(par);
-    free(pus);
-    free(kids);
     return rc;
 }
 
