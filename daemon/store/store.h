@@ -215,6 +215,11 @@ typedef struct tt_trial {
     double spread_us;         /* inter-quartile range of the samples */
     double min_us;
     char *samples_json;       /* [..] microseconds, may be NULL */
+    /* Writing only (record): when samples_json is NULL, the samples as numbers, borrowed for
+     * the call (the store keeps them compactly, schema 005; reads give their samples_json,
+     * tt_json_reals' text of them).  Reads leave them NULL / 0. */
+    const double *samples_us;
+    size_t nsamples;
     double predicted_us;      /* model prediction at the time (0 when none) */
     double compile_s, measure_s;
     int reused;               /* 1 when taken from an earlier measurement */

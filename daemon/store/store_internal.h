@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store.h"
@@ -182,6 +183,20 @@ tt_rc tt__q_first(tt_store *s, int id, const char *sql, const char *pg, const tt
                   int np, tt__res *r);
 /* Run the rest of the statement (writes with RETURNING) and finish it. */
 tt_rc tt__q_end(tt__res *r);
+
+/* The compact form of a trial's samples (trials.samples_z, schema 005; store_samples.c):
+ * base64 (no padding) of: a version byte 1, the count n (1..255), then per sample a tag byte:
+ * 0..252 an earlier distinct value (in order of first appearance), 0xFE a float f (4 bytes
+ * little-endian) meaning (double)f * 1000 -- microseconds from a timer that counts float
+ * milliseconds, as the recorded GPU datasets do -- or 0xFF a double (8 bytes LE).  Lossless
+ * bit for bit, so the text read back (tt_json_reals of the values) is the text the samples
+ * had.  pack: writes NUL-terminated text into out (cap >= TT__SAMPLES_Z_CAP(n)), returns its
+ * length, 0 when n is 0 or > TT__SAMPLES_Z_MAXN.  unpack: the values into v (cap entries),
+ * returns n, 0 for malformed text. */
+#define TT__SAMPLES_Z_MAXN 255
+#define TT__SAMPLES_Z_CAP(n) (((2 + 9 * (size_t)(n) + 2) / 3) * 4 + 1)
+size_t tt__samples_pack(const double *v, size_t n, char *out, size_t cap);
+size_t tt__samples_unpack(const char *z, double *v, size_t cap);
 
 /* The key columns that a best row and a pinned baseline share, read by one decoder:
  * template_name, template_hash, target, backend_fp, problem_key, problem_json, config_json,

@@ -15,8 +15,8 @@
 #define TRIAL_COLS                                                                        \
     "t.id, t.job_id, t.config_key, t.config_hash, t.config_json, t.status, t.error, "       \
     "t.median_us, t.spread_us, t.min_us, t.samples_json, t.predicted_us, t.compile_s, "     \
-    "t.measure_s, t.created_at, t.measured_by"
-#define TRIAL_NCOLS 16
+    "t.measure_s, t.created_at, t.measured_by, t.samples_z"
+#define TRIAL_NCOLS 17
 #define BEST_COLS                                                                         \
     "template_name, template_hash, target, backend_fp, problem_key, problem_json, "         \
     "config_json, trial_id, median_us, spread_us, job_id, predicted_us, updated_at"
@@ -33,8 +33,9 @@
 #define TRIAL_INSERT                                                                      \
     "INSERT INTO trials (template_hash, problem_key, target, backend_fp, config_hash, "      \
     "config_key, config_json, status, error, median_us, spread_us, min_us, samples_json, "  \
-    "predicted_us, compile_s, measure_s, job_id, measured_by, created_at) VALUES ($1, $2, "  \
-    "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
+    "predicted_us, compile_s, measure_s, job_id, measured_by, samples_z, created_at) "      \
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "   \
+    "$18, $19, "
 #define TRIAL_UNIQUE "(template_hash, problem_key, target, backend_fp, config_hash)"
 enum {
     Q_TRIAL_LOOKUP, Q_JT_GET, Q_JOB_PROBLEM, Q_TRIAL_INSERT, Q_JT_INSERT, Q_JOB_DONE,
@@ -61,8 +62,8 @@ static const struct {
     [Q_JOB_PROBLEM] = {"SELECT problem_json FROM jobs WHERE id = $1",
                        "SELECT problem_json FROM jobs WHERE id = $1 FOR UPDATE"},
     /* SQLite: no RETURNING (it costs an ephemeral table per row): the rowid and the
-     * clock ($19, tt_now() of this process) are known without it */
-    [Q_TRIAL_INSERT] = {TRIAL_INSERT "$19) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING",
+     * clock ($20, tt_now() of this process) are known without it */
+    [Q_TRIAL_INSERT] = {TRIAL_INSERT "$20) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING",
                         TRIAL_INSERT "tt_now()) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING "
                         "RETURNING id, created_at"},
     [Q_JT_INSERT] = {"INSERT INTO job_trials (job_id, seq, trial_id, reused) VALUES "
@@ -88,8 +89,8 @@ static const struct {
     [Q_TRIAL_BY_ID] = {"SELECT " TRIAL_COLS " FROM trials t WHERE t.id = $1 AND "
                        "t.template_hash = $2 AND t.problem_key = $3 AND t.target = $4 AND "
                        "t.backend_fp = $5", NULL},
-    [Q_TRIAL_SAMPLES] = {"UPDATE trials SET samples_json = $2, median_us = $3, spread_us = $4, "
-                         "min_us = $5 WHERE id = $1", NULL},
+    [Q_TRIAL_SAMPLES] = {"UPDATE trials SET samples_json = $2, samples_z = NULL, median_us = "
+                         "$3, spread_us = $4, min_us = $5 WHERE id = $1", NULL},
     [Q_JOB_OPTIONS_SET] = {"UPDATE jobs SET options_json = $2 WHERE id = $1", NULL},
     [Q_KEY_FASTEST] = {"SELECT id, job_id, config_json, median_us, spread_us, predicted_us "
                        "FROM trials WHERE template_hash = $1 AND problem_key = $2 AND "
@@ -149,6 +150,16 @@ void tt_trial_clear(tt_trial *t)
     memset(t, 0, sizeof *t);
 }
 
+/* t->samples_json from the compact samples z (schema 005): their JSON text. */
+static tt_rc tt_trial_samples_text(tt_trial *t, const char *z)
+{
+    double v[TT__SAMPLES_Z_MAXN];
+    size_t n = tt__samples_unpack(z, v, TT__SAMPLES_Z_MAXN);
+    if (n == 0) return TT_EDB;
+    t->samples_json = tt_json_reals(v, n);
+    return t->samples_json ? TT_OK : TT_ENOMEM;
+}
+
 /* A trial from TRIAL_COLS (seq and reused are left 0). */
 static tt_rc tt_trial_from_row(tt__res *r, tt_trial *t)
 {
@@ -171,9 +182,13 @@ static tt_rc tt_trial_from_row(tt__res *r, tt_trial *t)
     t->measure_s = C_F(r, 13);
     t->created_at = C_F(r, 14);
     tt__cpy(t->measured_by, sizeof t->measured_by, C_T(r, 15));
-    if (oom) {
+    const char *z = C_T(r, 16);
+    tt_rc rc = oom ? TT_ENOMEM : !t->samples_json && z ? tt_trial_samples_text(t, z) : TT_OK;
+    if (rc) {
         tt_trial_clear(t);
-        return TT_ENOMEM;
+        return rc == TT_EDB ? tt__store_fail(r->s, rc, "trial %lld: malformed samples_z",
+                                             (long long)C_I(r, 0))
+                            : rc;
     }
     return TT_OK;
 }
@@ -234,15 +249,27 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
     if (rc != TT_ENOTFOUND) return rc;
     int ok = t->status == TT_OK, pg = s->engine == TT_STORE_POSTGRES;
     double now = pg ? 0 : tt__store_now();
+    char z[TT__SAMPLES_Z_CAP(TT__SAMPLES_Z_MAXN)];
+    char *text = NULL;   /* samples too many for samples_z: their JSON text */
+    const char *sj = t->samples_json, *sz = NULL;
+    if (!sj && t->nsamples > 0 && t->samples_us) {
+        if (tt__samples_pack(t->samples_us, t->nsamples, z, sizeof z)) sz = z;
+        else if (!(sj = text = tt_json_reals(t->samples_us, t->nsamples))) return TT_ENOMEM;
+    }
     /* the texts stay valid until the insert's finish below: bound without a copy */
     tt__param p[] = {TT__PTK(k->template_hash), TT__PTK(k->problem_key), TT__PTK(k->target),
                      TT__PTK(k->backend_fp), PI(tt_u2s(t->config_hash)), TT__PTK(t->config_key),
                      TT__PTK(t->config_json), TT__PTK(tt_rc_code(t->status)), TT__PTK(t->error),
                      PF(ok ? t->median_us : 0), PF(t->spread_us), PF(t->min_us),
-                     TT__PTK(t->samples_json), PF(t->predicted_us), PF(t->compile_s),
-                     PF(t->measure_s), PI(job_id), TT__PTK(t->measured_by), PF(now)};
+                     TT__PTK(sj), PF(t->predicted_us), PF(t->compile_s),
+                     PF(t->measure_s), PI(job_id), TT__PTK(t->measured_by), TT__PTK(sz),
+                     PF(now)};
     tt__res r;
-    if ((rc = q_start(s, Q_TRIAL_INSERT, p, pg ? NP(p) - 1 : NP(p), &r))) return rc;
+    rc = q_start(s, Q_TRIAL_INSERT, p, pg ? NP(p) - 1 : NP(p), &r);
+    if (rc) {
+        free(text);
+        return rc;
+    }
     int k1 = tt__q_step(&r, &rc), inserted = k1 == 1 || (k1 == 0 && !pg && r.changes == 1);
     if (k1 == 1) {            /* PostgreSQL: the RETURNING row */
         t->id = C_I(&r, 0);
@@ -255,6 +282,7 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
         }
         s->eng->finish(&r);
     }
+    free(text);
     if (rc) return rc;
     if (!inserted) return tt_trial_find(s, k, t->config_hash, stored);
     t->job_id = job_id;

@@ -339,12 +339,6 @@ static tt_jr_outcome tt_job_abandon(tt_jobrun *jr)
     return TT_JR_ABANDONED;
 }
 
-/* The samples as JSON text (the same bytes jansson writes, without building the array). */
-static char *tt_samples_json(const tt_measurement *m)
-{
-    return tt_json_reals(m->samples_us, (size_t)m->nsamples);
-}
-
 /* ---- calibration (costmodel/model.h tt_calib) stored per (target, backend fingerprint) ---
  * As JSON: {"log_a", "log_b", "unit_scale": [7], "bw_scale", "n", "rmse_log", "mape"}.
  * Fitted at the end of every successful job on its (raw prediction, measured) pairs and
@@ -532,7 +526,8 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
         tr.median_us = m.median_us;
         tr.spread_us = m.spread_us;
         tr.min_us = m.min_us;
-        tr.samples_json = m.samples_json ? strdup(m.samples_json) : tt_samples_json(&m);
+        tr.samples_us = m.samples_us;   /* kept compactly by the store (schema 005) */
+        tr.nsamples = (size_t)m.nsamples;
     }
     tr.predicted_us = pred;
     tr.compile_s = m.compile_s;

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT
+ * store_samples.c - the compact form of a trial's samples (trials.samples_z, schema 005):
+ * lossless, about a fifth of the JSON text, so that a group-committed trial writes fewer
+ * bytes (format: store_internal.h, tt__samples_pack).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+#define TT_Z_DICT 0xFD    /* tags below: an earlier distinct value */
+#define TT_Z_F32MS 0xFE   /* a float millisecond count x 1000 follows (4 bytes) */
+#define TT_Z_F64 0xFF     /* a double follows (8 bytes) */
+
+static const char tt_b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static uint64_t tt_bits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+static double tt_from_bits(uint64_t u)
+{
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* 1 and *f when v is exactly (double)f * 1000 (bit for bit). */
+static int tt_f32ms(double v, float *f)
+{
+    *f = (float)(v / 1000.0);
+    return tt_bits((double)*f * 1000.0) == tt_bits(v);
+}
+
+/* base64 (no padding) of b[0..n) at out; returns the characters written. */
+static size_t tt_b64_put(const unsigned char *b, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t w = (uint32_t)b[i] << 16;
+        if (i + 1 < n) w |= (uint32_t)b[i + 1] << 8;
+        if (i + 2 < n) w |= b[i + 2];
+        size_t k = n - i >= 3 ? 4 : n - i + 1;
+        for (size_t j = 0; j < k; j++) out[o++] = tt_b64[(w >> (18 - 6 * j)) & 63];
+    }
+    return o;
+}
+
+static int tt_b64_val(char c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+/* Decode base64 text s (no padding) into b (cap bytes): the byte count, or -1. */
+static long tt_b64_get(const char *s, unsigned char *b, size_t cap)
+{
+    size_t n = 0, len = strlen(s);
+    if (len % 4 == 1) return -1;
+    for (size_t i = 0; i < len; i += 4) {
+        uint32_t w = 0;
+        size_t k = len - i >= 4 ? 4 : len - i;
+        for (size_t j = 0; j < 4; j++) {
+            int v = j < k ? tt_b64_val(s[i + j]) : 0;
+            if (v < 0) return -1;
+            w |= (uint32_t)v << (18 - 6 * j);
+        }
+        for (size_t j = 0; j + 1 < k; j++) {
+            if (n == cap) return -1;
+            b[n++] = (unsigned char)(w >> (16 - 8 * j));
+        }
+    }
+    return (long)n;
+}
+
+size_t tt__samples_pack(const double *v, size_t n, char *out, size_t cap)
+{
+    if (n == 0 || n > TT__SAMPLES_Z_MAXN || cap < TT__SAMPLES_Z_CAP(n)) return 0;
+    unsigned char b[2 + TT__SAMPLES_Z_MAXN * 9];
+    uint64_t dict[TT_Z_DICT];
+    size_t nb = 0, nd = 0;
+    b[nb++] = 1;                      /* version */
+    b[nb++] = (unsigned char)n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u = tt_bits(v[i]);
+        size_t d = 0;
+        while (d < nd && dict[d] != u) d++;
+        if (d < nd) {
+            b[nb++] = (unsigned char)d;
+            continue;
+        }
+        if (nd < TT_Z_DICT) dict[nd++] = u;
+        float f;
+        if (tt_f32ms(v[i], &f)) {
+            uint32_t w;
+            memcpy(&w, &f, sizeof w);
+            b[nb++] = TT_Z_F32MS;
+            for (int k = 0; k < 4; k++) b[nb++] = (unsigned char)(w >> (8 * k));
+        } else {
+            b[nb++] = TT_Z_F64;
+            for (int k = 0; k < 8; k++) b[nb++] = (unsigned char)(u >> (8 * k));
+        }
+    }
+    size_t o = tt_b64_put(b, nb, out);
+    out[o] = '\0';
+    return o;
+}
+
+size_t tt__samples_unpack(const char *z, double *v, size_t cap)
+{
+    unsigned char b[2 + TT__SAMPLES_Z_MAXN * 9];
+    long nb = z ? tt_b64_get(z, b, sizeof b) : -1;
+    if (nb < 2 || b[0] != 1 || b[1] == 0 || b[1] > cap) return 0;
+    size_t n = b[1], nd = 0, p = 2;
+    uint64_t dict[TT_Z_DICT];
+    for (size_t i = 0; i < n; i++) {
+        if (p >= (size_t)nb) return 0;
+        unsigned tag = b[p++];
+        uint64_t u = 0;
+        if (tag < TT_Z_DICT) {
+            if (tag >= nd) return 0;
+            v[i] = tt_from_bits(dict[tag]);
+            continue;
+        }
+        size_t w = tag == TT_Z_F32MS ? 4 : 8;
+        if (p + w > (size_t)nb) return 0;
+        for (size_t k = 0; k < w; k++) u |= (uint64_t)b[p + k] << (8 * k);
+        p += w;
+        if (tag == TT_Z_F32MS) {
+            uint32_t u32 = (uint32_t)u;
+            float f;
+            memcpy(&f, &u32, sizeof f);
+            v[i] = (double)f * 1000.0;
+        } else {
+            v[i] = tt_from_bits(u);
+        }
+        if (nd < TT_Z_DICT) dict[nd++] = tt_bits(v[i]);
+    }
+    return p == (size_t)nb ? n : 0;
+}
