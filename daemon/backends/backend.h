@@ -36,9 +36,6 @@ typedef struct tt_measurement {
     double compile_s, measure_s;          /* wall seconds spent (recorded ones for replay) */
     double recorded_us;       /* replay: the dataset's own objective of the config (Kernel
                                  Tuner `time`, T4 measurement "time"); NAN elsewhere */
-    const char *samples_json; /* replay: samples_us[0..nsamples) as JSON text, exactly what
-                                 tt_json_reals writes (rendered once per process), borrowed
-                                 from the backend while it is open; NULL elsewhere */
     int summarised;           /* the backend filled median, spread and min itself (replay:
                                  once per process); else tt_backend_measure summarises */
 } tt_measurement;

@@ -17,7 +17,6 @@
 
 #include "backend.h"
 #include "dataset.h"
-#include "jsonutil.h"
 
 typedef struct tt_replay {
     const tt_dataset *ds;                 /* borrowed from the process-wide cache */
@@ -80,40 +79,31 @@ static tt_rc replay_samples(const tt_dataset *ds, const tt_ds_record *rec, tt_me
     return TT_OK;
 }
 
-/* Render every successful record's samples text and summary once per process (the runner
- * stores them with each trial: ~1.5 us a trial saved), at the dataset's first replay_open
- * (~5 ms for 4362 records of 32 samples).  Out of memory: none (then each trial is
- * summarised and rendered as it comes). */
-static pthread_mutex_t tt_replay_text_mu = PTHREAD_MUTEX_INITIALIZER;
-static void replay_texts_once(const tt_dataset *cds)
+/* Summarise every successful record's samples once per process (median, spread, min: the
+ * runner stores them with each trial), at the dataset's first replay_open.  Out of memory:
+ * none (then each trial is summarised as it comes). */
+static pthread_mutex_t tt_replay_sum_mu = PTHREAD_MUTEX_INITIALIZER;
+static void replay_summaries_once(const tt_dataset *cds)
 {
-    tt_dataset *ds = (tt_dataset *)cds;   /* replay_text is this file's, written once here */
-    pthread_mutex_lock(&tt_replay_text_mu);
-    if (!ds->replay_text && ds->nrecords) {
-        char **t = calloc(ds->nrecords, sizeof *t);
+    tt_dataset *ds = (tt_dataset *)cds;   /* replay_sum is this file's, written once here */
+    pthread_mutex_lock(&tt_replay_sum_mu);
+    if (!ds->replay_sum && ds->nrecords) {
         double *sum = malloc(3 * ds->nrecords * sizeof *sum);
-        for (size_t i = 0; t && sum && i < ds->nrecords; i++) {
+        for (size_t i = 0; sum && i < ds->nrecords; i++) {
             const tt_ds_record *rec = &ds->records[i];
             tt_measurement m;
             memset(&m, 0, sizeof m);
+            sum[3 * i] = NAN;
             if (rec->status != TT_DS_OK || replay_samples(ds, rec, &m) != TT_OK) continue;
-            t[i] = tt_json_reals(m.samples_us, (size_t)m.nsamples);
             tt_measurement_summarise(&m);
             sum[3 * i] = m.median_us;
             sum[3 * i + 1] = m.spread_us;
             sum[3 * i + 2] = m.min_us;
         }
-        if (!t || !sum) {
-            free(t);
-            free(sum);
-            t = NULL;
-            sum = NULL;
-        }
-        ds->replay_text_n = t ? ds->nrecords : 0;
+        ds->replay_sum_n = sum ? ds->nrecords : 0;
         ds->replay_sum = sum;
-        ds->replay_text = t;
     }
-    pthread_mutex_unlock(&tt_replay_text_mu);
+    pthread_mutex_unlock(&tt_replay_sum_mu);
 }
 
 static tt_rc replay_open(tt_backend *b, const char *arg, tt_errinfo *err)
@@ -162,7 +152,7 @@ static tt_rc replay_open(tt_backend *b, const char *arg, tt_errinfo *err)
                        lacks_t[0] ? lacks_t : "none", lacks_d[0] ? lacks_d : "none");
     tt_replay *r = calloc(1, sizeof *r);
     if (!r) return tt_errf(err, TT_ENOMEM, "backend", "out of memory");
-    replay_texts_once(ds);
+    replay_summaries_once(ds);
     r->ds = ds;
     memcpy(r->tparam, tparam, ds->nparams * sizeof tparam[0]);
     b->impl = r;
@@ -200,9 +190,8 @@ static tt_rc replay_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
         return TT_OK;
     }
     if (replay_samples(ds, rec, out) != TT_OK) return TT_ENOMEM;
-    if (rec->index < ds->replay_text_n && ds->replay_text[rec->index]) {
-        const double *sum = ds->replay_sum + 3 * rec->index;
-        out->samples_json = ds->replay_text[rec->index];
+    const double *sum = rec->index < ds->replay_sum_n ? ds->replay_sum + 3 * rec->index : NULL;
+    if (sum && !isnan(sum[0])) {
         out->median_us = sum[0];
         out->spread_us = sum[1];
         out->min_us = sum[2];

@@ -53,8 +53,6 @@ void tt_dataset_free(tt_dataset *ds)
     free(ds->values);
     free(ds->samples);
     free(ds->index);
-    for (size_t i = 0; ds->replay_text && i < ds->replay_text_n; i++) free(ds->replay_text[i]);
-    free(ds->replay_text);
     free(ds->replay_sum);
     free(ds);
 }

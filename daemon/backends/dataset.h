@@ -84,13 +84,12 @@ typedef struct tt_dataset {
     size_t *index;            /* open addressing: record index + 1, 0 = empty */
     size_t index_cap;         /* power of two */
     size_t cap_records, cap_samples;
-    /* the replay backend's (backend_replay.c): each record's samples as replay reports them,
-     * as JSON text (NULL: none), and their median, spread and min (3 per record), for
-     * replay_text_n records; built once, at the first replay_open of the dataset, under that
-     * file's lock; freed with the dataset */
-    char **replay_text;
+    /* the replay backend's (backend_replay.c): the median, spread and min of each record's
+     * samples as replay reports them (3 per record; NAN median: none), for replay_sum_n
+     * records; built once, at the first replay_open of the dataset, under that file's lock;
+     * freed with the dataset */
     double *replay_sum;
-    size_t replay_text_n;
+    size_t replay_sum_n;
 } tt_dataset;
 
 static inline const int64_t *tt_ds_values(const tt_dataset *ds, const tt_ds_record *r)

@@ -4,9 +4,11 @@
  * malformed text, and a trial recorded from numbers reads back, on both engines, with
  * exactly the samples_json text the runner stored before 005 -- through lookup, the job's
  * trial list, a group-committed batch and a re-measurement; rows written as text (before 005,
- * imports) read as before.
+ * imports) read as before; a schema-2 database migrates to 005 with its job's links intact
+ * (job_trials rebuilt WITHOUT ROWID on SQLite, its trial_id index dropped on both).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,6 +134,7 @@ static tt_rc record(tt_store *s, int64_t job, int64_t seq, uint64_t hash, const 
     t.samples_us = v;
     t.nsamples = n;
     tt_rc rc = tt_store_trial_record(s, &KEY, "gemm", job, seq, &t);
+    if (rc) fprintf(stderr, "record: %s\n", tt_store_errmsg(s));
     tt_trial_clear(&t);
     return rc;
 }
@@ -194,10 +197,78 @@ static void test_store_round_trip(void)
     tt_store_close(s);
 }
 
+static int run_schema_file(const char *eng, const char *name)
+{
+    char rel[96];
+    snprintf(rel, sizeof rel, "schema/%s/%s.sql", eng, name);
+    char *path = tt_test_src(rel);
+    char *sql = tt_test_read_file(path, NULL);
+    free(path);
+    int ok = sql && tt_fx_raw_exec(sql);
+    free(sql);
+    return ok;
+}
+
+/* A schema-2 database with a job whose trials hold their samples as text: opening it
+ * migrates to 005 (job_trials rebuilt on SQLite) and every link and text stays. */
+static void test_migration_005(void)
+{
+    tt_fx_fresh_url();
+    const char *eng = tt_fx_engine == TT_STORE_SQLITE ? "sqlite" : "postgres";
+    CU_ASSERT_FATAL(run_schema_file(eng, "001_init"));
+    CU_ASSERT_FATAL(run_schema_file(eng, "002_measured_by"));
+    CU_ASSERT_FATAL(tt_fx_raw_exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+        "name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL);"
+        "INSERT INTO schema_migrations VALUES (1, '001_init', 0), (2, '002_measured_by', 0);"
+        "INSERT INTO jobs (id, template_name, template_hash, target, backend, backend_fp, "
+        " strategy, problem_key, problem_json, state, created_at, done) VALUES"
+        " (7, 'gemm', '0123456789abcdef', 'a2', 'sim', 'sim', 'random', 'M=64', '{}', 'done',"
+        " 0, 2);"
+        "INSERT INTO trials (id, template_hash, problem_key, target, backend_fp, config_hash,"
+        " config_key, config_json, status, median_us, samples_json, job_id, created_at) VALUES"
+        " (1001, '0123456789abcdef', 'M=64', 'a2', 'sim', 1, 'x=1', '{}', 'ok', 3.0,"
+        " '[3.0,3.5e-05, 4]', 7, 0),"
+        " (1002, '0123456789abcdef', 'M=64', 'a2', 'sim', 2, 'x=2', '{}', 'ok', 5.0, NULL, 7,"
+        " 0);"   /* ids above PostgreSQL's sequence, which explicit ids do not move */
+        "INSERT INTO job_trials (job_id, seq, trial_id, reused) VALUES (7, 1, 1002, 0),"
+        " (7, 2, 1001, 1);"));
+    tt_store *s = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(tt_fx_url, &s, &e), TT_OK);
+    CU_ASSERT(tt_store_schema_version(s) >= 5);
+    tt_trial *ts = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(tt_store_trial_list(s, 7, 0, 10, &ts, &n, NULL), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_EQUAL(ts[0].id, 1002);
+    CU_ASSERT_PTR_NULL(ts[0].samples_json);
+    CU_ASSERT_EQUAL(ts[1].id, 1001);
+    CU_ASSERT_EQUAL(ts[1].reused, 1);
+    /* text rows read back as they were written, not re-rendered */
+    CU_ASSERT_STRING_EQUAL(ts[1].samples_json ? ts[1].samples_json : "", "[3.0,3.5e-05, 4]");
+    for (size_t i = 0; i < n; i++) tt_trial_clear(&ts[i]);
+    free(ts);
+    /* the job goes on at seq 3 in the rebuilt table */
+    CU_ASSERT_EQUAL(record(s, 7, 3, 3, ds, 4, 0), TT_OK);
+    CU_ASSERT_EQUAL(record(s, 7, 3, 4, ds, 4, 0), TT_OK);   /* seq 3 again: a no-op */
+    CU_ASSERT(reads_as(s, 3, ds, 4));
+    tt_job j;
+    CU_ASSERT_EQUAL(tt_store_job_get(s, 7, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.done, 3);
+    tt_job_clear(&j);
+    tt_store_close(s);
+    /* the index on trial_id is gone (the rebuilt SQLite table has no rowid either) */
+    CU_ASSERT(!tt_fx_raw_exec("DROP INDEX job_trials_trial"));
+    if (tt_fx_engine == TT_STORE_SQLITE) CU_ASSERT(!tt_fx_raw_exec("SELECT rowid FROM job_trials"));
+}
+
 static const tt_test_case codec_cases_t[] = {{"codec_round_trip", test_codec_round_trip},
                                              {"codec_malformed", test_codec_malformed},
                                              {NULL, NULL}};
 static const tt_test_case store_cases[] = {{"store_round_trip", test_store_round_trip},
+                                           {"migration_005", test_migration_005},
                                            {NULL, NULL}};
 static const tt_test_suite suites[] = {
     {"samples_codec", NULL, NULL, codec_cases_t},
