@@ -4,8 +4,9 @@
  * of shared/ascend/calibration.json.  Prints a table; no pass/fail (docs/simulator.md).
  *
  * usage: bench_sim [--target NAME] [--configs N] [--templates DIR] [--targets DIR]
- *                  [--calibration FILE] [--only SUBSTR] [--list] [--check]
- * --only SUBSTR runs only the cases whose label contains SUBSTR (for profiling); --list
+ *                  [--calibration FILE] [--only SUBSTR] [--match SUBSTR] [--list] [--check]
+ * --only SUBSTR runs only the cases whose label contains SUBSTR (for profiling); --match
+ * SUBSTR only the sampled configs whose "name=value,..." contains SUBSTR; --list
  * prints every sampled config; --check also simulates each one in full (no
  * steady-state shortcut, no block-class interpolation) and prints the difference.
  */
@@ -31,6 +32,7 @@ static double now_s(void)
 
 static int g_list, g_check;
 static const char *g_only;    /* --only SUBSTR: run the cases whose label contains it */
+static const char *g_match;   /* --match SUBSTR: run the sampled configs whose "name=value,..." contains it */
 
 static int selected(const char *label)
 {
@@ -40,7 +42,7 @@ static int selected(const char *label)
 static int usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--target NAME] [--configs N] [--templates DIR] [--targets DIR] "
-                    "[--calibration FILE] [--only SUBSTR] [--list] [--check]\n", argv0);
+                    "[--calibration FILE] [--only SUBSTR] [--match SUBSTR] [--list] [--check]\n", argv0);
     return 2;
 }
 
@@ -84,7 +86,14 @@ static int bench_space(const tt_template *t, const tt_target *tgt, const char *p
     tt_space_free(sp);
     double t0 = now_s(), worst = 0, sum_events = 0, worst_err = 0, full_s = 0;
     size_t ok = 0, fail = 0, extrap = 0;
+    size_t nrun = 0;
     for (size_t i = 0; i < c.n; i++) {
+        if (g_match) {
+            char cs[256];
+            cfg_str(t, &c.slots[i * c.nslots], cs, sizeof cs);
+            if (!strstr(cs, g_match)) continue;
+        }
+        nrun++;
         memcpy(slots, &c.slots[i * c.nslots], c.nslots * sizeof *slots);
         tt_sim_result r;
         double a = now_s();
@@ -123,12 +132,12 @@ static int bench_space(const tt_template *t, const tt_target *tgt, const char *p
         tt_sim_result_close(&r);
     }
     double el = now_s() - t0;
-    printf("%-34s %8zu %10.1f %10.3f %10.3f %10.0f %6zu %6zu  (of %llu feasible)\n", label, c.n,
-           c.n ? c.n / el : 0, c.n ? el / c.n * 1e3 : 0, worst * 1e3,
+    printf("%-34s %8zu %10.1f %10.3f %10.3f %10.0f %6zu %6zu  (of %llu feasible)\n", label, nrun,
+           nrun ? nrun / el : 0, nrun ? el / nrun * 1e3 : 0, worst * 1e3,
            ok ? sum_events / ok : 0, extrap, fail, (unsigned long long)c.feasible);
     if (g_check)
         printf("  %s: fast path vs full simulation: worst |error| %.5f%% (full: %.1f ms/config)\n",
-               label, worst_err * 100, c.n ? full_s / c.n * 1e3 : 0);
+               label, worst_err * 100, nrun ? full_s / nrun * 1e3 : 0);
     free(slots);
     bench_sample_free(&c);
     return 0;
@@ -224,6 +233,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--targets")) tdir = argv[i + 1];
         else if (!strcmp(argv[i], "--calibration")) cal = argv[i + 1];
         else if (!strcmp(argv[i], "--only")) g_only = argv[i + 1];
+        else if (!strcmp(argv[i], "--match")) g_match = argv[i + 1];
         else return usage(argv[0]);
     }
     tt_targets *ts = NULL;

@@ -145,6 +145,7 @@ typedef struct run {
     int64_t cores;            /* AI cores per wave */
     int64_t persistent;       /* launched blocks, 0 when not persistent */
     int64_t walk_cut;         /* grid points cut from the end of every walk (walk anchors) */
+    size_t mark_group;        /* group whose grid points are marked (walk marks), else -1 */
     int64_t nlog;             /* logical blocks */
     int64_t *lsig;            /* per logical block id (NULL: computed on the fly) */
     memo *memo;
@@ -280,7 +281,8 @@ static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int tra
     tt__sgroup *g = R->pool;
     tt_rc rc = TT_OK;
     for (size_t i = 0; i < ng; i++) {
-        for (int r = 0; r < TT__AG__COUNT; r++) g[i].prog[r].n = g[i].prog[r].ndeps = 0;
+        for (int r = 0; r < TT__AG__COUNT; r++)
+            g[i].prog[r].n = g[i].prog[r].ndeps = g[i].prog[r].npend = 0;
         int64_t *gp = NULL;
         int64_t n = lblock_points(R, wg[i].first, &gp);
         if (n < 0) { rc = TT_ENOMEM; break; }
@@ -289,6 +291,7 @@ static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int tra
         if (rc) break;
         g[i].weight = (double)wg[i].count;
         g[i].traced = traced && i == rep;
+        g[i].marked = i == R->mark_group;
     }
     if (!rc && R->s.cancel && R->s.cancel(R->s.cancel_ctx)) {
         snprintf(R->reason, R->rcap, "cancelled");
@@ -319,7 +322,7 @@ static int64_t shape_step(int64_t t0, int64_t period)
 }
 
 /* Figure f of a wave: 0 cycles, then busy[agent][unit], then stall[k]. */
-#define SHAPE_NFIG (1 + (size_t)TT__AG__COUNT * TT_UNIT__COUNT + TT_STALL__COUNT)
+#define SHAPE_NFIG TT__NFIG
 static double *shape_fig(tt__swave *w, size_t f)
 {
     if (f == 0) return &w->cycles;
@@ -426,6 +429,59 @@ static void wave_extrapolate(const tt__swave *a, const tt__swave *b, double f, t
 
 static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt__swave *out);
 
+/* The walk shortcut with marks, for kernels whose grid points all run the same program (no
+ * trip count reads the grid): one simulation with the shortest walk cut to m points (and
+ * the others by as many) records the wave's figures whenever a grid point of that walk has
+ * completed.  Once the walk is in its steady state, two points further on costs the same
+ * every time (a period of 2 points covers pipelines that alternate), so when points m-6,
+ * m-4 and m-2 of the marked walk (the reported group's, whose figures are extrapolated; it
+ * walks m or m + 1 points) are collinear within WALK_RTOL of the period (point m-1 is left
+ * out: no point of the shortest walk follows it), the wave of the full walks (shortest nmin) is
+ * the cut wave plus (nmin - m) / 2 such periods, every figure alike.  Tries the cuts of
+ * walk_mark_m[] in turn.  Returns 1 (out set), 0 (not steady: use the anchor walks) or -1
+ * (error, rc set). */
+static const size_t walk_mark_m[] = {6, 12, 24};
+
+static int walk_marks(run *R, const wgroup *wg, size_t ng, size_t rep, int64_t nmin,
+                      tt__swave *out, tt_rc *rc)
+{
+    size_t imin = 0;
+    for (size_t i = 0; i < ng; i++)
+        if ((R->s.nblocks - wg[i].first + R->persistent - 1) / R->persistent == nmin) imin = i;
+    for (size_t k = 0; k < sizeof walk_mark_m / sizeof *walk_mark_m; k++) {
+        int64_t m = (int64_t)walk_mark_m[k];
+        if (2 * m > nmin) break;
+        tt__swave w;
+        R->walk_cut = nmin - m;
+        R->mark_group = rep < ng ? rep : imin;   /* its busy and stall figures are reported */
+        *rc = sim_groups(R, wg, ng, rep, 0, &w);
+        R->walk_cut = 0;
+        R->mark_group = (size_t)-1;
+        if (*rc) return -1;
+        int ok = 0;
+        if (w.nmark >= (size_t)m) {   /* the marked walk runs m or m + 1 points */
+            const double *a = &w.mark[(size_t)(m - 6) * TT__NFIG];
+            const double *b = a + 2 * TT__NFIG, *c = b + 2 * TT__NFIG;
+            double d1 = b[0] - a[0], d2 = c[0] - b[0];
+            if (d1 > 0 && fabs(d2 - d1) <= WALK_RTOL * d2) {
+                double f = (double)(nmin - m) / 2;
+                memset(out, 0, sizeof *out);
+                for (size_t j = 0; j < TT__NFIG; j++) {
+                    double v = *shape_fig(&w, j) + f * (c[j] - b[j]);
+                    *shape_fig(out, j) = v > 0 ? v : 0;
+                }
+                ok = 1;
+            }
+        }
+        tt__swave_free(&w);
+        if (ok) {
+            R->extrapolated = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The walk shortcut of a persistent kernel: a block that walks n grid points costs, once
  * its pipeline runs across grid points, the same for every further point, so a wave whose
  * shortest walk is longer than WALK_MIN is simulated with every walk cut to WALK_T0,
@@ -440,6 +496,10 @@ static int walk_shortcut(run *R, const wgroup *wg, size_t ng, size_t rep, tt__sw
         if (n < nmin) nmin = n;
     }
     if (nmin <= WALK_MIN) return 0;
+    if (!R->s.grid_dep) {
+        int done = walk_marks(R, wg, ng, rep, nmin, out, rc);
+        if (done) return done;
+    }
     tt__swave a[3];
     for (int k = 0; k < 3; k++) {
         R->walk_cut = nmin - (WALK_T0 + k * WALK_STEP);
@@ -730,6 +790,7 @@ tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
     R.s.slots = slots;
     R.s.cancel = opts->cancel;
     R.s.cancel_ctx = opts->cancel_ctx;
+    R.mark_group = (size_t)-1;
     if ((rc = tt__sim_prepare(&R.s, out->reason, sizeof out->reason))) goto done;
     R.cores = tgt->cube_cores > 0 ? tgt->cube_cores : tgt->vector_cores / 2;
     if (R.cores < 1) {

@@ -58,6 +58,7 @@ typedef struct agent {
     double last_end;
     int64_t waits[2][TT__NFLAGS];   /* waits consumed per direction and flag */
     size_t remaining;
+    int marked;                     /* its group is marked (walk marks) */
 } agent;
 
 typedef struct flagq {        /* visible times of the sets of one group, direction, flag */
@@ -80,6 +81,8 @@ typedef struct eng {
     int32_t *order;
     double now;
     tt__swave *out;
+    int64_t *pleft;           /* marked group: instructions of each grid point not yet done */
+    double *pfig;             /* ... and the figures of each grid point (walk marks) */
     int oom;
 } eng;
 
@@ -184,6 +187,41 @@ static flagq *flag_of(eng *e, int group, int dir, int flag)
     return &e->fl[((size_t)group * 2 + (size_t)dir) * TT__NFLAGS + (size_t)flag];
 }
 
+/* Walk marks: the figures of grid point j of the marked group (e->pfig[j * TT__NFIG]; figure
+ * 0 is the time its last instruction completed) that instruction i of agent a belongs to. */
+static double *point_figs(eng *e, const agent *a, int32_t i, size_t *pj)
+{
+    const tt__sprog *p = a->p;
+    size_t lo = 0, hi = p->npend;      /* first point whose end is past i */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->pend[mid] <= (uint32_t)i) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo >= e->out->nmark) return NULL;
+    if (pj) *pj = lo;
+    return &e->pfig[lo * TT__NFIG];
+}
+
+/* Instruction i of a marked agent is done: the time of its grid point when it was the last
+ * one (over both agents of the group). */
+static void mark_point(eng *e, const agent *a, int32_t i, double t)
+{
+    size_t j;
+    double *f = point_figs(e, a, i, &j);
+    if (f && --e->pleft[j] == 0) f[0] = t;
+}
+
+/* Add v to figure k (TT__NFIG order) of the grid point of instruction i of a marked agent. */
+static void mark_add(eng *e, const agent *a, int32_t i, size_t k, double v)
+{
+    double *f = point_figs(e, a, i, NULL);
+    if (f) f[k] += v;
+}
+
+#define FIG_BUSY(role, unit) (1 + (size_t)(role) * TT_UNIT__COUNT + (size_t)(unit))
+#define FIG_STALL(k) (1 + (size_t)TT__AG__COUNT * TT_UNIT__COUNT + (size_t)(k))
+
 static void record(eng *e, agent *a, int32_t i, double end)
 {
     const tt__sinst *in = &a->p->ins[i];
@@ -194,6 +232,7 @@ static void record(eng *e, agent *a, int32_t i, double end)
     if (st > end) st = end;
     if (end > a->busy_end[in->unit]) a->busy_end[in->unit] = end;
     if ((size_t)a->group == e->rep) e->out->busy[a->role][in->unit] += end - st;
+    if (a->marked) mark_add(e, a, i, FIG_BUSY(a->role, in->unit), end - st);
     if (!e->g[a->group].traced) return;
     tt__swave *w = e->out;
     if (w->ntrace == w->captrace) {
@@ -273,6 +312,7 @@ static int try_issue(eng *e, int32_t ai, unsigned mask)
             int stall = why == TT__DEP_RAW ? TT_STALL_DATA
                       : why == TT__DEP_WAR ? TT_STALL_SLOT : TT_STALL_FLAG;
             e->out->stall[stall] += st - base;
+            if (a->marked) mark_add(e, a, i, FIG_STALL(stall), st - base);
         }
         if (in->kind == TT__SI_GM) {
             a->fifo[u][(a->fhead[u] + a->fn[u]) % TT__DMA_MAX] = i;
@@ -305,6 +345,7 @@ static int on_done(eng *e, int32_t ai, int32_t i, double t)
     if (t > a->last_end) a->last_end = t;
     a->remaining--;
     record(e, a, i, t);
+    if (a->marked) mark_point(e, a, i, t);
     if (in->kind == TT__SI_SET) {
         flagq *f = flag_of(e, a->group, in->dir, in->flag);
         if (f->n == f->cap) {
@@ -422,6 +463,9 @@ void tt__swave_free(tt__swave *w)
     free(w->trace);
     w->trace = NULL;
     w->ntrace = w->captrace = 0;
+    free(w->mark);
+    w->mark = NULL;
+    w->nmark = 0;
 }
 
 static void eng_free(eng *e)
@@ -439,6 +483,37 @@ static void eng_free(eng *e)
     free(e->heap);
     free(e->x);
     free(e->order);
+    free(e->pleft);
+    free(e->pfig);
+}
+
+/* Set up the walk marks of the first marked group (its agents walk the same grid points).
+ * Returns 0, or -1 when out of memory. */
+static int marks_init(eng *e)
+{
+    size_t npts = 0;
+    int found = 0;
+    for (size_t k = 0; k < e->nag; k++) {
+        agent *a = &e->ag[k];
+        if (!e->g[a->group].marked) continue;
+        if (found && a->group != found - 1) continue;
+        found = a->group + 1;
+        a->marked = 1;
+        if (!npts || a->p->npend < npts) npts = a->p->npend;
+    }
+    if (!npts) return 0;
+    e->pleft = calloc(npts, sizeof *e->pleft);
+    e->pfig = calloc(npts * TT__NFIG, sizeof *e->pfig);
+    e->out->mark = calloc(npts * TT__NFIG, sizeof *e->out->mark);
+    if (!e->pleft || !e->pfig || !e->out->mark) return -1;
+    e->out->nmark = npts;
+    for (size_t k = 0; k < e->nag; k++) {
+        const agent *a = &e->ag[k];
+        if (!a->marked) continue;
+        for (size_t j = 0; j < npts; j++)
+            e->pleft[j] += (int64_t)a->p->pend[j] - (j ? (int64_t)a->p->pend[j - 1] : 0);
+    }
+    return 0;
 }
 
 static int agent_init(eng *e, agent *a, const tt__sprog *p)
@@ -490,6 +565,7 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
             a->weight = g[gi].weight * (r == TT__AG_VEC ? s->vec_cores : 1);
             if (agent_init(&e, a, &g[gi].prog[r])) { rc = TT_ENOMEM; goto out; }
         }
+    if (marks_init(&e)) { rc = TT_ENOMEM; goto out; }
     for (size_t k = 0; k < e.nag; k++)
         if (try_issue(&e, (int32_t)k, ALL_UNITS)) { rc = TT_ENOMEM; goto out; }
     int64_t events = 0;
@@ -523,6 +599,8 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
                 double ideal = a->p->ins[x.inst].bytes / x.cap;
                 double real = tg - x.t0;
                 if (real > ideal) out->stall[TT_STALL_BANDWIDTH] += real - ideal;
+                if (real > ideal && a->marked)
+                    mark_add(&e, a, x.inst, FIG_STALL(TT_STALL_BANDWIDTH), real - ideal);
             }
             r = data_done(&e, x.agent, x.inst, tg);
         } else {
@@ -544,6 +622,12 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
         if (a->last_end > end) end = a->last_end;
     }
     out->cycles = end;
+    for (size_t j = 0; j < out->nmark; j++) {   /* the figures of points 0..j */
+        double *m = &out->mark[j * TT__NFIG];
+        const double *f = &e.pfig[j * TT__NFIG];
+        m[0] = f[0] > 0 || j == 0 ? f[0] : m[-(ptrdiff_t)TT__NFIG];   /* a point without instructions */
+        for (size_t k = 1; k < TT__NFIG; k++) m[k] = f[k] + (j ? m[k - TT__NFIG] : 0);
+    }
 out:
     if (rc == TT_ENOMEM) snprintf(reason, cap, "out of memory");
     if (rc) tt__swave_free(out);

@@ -48,6 +48,8 @@ typedef struct tt__sprog {    /* one agent's instructions, in program order */
     size_t n, cap;
     uint32_t *deps;           /* (index << 2) | dependency kind */
     size_t ndeps, capdeps;
+    uint32_t *pend;           /* per grid point walked: index one past its last instruction */
+    size_t npend, cappend;
 } tt__sprog;
 
 /* Static facts of one leaf op of the template (computed once per run). */
@@ -140,7 +142,12 @@ typedef struct tt__sgroup {
     tt__sprog prog[TT__AG__COUNT];
     double weight;            /* AI cores it stands for */
     int traced;               /* 1: record its timeline */
+    int marked;               /* 1: record the figures of each of its grid points
+                                 (tt__sprog.pend, both agents; walk marks) */
 } tt__sgroup;
+
+/* Figures of a wave snapshot: cycles, busy[agent][unit], stall[k] (tt__swave order). */
+#define TT__NFIG (1 + (size_t)TT__AG__COUNT * TT_UNIT__COUNT + TT_STALL__COUNT)
 
 /* Result of one wave. */
 typedef struct tt__swave {
@@ -150,6 +157,12 @@ typedef struct tt__swave {
     int64_t events;
     tt__trec *trace;          /* traced group's records (owned) */
     size_t ntrace, captrace;
+    /* walk marks (owned; NULL unless a group is marked): for grid point j of the marked
+     * group, mark[j * TT__NFIG]: when its last instruction completed; mark[j * TT__NFIG + f],
+     * f >= 1: busy and stall figures of that group's instructions of points 0..j (meaningful
+     * when the marked group is the reported one) */
+    double *mark;
+    size_t nmark;
 } tt__swave;
 
 /* Simulate one wave of ngroups groups starting together.  rep is the group whose busy and

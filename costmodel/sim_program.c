@@ -44,6 +44,7 @@ void tt__sprog_free(tt__sprog *p)
     if (!p) return;
     free(p->ins);
     free(p->deps);
+    free(p->pend);
     memset(p, 0, sizeof *p);
 }
 
@@ -424,6 +425,15 @@ tt_rc tt__sim_build(tt__sim *s, const int64_t *gp, size_t ngp, tt__sprog progs[T
                 rc = TT_EDOMAIN;
                 goto out;
             }
+            tt__sprog *p = ag[r].p;
+            if (p->npend == p->cappend) {
+                size_t nc = p->cappend ? p->cappend * 2 : 16;
+                uint32_t *np = realloc(p->pend, nc * sizeof *np);
+                if (!np) { rc = TT_ENOMEM; goto out; }
+                p->pend = np;
+                p->cappend = nc;
+            }
+            p->pend[p->npend++] = (uint32_t)p->n;
         }
     }
 out:
