@@ -11,6 +11,7 @@
 #define TT_Z_DICT 0xFD    /* tags below: an earlier distinct value */
 #define TT_Z_F32MS 0xFE   /* a float millisecond count x 1000 follows (4 bytes) */
 #define TT_Z_F64 0xFF     /* a double follows (8 bytes) */
+#define TT_Z_SLOTS 512    /* the packer's hash of distinct values (> 2 x TT_Z_DICT) */
 
 static const char tt_b64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -85,19 +86,25 @@ size_t tt__samples_pack(const double *v, size_t n, char *out, size_t cap)
 {
     if (n == 0 || n > TT__SAMPLES_Z_MAXN || cap < TT__SAMPLES_Z_CAP(n)) return 0;
     unsigned char b[2 + TT__SAMPLES_Z_MAXN * 9];
-    uint64_t dict[TT_Z_DICT];
+    /* the dictionary: an open-addressing table of value bits -> tag + 1 (0: empty) */
+    uint64_t key[TT_Z_SLOTS];
+    unsigned char tag[TT_Z_SLOTS];
+    memset(tag, 0, sizeof tag);
     size_t nb = 0, nd = 0;
     b[nb++] = 1;                      /* version */
     b[nb++] = (unsigned char)n;
     for (size_t i = 0; i < n; i++) {
         uint64_t u = tt_bits(v[i]);
-        size_t d = 0;
-        while (d < nd && dict[d] != u) d++;
-        if (d < nd) {
-            b[nb++] = (unsigned char)d;
+        size_t h = (size_t)((u * 0x9e3779b97f4a7c15ULL) >> 55);   /* TT_Z_SLOTS = 512 */
+        while (tag[h] && key[h] != u) h = (h + 1) & (TT_Z_SLOTS - 1);
+        if (tag[h]) {
+            b[nb++] = (unsigned char)(tag[h] - 1);
             continue;
         }
-        if (nd < TT_Z_DICT) dict[nd++] = u;
+        if (nd < TT_Z_DICT) {
+            key[h] = u;
+            tag[h] = (unsigned char)(++nd);
+        }
         float f;
         if (tt_f32ms(v[i], &f)) {
             uint32_t w;

@@ -165,9 +165,54 @@ uint64_t tt__st_rand(tt_strategy *st)
     return r;
 }
 
+__extension__ typedef unsigned __int128 tt_u128;
+
+void tt__udiv_init(tt__udiv *d, uint64_t n)
+{
+    memset(d, 0, sizeof *d);
+    d->n = n;
+    d->lim = UINT64_MAX - UINT64_MAX % n;
+    unsigned l = 63 - (unsigned)__builtin_clzll(n);   /* floor(log2 n) */
+    d->shift = (unsigned char)l;
+    if ((n & (n - 1)) == 0) return;                    /* a power of two: a shift */
+    /* m = floor(2^(64+l) / n) fits in 64 bits since n > 2^l */
+    tt_u128 num = (tt_u128)1 << (64 + l);
+    uint64_t m = (uint64_t)(num / n), rem = (uint64_t)(num % n);
+    if (n - rem < ((uint64_t)1 << l)) {
+        d->magic = m + 1;                              /* q = mulhi(r, magic) >> l */
+    } else {                                           /* 65-bit magic: the add variant */
+        uint64_t twice = rem + rem;
+        m += m;
+        if (twice >= n || twice < rem) m += 1;
+        d->magic = m + 1;
+        d->add = 1;
+    }
+}
+
+uint64_t tt__udiv_mod(const tt__udiv *d, uint64_t r)
+{
+    uint64_t q;
+    if (!d->magic) {
+        q = r >> d->shift;
+    } else {
+        q = (uint64_t)(((tt_u128)r * d->magic) >> 64);
+        if (d->add) q = (((r - q) >> 1) + q) >> d->shift;
+        else q >>= d->shift;
+    }
+    return r - q * d->n;
+}
+
 uint64_t tt__st_uniform(tt_strategy *st, uint64_t n)
 {
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n, r;
+    uint64_t r;
+    if (n < TT__UDIV_SMALL) {         /* the same numbers, without two divisions per call */
+        tt__udiv *d = &st->udiv[n];
+        if (d->n != n) tt__udiv_init(d, n);
+        do r = tt__st_rand(st);
+        while (r >= d->lim);
+        return tt__udiv_mod(d, r);
+    }
+    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
     do r = tt__st_rand(st);
     while (r >= lim);
     return r % n;

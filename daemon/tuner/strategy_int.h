@@ -43,6 +43,17 @@ typedef struct tt__strategy_ops {
     void (*free)(tt_strategy *st);
 } tt__strategy_ops;
 
+/* Division by a fixed n without a divide instruction (the round-up multiply of Granlund and
+ * Montgomery, as libdivide does it): tt__udiv_mod(d, r) == r % n for every 64-bit r.  Used by
+ * tt__st_uniform for small n, whose values must not change (seeded runs are pinned). */
+typedef struct tt__udiv {
+    uint64_t n, magic, lim;        /* lim: UINT64_MAX - UINT64_MAX % n (the rejection bound) */
+    unsigned char shift, add;      /* n a power of two: magic 0, r >> shift */
+} tt__udiv;
+void tt__udiv_init(tt__udiv *d, uint64_t n);   /* n > 0 */
+uint64_t tt__udiv_mod(const tt__udiv *d, uint64_t r);
+#define TT__UDIV_SMALL 64          /* tt__st_uniform caches the dividers of n below this */
+
 struct tt_strategy {
     const tt__strategy_ops *ops;
     tt_strategy_config cfg;        /* borrowed pointers; problem points at `problem` */
@@ -52,6 +63,7 @@ struct tt_strategy {
     int64_t budget;                /* resolved: max proposals */
     int64_t proposed, reported, planned;
     uint64_t rng[4];               /* xoshiro256** */
+    tt__udiv udiv[TT__UDIV_SMALL]; /* tt__st_uniform's dividers, by n (n == 0: not made yet) */
     tt__u64set seen;               /* proposed (queued or handed out) */
     tt__u64set handed;             /* returned by tt_strategy_next() */
     tt__u64set reported_set;

@@ -2,16 +2,19 @@
  * test_strategy_seq.c - pinned proposal sequences: the model-free strategies propose exactly
  * the configs they proposed when the table was written (tests/data/strategy/sequences.txt),
  * so that speed work on them (evolution's incremental parent ranking and cached parent
- * positions, feasibility from the enumerated space's bitset) provably changes nothing a job
- * sees: the same trials per seed, and the same after a resume.
+ * positions, feasibility from the enumerated space's bitset, division without a divide
+ * instruction) provably changes nothing a job sees: the same trials per seed (a resumed job
+ * replays them).
  *
  * Each row: strategy, space, seed, budget, batch size asked per next(), the number of
  * proposals and the FNV-1a hash of their space indices in order.  Spaces: "gemm" (the
- * shipped GEMM template for one shape, constraints only: ~9 000 configs, enumerated),
+ * shipped GEMM template for one shape, constraints only: 1 228 800 configs, 933 888
+ * feasible, enumerated),
  * "gemm-sampled" (the same with max_enumerate 1: drawn and checked config by config) and
  * "toy" (128 configs, 59 feasible: budgets past it exhaust the space).  The objective is a
  * synthetic integer function of the params (no model, no floating-point library calls); one
- * config in 13 reports a failure.
+ * config in 13 reports a failure.  Also: the divider behind tt__st_uniform's small ranges
+ * (tt__udiv) equals the % operator.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 
 #include "space.h"
 #include "strategy.h"
+#include "strategy_int.h"   /* tt__udiv */
 #include "template.h"
 #include "tt_test.h"
 
@@ -147,7 +151,39 @@ static void test_pinned_sequences(void)
     CU_ASSERT(rows >= 10);
 }
 
+/* tt__udiv_mod (tt__st_uniform's division by a small n) equals r % n: every n below 200 and
+ * some large ones, edge numerators and 4 000 pseudo-random ones each. */
+static void test_udiv(void)
+{
+    static const uint64_t big[] = {(1ULL << 63) + 1, UINT64_MAX, UINT64_MAX - 1, 12157665459056928801ULL,
+                                   1000000007ULL, (1ULL << 32) + 1, (1ULL << 32) - 1};
+    uint64_t x = 88172645463325252ULL;
+    size_t bad = 0, checked = 0;
+    for (size_t k = 0; k < 199 + sizeof big / sizeof big[0]; k++) {
+        uint64_t n = k < 199 ? k + 1 : big[k - 199];
+        tt__udiv d;
+        tt__udiv_init(&d, n);
+        CU_ASSERT_EQUAL(d.lim, UINT64_MAX - UINT64_MAX % n);
+        uint64_t edge[] = {0, 1, n - 1, n, n + 1, 2 * n - 1, 2 * n, UINT64_MAX, UINT64_MAX - 1,
+                           d.lim - 1, d.lim, UINT64_MAX / n * n, UINT64_MAX / n * n - 1};
+        for (size_t i = 0; i < sizeof edge / sizeof edge[0] + 4000; i++) {
+            uint64_t r = edge[0];
+            if (i < sizeof edge / sizeof edge[0]) {
+                r = edge[i];
+            } else {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                r = i & 1 ? x : x >> (i % 64);
+            }
+            bad += tt__udiv_mod(&d, r) != r % n;
+            checked++;
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(checked > 800000);
+}
+
 static const tt_test_case cases[] = {{"pinned_sequences", test_pinned_sequences},
+                                     {"udiv", test_udiv},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"strategy_seq", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
