@@ -180,6 +180,7 @@ typedef struct tt_jobrun {
     tt_backend_env env;
     tt_backend *be;
     tt_space *space;
+    char *space_key;          /* the strategy's enumeration cache key (NULL: none) */
     tt_model *model;          /* uncalibrated: what the strategies rank with */
     tt_model *model_cal;      /* with the stored calibration, for predicted_us (or NULL) */
     json_t *options;
@@ -756,11 +757,12 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     tt_target_caps(jr->tgt, &caps);
     rc = tt_space_new(jr->t, jr->problem, &caps, &jr->space, &err);
     if (rc != TT_OK) return tt_job_fail(jr, "space: %s", err.msg[0] ? err.msg : tt_strerror(rc));
+    jr->space_key = tt_strategy_space_key(jr->t, jr->problem, &caps);   /* NULL: no caching */
     tt_job_models(jr);
     tt_strategy_config sc = {
         .name = job->strategy, .t = jr->t, .tgt = jr->tgt, .space = jr->space,
         .model = jr->model, .problem = jr->problem, .seed = (uint64_t)job->seed,
-        .budget = job->budget_trials, .options = jr->options,
+        .budget = job->budget_trials, .options = jr->options, .space_key = jr->space_key,
     };
     rc = tt_strategy_new(&sc, &jr->st, &err);
     if (rc != TT_OK) return tt_job_fail(jr, "strategy: %s", err.msg[0] ? err.msg : tt_strerror(rc));
@@ -858,6 +860,7 @@ static void tt_job_run(tt_worker *w, tt_store *s, tt_job *job)
                 "measured again when it resumes)", (long long)job->id, tt_store_errmsg(s));
     if (jr.async_commit) (void)tt_store_async_commit(s, 0);
     tt_strategy_free(jr.st);
+    free(jr.space_key);
     tt_model_free(jr.model);
     tt_model_free(jr.model_cal);
     free(jr.fit_pred);

@@ -485,7 +485,13 @@ static int tt_enum_visit(void *ud, const int64_t *slots)
 tt_rc tt__st_enumerate(tt_strategy *st)
 {
     if (st->enumerated) return TT_OK;
-    if (tt_space_total(st->cfg.space) > st->max_enumerate) return TT_ELIMIT;
+    uint64_t total = tt_space_total(st->cfg.space);
+    if (total > st->max_enumerate) return TT_ELIMIT;
+    if (tt__st_enum_lookup(st)) {      /* enumerated by an earlier job of this process */
+        st->enumerated = 1;
+        if ((int64_t)st->nall < st->planned) st->planned = (int64_t)st->nall;
+        return TT_OK;
+    }
     tt_enum_ctx c = {.st = st};
     tt_space_counts counts;
     tt_rc rc = tt_space_enumerate(st->cfg.space, tt_enum_visit, &c, 0, &counts);
@@ -498,9 +504,9 @@ tt_rc tt__st_enumerate(tt_strategy *st)
     st->nall = c.n;
     st->enumerated = 1;
     /* feasibility by bit: the enumerated set is exactly what tt_space_check accepts */
-    uint64_t total = tt_space_total(st->cfg.space);
     if (total <= TT_ST_FEAS_BITS_MAX && (st->feas = calloc((total + 63) / 64, sizeof *st->feas)))
         for (size_t i = 0; i < c.n; i++) st->feas[c.v[i] >> 6] |= (uint64_t)1 << (c.v[i] & 63);
+    tt__st_enum_store(st, (size_t)((total + 63) / 64));   /* before any draw shuffles `all` */
     if ((int64_t)c.n < st->planned) st->planned = (int64_t)c.n;
     return TT_OK;
 }

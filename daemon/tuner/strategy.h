@@ -64,9 +64,20 @@ typedef struct tt_strategy_config {
     uint64_t seed;
     int64_t budget;               /* maximum proposals; 0: the strategy's default */
     const json_t *options;        /* borrowed, may be NULL */
+    /* What determines `space` (template content, problem, capacities) as text, or NULL.  Set,
+     * the space's enumeration is cached per process under it (strategy_enum.c): two spaces
+     * with the same key must have the same feasible configs.  Borrowed for the strategy's
+     * life. */
+    const char *space_key;
 } tt_strategy_config;
 
 typedef struct tt_strategy tt_strategy;
+
+/* A space key (tt_strategy_config.space_key) for the space of template t with problem slots
+ * [0, t->ninputs) and capacities caps (NULL: none), as tt_space_new builds it: the problem,
+ * the capacities and the template's document without name, version and description (copies
+ * of a template under other names share it).  malloc'd; NULL when out of memory. */
+char *tt_strategy_space_key(const tt_template *t, const int64_t *problem, const tt_caps *caps);
 
 /* Which strategy a job runs, and why (tt_strategy_resolve): the job document and the log
  * state it, so a fallback is never silent. */

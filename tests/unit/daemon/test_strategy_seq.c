@@ -13,8 +13,10 @@
  * "gemm-sampled" (the same with max_enumerate 1: drawn and checked config by config) and
  * "toy" (128 configs, 59 feasible: budgets past it exhaust the space).  The objective is a
  * synthetic integer function of the params (no model, no floating-point library calls); one
- * config in 13 reports a failure.  Also: the divider behind tt__st_uniform's small ranges
- * (tt__udiv) equals the % operator.
+ * config in 13 reports a failure.  Every row runs again with the enumeration cache (a space
+ * key: filled, then used) to the same sequence.  Also: the divider behind tt__st_uniform's
+ * small ranges (tt__udiv) equals the % operator; space keys ignore a template's name,
+ * version and description but not its domains, the problem or the capacities.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +28,12 @@
 #include "template.h"
 #include "tt_test.h"
 
-static const char *toy_json =
-    "{\"tiletune\":1,\"name\":\"toy\",\"version\":\"1\","
-    "\"inputs\":{\"N\":{\"type\":\"int\"}},"
-    "\"params\":{\"a\":{\"range\":[1,8]},\"b\":[1,2,3,4,5,6,7,8],\"c\":[0,1]},"
-    "\"constraints\":[\"a*b <= N\",\"(a + b + c) % 3 != 0\"]}";
+#define TOY_JSON                                                                          \
+    "{\"tiletune\":1,\"name\":\"toy\",\"version\":\"1\","                                      \
+    "\"inputs\":{\"N\":{\"type\":\"int\"}},"                                                  \
+    "\"params\":{\"a\":{\"range\":[1,8]},\"b\":[1,2,3,4,5,6,7,8],\"c\":[0,1]},"             \
+    "\"constraints\":[\"a*b <= N\",\"(a + b + c) % 3 != 0\"]}"
+static const char *toy_json = TOY_JSON;
 
 typedef struct space_fx {
     tt_template *t;
@@ -78,14 +81,15 @@ static int64_t objective(const int64_t *p, size_t np)
     return 100 + smooth * 10 + (int64_t)(h % 37);
 }
 
-/* Run one row; *n proposals and *fnv their hash. */
+/* Run one row; *n proposals and *fnv their hash.  space_key: the enumeration cache's key
+ * (NULL: none). */
 static void run_row(const char *strategy, const space_fx *fx, const char *opts, uint64_t seed,
-                    int64_t budget, size_t cap, size_t *n, uint64_t *fnv)
+                    int64_t budget, size_t cap, const char *space_key, size_t *n, uint64_t *fnv)
 {
     json_t *o = opts ? json_loads(opts, 0, NULL) : NULL;
     tt_strategy_config c = {.name = strategy, .t = fx->t, .space = fx->sp,
                             .problem = fx->problem, .seed = seed, .budget = budget,
-                            .options = o};
+                            .options = o, .space_key = space_key};
     tt_strategy *st = NULL;
     tt_errinfo e;
     *n = 0;
@@ -136,7 +140,7 @@ static void test_pinned_sequences(void)
         const char *opts = strcmp(space, "gemm-sampled") == 0 ? "{\"max_enumerate\": 1}" : NULL;
         size_t n;
         uint64_t fnv;
-        run_row(strategy, fx, opts, seed, budget, cap, &n, &fnv);
+        run_row(strategy, fx, opts, seed, budget, cap, NULL, &n, &fnv);
         if (regen)
             printf("%-10s %-13s %4llu %5lld %2zu %5zu %016llx\n", strategy, space, seed, budget,
                    cap, n, (unsigned long long)fnv);
@@ -145,10 +149,60 @@ static void test_pinned_sequences(void)
                     strategy, space, seed, n, (unsigned long long)fnv, n_want, fnv_want);
         CU_ASSERT_EQUAL(n, n_want);
         CU_ASSERT_EQUAL(fnv, (uint64_t)fnv_want);
+        /* the same with the enumeration cache: filled by the first run, used by the second */
+        char *key = tt_strategy_space_key(fx->t, fx->problem, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(key);
+        for (int k = 0; k < 2; k++) {
+            size_t hits = tt__st_enum_hits();
+            run_row(strategy, fx, opts, seed, budget, cap, key, &n, &fnv);
+            CU_ASSERT_EQUAL(n, n_want);
+            CU_ASSERT_EQUAL(fnv, (uint64_t)fnv_want);
+            if (k == 1 && !opts) CU_ASSERT(tt__st_enum_hits() > hits);   /* enumerated spaces */
+        }
+        free(key);
         rows++;
     }
     fclose(f);
     CU_ASSERT(rows >= 10);
+}
+
+/* The space key: the same for copies of a template under another name, version or
+ * description; another for another problem, other capacities or another domain. */
+static void test_space_key(void)
+{
+    static const char *const docs[] = {
+        TOY_JSON,
+        "{\"tiletune\":1,\"name\":\"toy2\",\"version\":\"7\",\"description\":\"a copy\","
+        "\"inputs\":{\"N\":{\"type\":\"int\"}},"
+        "\"params\":{\"a\":{\"range\":[1,8]},\"b\":[1,2,3,4,5,6,7,8],\"c\":[0,1]},"
+        "\"constraints\":[\"a*b <= N\",\"(a + b + c) % 3 != 0\"]}",
+        "{\"tiletune\":1,\"name\":\"toy\",\"version\":\"1\","
+        "\"inputs\":{\"N\":{\"type\":\"int\"}},"
+        "\"params\":{\"a\":{\"range\":[1,8]},\"b\":[1,2,3,4,5,6,7,8],\"c\":[0,1,2]},"
+        "\"constraints\":[\"a*b <= N\",\"(a + b + c) % 3 != 0\"]}",
+    };
+    char *k[3];
+    for (int i = 0; i < 3; i++) {
+        tt_template *t = NULL;
+        tt_errinfo e;
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_string(docs[i], strlen(docs[i]), NULL, &t, &e), TT_OK);
+        k[i] = tt_strategy_space_key(t, toy_fx.problem, NULL);
+        tt_tmpl_free(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(k[i]);
+    }
+    CU_ASSERT_STRING_EQUAL(k[0], k[1]);      /* name, version, description: the same space */
+    CU_ASSERT(strcmp(k[0], k[2]) != 0);      /* another domain */
+    int64_t other[TT_MAX_SLOTS] = {25};
+    char *kp = tt_strategy_space_key(toy_fx.t, other, NULL);
+    CU_ASSERT(kp && strcmp(kp, k[0]) != 0);  /* another problem */
+    tt_caps caps;
+    memset(&caps, 0, sizeof caps);
+    caps.cap[0] = 1024;
+    char *kc = tt_strategy_space_key(toy_fx.t, toy_fx.problem, &caps);
+    CU_ASSERT(kc && strcmp(kc, k[0]) != 0);  /* capacities */
+    free(kp);
+    free(kc);
+    for (int i = 0; i < 3; i++) free(k[i]);
 }
 
 /* tt__udiv_mod (tt__st_uniform's division by a small n) equals r % n: every n below 200 and
@@ -184,6 +238,7 @@ static void test_udiv(void)
 
 static const tt_test_case cases[] = {{"pinned_sequences", test_pinned_sequences},
                                      {"udiv", test_udiv},
+                                     {"space_key", test_space_key},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"strategy_seq", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
