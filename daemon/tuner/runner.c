@@ -518,7 +518,9 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
     }
     /* heap fields: the store may clear and replace them (tt_trial_clear at the end) */
     tr.config_key = strdup(ckey);
-    snprintf(tr.measured_by, sizeof tr.measured_by, "%s", jr->w->owner);
+    size_t ol = strnlen(jr->w->owner, sizeof tr.measured_by - 1);   /* no printf per trial */
+    memcpy(tr.measured_by, jr->w->owner, ol);
+    tr.measured_by[ol] = '\0';
     tr.config_hash = hash;
     tr.config_json = strdup(cjson);
     tr.status = m.status;

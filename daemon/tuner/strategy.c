@@ -149,22 +149,8 @@ int tt__ranked_cmp(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* ---- PRNG: xoshiro256** seeded by splitmix64 ----------------------------------------- */
-static uint64_t tt_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t tt__st_rand(tt_strategy *st)
-{
-    uint64_t *s = st->rng;
-    uint64_t r = tt_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = tt_rotl(s[3], 45);
-    return r;
-}
-
+/* ---- PRNG: xoshiro256** seeded by splitmix64 (tt__st_rand and tt__st_uniform are inline in
+ * strategy_int.h: the search strategies call them tens of thousands of times a run) ---- */
 __extension__ typedef unsigned __int128 tt_u128;
 
 void tt__udiv_init(tt__udiv *d, uint64_t n)
@@ -188,37 +174,6 @@ void tt__udiv_init(tt__udiv *d, uint64_t n)
         d->add = 1;
     }
 }
-
-uint64_t tt__udiv_mod(const tt__udiv *d, uint64_t r)
-{
-    uint64_t q;
-    if (!d->magic) {
-        q = r >> d->shift;
-    } else {
-        q = (uint64_t)(((tt_u128)r * d->magic) >> 64);
-        if (d->add) q = (((r - q) >> 1) + q) >> d->shift;
-        else q >>= d->shift;
-    }
-    return r - q * d->n;
-}
-
-uint64_t tt__st_uniform(tt_strategy *st, uint64_t n)
-{
-    uint64_t r;
-    if (n < TT__UDIV_SMALL) {         /* the same numbers, without two divisions per call */
-        tt__udiv *d = &st->udiv[n];
-        if (d->n != n) tt__udiv_init(d, n);
-        do r = tt__st_rand(st);
-        while (r >= d->lim);
-        return tt__udiv_mod(d, r);
-    }
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
-    do r = tt__st_rand(st);
-    while (r >= lim);
-    return r % n;
-}
-
-double tt__st_unit(tt_strategy *st) { return (double)(tt__st_rand(st) >> 11) * 0x1.0p-53; }
 
 /* ---- options ---------------------------------------------------------------------------- */
 static tt_rc tt_opt_int(const json_t *o, const char *key, int64_t lo, int64_t hi, int64_t *v,

@@ -51,7 +51,18 @@ typedef struct tt__udiv {
     unsigned char shift, add;      /* n a power of two: magic 0, r >> shift */
 } tt__udiv;
 void tt__udiv_init(tt__udiv *d, uint64_t n);   /* n > 0 */
-uint64_t tt__udiv_mod(const tt__udiv *d, uint64_t r);
+static inline uint64_t tt__udiv_mod(const tt__udiv *d, uint64_t r)
+{
+    uint64_t q;
+    if (!d->magic) {
+        q = r >> d->shift;
+    } else {
+        __extension__ typedef unsigned __int128 u128;
+        q = (uint64_t)(((u128)r * d->magic) >> 64);
+        q = d->add ? (((r - q) >> 1) + q) >> d->shift : q >> d->shift;
+    }
+    return r - q * d->n;
+}
 #define TT__UDIV_SMALL 64          /* tt__st_uniform caches the dividers of n below this */
 
 struct tt_strategy {
@@ -102,10 +113,41 @@ extern const tt__strategy_ops tt__strategy_model_bo;
 /* What model-topk and model-refine run without a model (tt_strategy_fallback()). */
 #define TT_STRATEGY_NO_MODEL "bo"
 
-/* PRNG: next 64 bits; uniform in [0, n) (n > 0, unbiased); uniform double in [0, 1). */
-uint64_t tt__st_rand(tt_strategy *st);
-uint64_t tt__st_uniform(tt_strategy *st, uint64_t n);
-double tt__st_unit(tt_strategy *st);
+/* PRNG (xoshiro256**): next 64 bits; uniform in [0, n) (n > 0, unbiased: rejection below
+ * the largest multiple of n); uniform double in [0, 1).  Inline: the search strategies call
+ * them tens of thousands of times a run. */
+static inline uint64_t tt__st_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t tt__st_rand(tt_strategy *st)
+{
+    uint64_t *s = st->rng;
+    uint64_t r = tt__st_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = tt__st_rotl(s[3], 45);
+    return r;
+}
+static inline uint64_t tt__st_uniform(tt_strategy *st, uint64_t n)
+{
+    uint64_t r;
+    if (n < TT__UDIV_SMALL) {         /* the same numbers, without two divisions per call */
+        tt__udiv *d = &st->udiv[n];
+        if (d->n != n) tt__udiv_init(d, n);
+        do r = tt__st_rand(st);
+        while (r >= d->lim);
+        return tt__udiv_mod(d, r);
+    }
+    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+    do r = tt__st_rand(st);
+    while (r >= lim);
+    return r % n;
+}
+static inline double tt__st_unit(tt_strategy *st)
+{
+    return (double)(tt__st_rand(st) >> 11) * 0x1.0p-53;
+}
 
 /* Queue a proposal: 1 queued, 0 skipped (already proposed, or the budget is used up),
  * -1 out of memory. */
