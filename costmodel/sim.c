@@ -123,6 +123,8 @@ typedef struct memo {
 #define WALK_STEP 2             /* ... the spacing of the three anchor walks */
 #define WALK_MIN 12             /* ... walks longer than this are extrapolated */
 #define WALK_RTOL 1e-3          /* ... linearity check of the three anchors */
+#define LOOP_J0 1               /* loop marks: the window starts after this many warm-ups */
+#define LOOP_VTOL 2e-3          /* ... an earlier anchor on the line to the run within this */
 
 typedef struct shape {        /* truncated simulations of a wave shape (shortcut) */
     uint64_t hash;
@@ -137,7 +139,14 @@ typedef struct shape {        /* truncated simulations of a wave shape (shortcut
     tt__swave w[SHAPE_MAX_ANCHORS];
     int fit;                  /* 1: lo/hi are a least-squares line through anchors k..n-1 */
     tt__swave lo, hi;         /* that line at t[k] and t[n-1] (no trace, no events) */
+    int lm;                   /* loop marks: 0 not tried, 1 in use, -1 failed (anchors) */
+    int64_t ltb, lt0, lj0, lmin;   /* ... the marked run's trip, its warm-up, the first
+                                      iteration of its window, the shortest trip served */
+    int la;                   /* ... the anchor where the line to the run starts */
+    tt__swave lw;             /* ... the marked run (marks of every group) */
 } shape;
+
+#define MARK_ALL ((size_t)-2)  /* run.mark_group: every group */
 
 typedef struct run {
     tt__sim s;
@@ -145,7 +154,7 @@ typedef struct run {
     int64_t cores;            /* AI cores per wave */
     int64_t persistent;       /* launched blocks, 0 when not persistent */
     int64_t walk_cut;         /* grid points cut from the end of every walk (walk anchors) */
-    size_t mark_group;        /* group whose grid points are marked (walk marks), else -1 */
+    size_t mark_group;        /* group whose mark units are recorded, MARK_ALL, or -1 */
     int64_t nlog;             /* logical blocks */
     int64_t *lsig;            /* per logical block id (NULL: computed on the fly) */
     memo *memo;
@@ -282,7 +291,7 @@ static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int tra
     tt_rc rc = TT_OK;
     for (size_t i = 0; i < ng; i++) {
         for (int r = 0; r < TT__AG__COUNT; r++)
-            g[i].prog[r].n = g[i].prog[r].ndeps = g[i].prog[r].npend = 0;
+            g[i].prog[r].n = g[i].prog[r].ndeps = 0, g[i].prog[r].nmk = 0;
         int64_t *gp = NULL;
         int64_t n = lblock_points(R, wg[i].first, &gp);
         if (n < 0) { rc = TT_ENOMEM; break; }
@@ -291,7 +300,7 @@ static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int tra
         if (rc) break;
         g[i].weight = (double)wg[i].count;
         g[i].traced = traced && i == rep;
-        g[i].marked = i == R->mark_group;
+        g[i].marked = R->mark_group == MARK_ALL || i == R->mark_group;
     }
     if (!rc && R->s.cancel && R->s.cancel(R->s.cancel_ctx)) {
         snprintf(R->reason, R->rcap, "cancelled");
@@ -366,6 +375,139 @@ static int shape_fit(shape *sh, int k0, int k1)
     return 1;
 }
 
+/* Least-squares slope of figure f (0: completion time) of the marks of group g over
+ * iterations j0..j1 of w; *maxres (when not NULL): the largest |residual|. */
+static double marks_slope(const tt__swave *w, size_t g, size_t f, int64_t j0, int64_t j1,
+                          double *maxres)
+{
+    double n = (double)(j1 - j0 + 1), sj = 0, sjj = 0, sy = 0, sjy = 0;
+    for (int64_t j = j0; j <= j1; j++) {
+        double y = tt__swave_mark(w, g, (size_t)j)[f];
+        sj += (double)j;
+        sjj += (double)j * (double)j;
+        sy += y;
+        sjy += (double)j * y;
+    }
+    double b = (n * sjy - sj * sy) / (n * sjj - sj * sj), c = (sy - b * sj) / n;
+    if (maxres) {
+        *maxres = 0;
+        for (int64_t j = j0; j <= j1; j++) {
+            double y = tt__swave_mark(w, g, (size_t)j)[f], r = fabs(y - (c + b * (double)j));
+            if (r > *maxres) *maxres = r;
+        }
+    }
+    return b;
+}
+
+/* The window of steady iterations of group g of the marked run: after the warm-up t0, before
+ * the last 1.25 t0 (the drain: a deep pipeline's last ~stages + 4 iterations complete
+ * faster, the producer side having stopped).  Returns its last iteration. */
+static int64_t marks_window(const tt__swave *w, size_t g, int64_t t0)
+{
+    return (int64_t)w->mcount[g] - 1 - (t0 + t0 / 4);
+}
+
+static void wave_extrapolate(const tt__swave *a, const tt__swave *b, double f, tt__swave *out);
+
+/* Loop marks: the wave of shape sh at shortest trip tmin from the marked run sh->lw (trip
+ * sh->ltb): every group's loop runs tmin - ltb iterations more (or fewer), each at the
+ * group's steady rate (the least-squares slope of its iterations' completions over the
+ * window lj0..), so it ends that many iterations' time after its end in the run; the
+ * reported group's busy and stall figures likewise from the figures attributed to its
+ * iterations.  No trace. */
+static void marks_line(const shape *sh, int64_t tmin, size_t rep, tt__swave *out)
+{
+    const tt__swave *w = &sh->lw;
+    double dt = (double)(tmin - sh->ltb);
+    memset(out, 0, sizeof *out);
+    for (size_t g = 0; g < w->ngroups; g++) {
+        int64_t j1 = marks_window(w, g, sh->lt0);
+        double end = w->gend[g] + dt * marks_slope(w, g, 0, sh->lj0, j1, NULL);
+        if (end > out->cycles) out->cycles = end;
+        if (g != rep) continue;
+        for (size_t f = 1; f < TT__NFIG; f++) {
+            double v = *shape_fig((tt__swave *)w, f) + dt * marks_slope(w, g, f, sh->lj0, j1, NULL);
+            *shape_fig(out, f) = v > 0 ? v : 0;
+        }
+    }
+}
+
+/* The wave of a shape served by loop marks at shortest trip tmin >= sh->lmin: from ltb on
+ * the marks' line; below, the straight line between anchor sh->w[sh->la] and the marked run
+ * (the pipeline may still be bending there: both ends are simulated waves). */
+static void loop_marks_wave(const shape *sh, int64_t tmin, size_t rep, tt__swave *out)
+{
+    if (tmin >= sh->ltb) {
+        marks_line(sh, tmin, rep, out);
+        return;
+    }
+    const tt__swave *a = &sh->w[sh->la];
+    wave_extrapolate(a, &sh->lw, (double)(tmin - sh->ltb) / (double)(sh->ltb - sh->t[sh->la]), out);
+}
+
+/* Loop marks, for a shape whose first three anchors (t[0..2]) are not collinear (a mix
+ * pipeline whose two sides run free and settle into a long period, or none), in a kernel
+ * whose longest trip of the loop goes well beyond the run: one more run, at tb = 4.25
+ * warm-ups, records when each iteration of the loop completes in every group, and the
+ * figures of each iteration.  Accepted (sh->lm = 1, sh->ok = 1: loop_marks_wave serves the
+ * shape from sh->lmin on) when every group's completions in the window (after LOOP_J0
+ * warm-ups, before the drain) lie on a line within SHAPE_JTOL of the run's cycles, and that
+ * line extended down to t[2] meets the anchor there within SHAPE_JTOL (the rule of the
+ * least-squares fit of anchors); the line from t[2] (or from t[1], t[0] when they lie on it
+ * within LOOP_VTOL) to the run serves the waves below tb.  Else sh->lm = -1 and more anchors
+ * follow.  Returns TT_OK or the run's error. */
+static tt_rc loop_marks(run *R, const wgroup *wg, size_t ng, size_t rep, int loop, int64_t tmin,
+                        int64_t t0, int64_t period, shape *sh)
+{
+    tt__sim *s = &R->s;
+    int64_t j0 = LOOP_J0 * t0;   /* the window: from j0, two warm-ups long, then the drain */
+    int64_t tb = period * ((j0 + 2 * t0 + (t0 + t0 / 4) + period - 1) / period);
+    sh->lm = -1;
+    /* worth it when the kernel's longest trip of the loop (its last block's: causal
+     * attention) is well beyond the run */
+    int lid;
+    int64_t tmax = 0;
+    tt__sim_count(s, s->nblocks - 1, &lid, &tmax);
+    if (sh->n < 3 || tb <= sh->t[2] || lid != loop || tb + t0 > tmax) return TT_OK;
+    s->trunc_loop = loop;
+    s->trunc_delta = tmin - tb;
+    s->mark_mode = TT__MK_LOOP;
+    s->mark_loop = loop;
+    R->mark_group = MARK_ALL;
+    tt_rc rc = sim_groups(R, wg, ng, rep, 0, &sh->lw);
+    R->mark_group = (size_t)-1;
+    s->mark_mode = TT__MK_NONE;
+    s->trunc_loop = -1;
+    if (rc || !sh->lw.mark) return rc;
+    sh->ltb = tb;
+    sh->lt0 = t0;
+    sh->lj0 = j0;
+    for (size_t g = 0; g < sh->lw.ngroups; g++) {
+        double res = 0;
+        int64_t j1 = marks_window(&sh->lw, g, t0);
+        if (j1 - j0 < t0 || !(marks_slope(&sh->lw, g, 0, j0, j1, &res) > 0) ||
+            res > SHAPE_JTOL * sh->lw.gend[g])
+            return TT_OK;
+    }
+    /* the marks' line must meet the last anchor (within SHAPE_JTOL, as a fit of anchors
+     * must); the line from that anchor to the run may start at an earlier anchor that lies
+     * on it within LOOP_VTOL */
+    sh->la = 2;
+    tt__swave p;
+    marks_line(sh, sh->t[2], rep, &p);
+    if (fabs(p.cycles - sh->w[2].cycles) > SHAPE_JTOL * sh->w[2].cycles) return TT_OK;
+    sh->lmin = sh->t[2];
+    for (int a = 1; a >= 0; a--) {
+        loop_marks_wave(sh, sh->t[a], rep, &p);
+        if (fabs(p.cycles - sh->w[a].cycles) > LOOP_VTOL * sh->w[a].cycles) break;
+        sh->lmin = sh->t[a];
+        sh->la = a;
+    }
+    sh->lm = 1;
+    sh->ok = 1;
+    return TT_OK;
+}
+
 /* Simulate the anchors of a wave shape: the groups of wg with the top-level loop `loop`
  * shortened (or lengthened) by a common shift so that the shortest group (trip tmin) runs
  * t0, t0 + d, t0 + 2d, ... iterations (d = t0 / 2 rounded up to the period), until three
@@ -398,6 +540,10 @@ static tt_rc shape_anchors(run *R, const wgroup *wg, size_t ng, size_t rep, int 
             sh->ok = 1;
             sh->k = a - 2;
             return TT_OK;
+        }
+        if (a == 2 && !sh->lm && !R->persistent) {   /* not collinear: try the marks */
+            tt_rc mrc = loop_marks(R, wg, ng, rep, loop, tmin, t0, period, sh);
+            if (mrc || sh->lm > 0) return mrc;
         }
         /* the line through the latest SHAPE_FIT or more anchors: the first ones may still
          * be in the fill regime (a deep cross-core ring settles late) */
@@ -452,16 +598,20 @@ static int walk_marks(run *R, const wgroup *wg, size_t ng, size_t rep, int64_t n
         int64_t m = (int64_t)walk_mark_m[k];
         if (2 * m > nmin) break;
         tt__swave w;
+        size_t mg = rep < ng ? rep : imin;   /* its busy and stall figures are reported */
         R->walk_cut = nmin - m;
-        R->mark_group = rep < ng ? rep : imin;   /* its busy and stall figures are reported */
+        R->mark_group = mg;
+        R->s.mark_mode = TT__MK_POINTS;
         *rc = sim_groups(R, wg, ng, rep, 0, &w);
         R->walk_cut = 0;
         R->mark_group = (size_t)-1;
+        R->s.mark_mode = TT__MK_NONE;
         if (*rc) return -1;
         int ok = 0;
-        if (w.nmark >= (size_t)m) {   /* the marked walk runs m or m + 1 points */
-            const double *a = &w.mark[(size_t)(m - 6) * TT__NFIG];
-            const double *b = a + 2 * TT__NFIG, *c = b + 2 * TT__NFIG;
+        if (w.mark && w.mcount[mg] >= m) {   /* the marked walk runs m or m + 1 points */
+            const double *a = tt__swave_mark(&w, mg, (size_t)m - 6);
+            const double *b = tt__swave_mark(&w, mg, (size_t)m - 4);
+            const double *c = tt__swave_mark(&w, mg, (size_t)m - 2);
             double d1 = b[0] - a[0], d2 = c[0] - b[0];
             if (d1 > 0 && fabs(d2 - d1) <= WALK_RTOL * d2) {
                 double f = (double)(nmin - m) / 2;
@@ -563,8 +713,9 @@ static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt_
         if (s->ops[i].every > 1) period = period / gcd64(period, s->ops[i].every) * s->ops[i].every;
     int64_t warm = loop >= 0 ? tt__sim_warmup(s, loop) : 4;
     int64_t t0 = period * ((warm + period - 1) / period);
-    if (!(same && loop >= 0 && period <= 64 && tmin >= t0))
+    if (!(same && loop >= 0 && period <= 64 && tmin >= t0)) {
         return sim_groups(R, wg, ng, rep, traced, out);
+    }
     /* The shape's key: the groups' block signatures with the loop shortened so that the
      * shortest group runs t0 iterations (waves that differ only by a common shift of that
      * trip share it, e.g. the waves of a causal attention), their counts, the reported
@@ -623,7 +774,12 @@ static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt_
         tt_rc rc = shape_anchors(R, wg, ng, rep, loop, tmin, t0, period, tcap, sh);
         if (rc) return rc;
     }
-    if (!sh->ok || tmin < sh->t[sh->k]) {
+    if (sh->lm > 0 && tmin >= sh->lmin) {
+        loop_marks_wave(sh, tmin, rep, out);
+        R->extrapolated = 1;
+        return TT_OK;
+    }
+    if (!sh->ok || tmin < (sh->lm > 0 ? sh->lmin : sh->t[sh->k])) {
         for (int a = 0; a < sh->n; a++)   /* an anchor is this very wave */
             if (sh->t[a] == tmin) {
                 memset(out, 0, sizeof *out);
@@ -847,6 +1003,7 @@ done:
     for (size_t i = 0; i < R.nshapes; i++) {
         free(R.shapes[i].key);
         for (int a = 0; a < R.shapes[i].n; a++) tt__swave_free(&R.shapes[i].w[a]);
+        tt__swave_free(&R.shapes[i].lw);
     }
     free(R.shapes);
     groups_free(R.pool, R.npool);

@@ -58,7 +58,7 @@ typedef struct agent {
     double last_end;
     int64_t waits[2][TT__NFLAGS];   /* waits consumed per direction and flag */
     size_t remaining;
-    int marked;                     /* its group is marked (walk marks) */
+    int marked;                     /* its group is marked (tt__sgroup.marked) */
 } agent;
 
 typedef struct flagq {        /* visible times of the sets of one group, direction, flag */
@@ -81,8 +81,8 @@ typedef struct eng {
     int32_t *order;
     double now;
     tt__swave *out;
-    int64_t *pleft;           /* marked group: instructions of each grid point not yet done */
-    double *pfig;             /* ... and the figures of each grid point (walk marks) */
+    int64_t *pleft;           /* marked groups: instructions of each mark unit not yet done */
+    double *pfig;             /* ... and the figures of each unit ([group][unit][TT__NFIG]) */
     int oom;
 } eng;
 
@@ -187,35 +187,31 @@ static flagq *flag_of(eng *e, int group, int dir, int flag)
     return &e->fl[((size_t)group * 2 + (size_t)dir) * TT__NFLAGS + (size_t)flag];
 }
 
-/* Walk marks: the figures of grid point j of the marked group (e->pfig[j * TT__NFIG]; figure
- * 0 is the time its last instruction completed) that instruction i of agent a belongs to. */
-static double *point_figs(eng *e, const agent *a, int32_t i, size_t *pj)
+/* Marks: the figures of the mark unit (grid point or loop iteration) of instruction i of a
+ * marked agent (e->pfig; figure 0 is when the unit's last instruction completed), NULL when
+ * the instruction has none. */
+static double *unit_figs(eng *e, const agent *a, int32_t i, size_t *pj)
 {
-    const tt__sprog *p = a->p;
-    size_t lo = 0, hi = p->npend;      /* first point whose end is past i */
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (p->pend[mid] <= (uint32_t)i) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo >= e->out->nmark) return NULL;
-    if (pj) *pj = lo;
-    return &e->pfig[lo * TT__NFIG];
+    int32_t j = a->p->mk[i];
+    if (j < 0) return NULL;
+    size_t r = (size_t)a->group * e->out->nmark + (size_t)j;
+    if (pj) *pj = r;
+    return &e->pfig[r * TT__NFIG];
 }
 
-/* Instruction i of a marked agent is done: the time of its grid point when it was the last
- * one (over both agents of the group). */
-static void mark_point(eng *e, const agent *a, int32_t i, double t)
+/* Instruction i of a marked agent is done: the time of its unit when it was the last one
+ * (over both agents of the group). */
+static void mark_done(eng *e, const agent *a, int32_t i, double t)
 {
-    size_t j;
-    double *f = point_figs(e, a, i, &j);
-    if (f && --e->pleft[j] == 0) f[0] = t;
+    size_t r;
+    double *f = unit_figs(e, a, i, &r);
+    if (f && --e->pleft[r] == 0) f[0] = t;
 }
 
-/* Add v to figure k (TT__NFIG order) of the grid point of instruction i of a marked agent. */
+/* Add v to figure k (TT__NFIG order) of the unit of instruction i of a marked agent. */
 static void mark_add(eng *e, const agent *a, int32_t i, size_t k, double v)
 {
-    double *f = point_figs(e, a, i, NULL);
+    double *f = unit_figs(e, a, i, NULL);
     if (f) f[k] += v;
 }
 
@@ -345,7 +341,7 @@ static int on_done(eng *e, int32_t ai, int32_t i, double t)
     if (t > a->last_end) a->last_end = t;
     a->remaining--;
     record(e, a, i, t);
-    if (a->marked) mark_point(e, a, i, t);
+    if (a->marked) mark_done(e, a, i, t);
     if (in->kind == TT__SI_SET) {
         flagq *f = flag_of(e, a->group, in->dir, in->flag);
         if (f->n == f->cap) {
@@ -464,8 +460,12 @@ void tt__swave_free(tt__swave *w)
     w->trace = NULL;
     w->ntrace = w->captrace = 0;
     free(w->mark);
+    free(w->mcount);
+    free(w->gend);
     w->mark = NULL;
-    w->nmark = 0;
+    w->mcount = NULL;
+    w->gend = NULL;
+    w->nmark = w->ngroups = 0;
 }
 
 static void eng_free(eng *e)
@@ -487,33 +487,53 @@ static void eng_free(eng *e)
     free(e->pfig);
 }
 
-/* Set up the walk marks of the first marked group (its agents walk the same grid points).
- * Returns 0, or -1 when out of memory. */
+/* Set up the marks of the marked groups (tt__sgroup.marked): per group and mark unit, the
+ * instructions left and the figures.  Returns 0, or -1 when out of memory. */
 static int marks_init(eng *e)
 {
-    size_t npts = 0;
-    int found = 0;
+    size_t nmk = 0;
     for (size_t k = 0; k < e->nag; k++) {
         agent *a = &e->ag[k];
-        if (!e->g[a->group].marked) continue;
-        if (found && a->group != found - 1) continue;
-        found = a->group + 1;
+        if (!e->g[a->group].marked || !a->p->mk) continue;
         a->marked = 1;
-        if (!npts || a->p->npend < npts) npts = a->p->npend;
+        if ((size_t)a->p->nmk > nmk) nmk = (size_t)a->p->nmk;
     }
-    if (!npts) return 0;
-    e->pleft = calloc(npts, sizeof *e->pleft);
-    e->pfig = calloc(npts * TT__NFIG, sizeof *e->pfig);
-    e->out->mark = calloc(npts * TT__NFIG, sizeof *e->out->mark);
-    if (!e->pleft || !e->pfig || !e->out->mark) return -1;
-    e->out->nmark = npts;
+    if (!nmk) return 0;
+    tt__swave *w = e->out;
+    size_t rows = e->ng * nmk;
+    e->pleft = calloc(rows, sizeof *e->pleft);
+    e->pfig = calloc(rows * TT__NFIG, sizeof *e->pfig);
+    w->mark = calloc(rows * TT__NFIG, sizeof *w->mark);
+    w->mcount = calloc(e->ng, sizeof *w->mcount);
+    w->gend = calloc(e->ng, sizeof *w->gend);
+    if (!e->pleft || !e->pfig || !w->mark || !w->mcount || !w->gend) return -1;
+    w->nmark = nmk;
+    w->ngroups = e->ng;
     for (size_t k = 0; k < e->nag; k++) {
         const agent *a = &e->ag[k];
         if (!a->marked) continue;
-        for (size_t j = 0; j < npts; j++)
-            e->pleft[j] += (int64_t)a->p->pend[j] - (j ? (int64_t)a->p->pend[j - 1] : 0);
+        for (size_t i = 0; i < a->p->n; i++)
+            if (a->p->mk[i] >= 0) e->pleft[(size_t)a->group * nmk + (size_t)a->p->mk[i]]++;
+        if (a->p->nmk > w->mcount[a->group]) w->mcount[a->group] = a->p->nmk;
     }
     return 0;
+}
+
+/* The marks' figures of units 0..j (cumulative) and the groups' ends, after the run. */
+static void marks_finish(eng *e)
+{
+    tt__swave *w = e->out;
+    for (size_t g = 0; g < w->ngroups; g++)
+        for (size_t j = 0; j < w->nmark; j++) {
+            double *m = &w->mark[(g * w->nmark + j) * TT__NFIG];
+            const double *f = &e->pfig[(g * w->nmark + j) * TT__NFIG];
+            m[0] = f[0] > 0 || j == 0 ? f[0] : m[-(ptrdiff_t)TT__NFIG];   /* a unit without instructions */
+            for (size_t k = 1; k < TT__NFIG; k++) m[k] = f[k] + (j ? m[k - TT__NFIG] : 0);
+        }
+    for (size_t k = 0; k < e->nag; k++) {
+        const agent *a = &e->ag[k];
+        if (a->marked && a->last_end > w->gend[a->group]) w->gend[a->group] = a->last_end;
+    }
 }
 
 static int agent_init(eng *e, agent *a, const tt__sprog *p)
@@ -622,12 +642,7 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
         if (a->last_end > end) end = a->last_end;
     }
     out->cycles = end;
-    for (size_t j = 0; j < out->nmark; j++) {   /* the figures of points 0..j */
-        double *m = &out->mark[j * TT__NFIG];
-        const double *f = &e.pfig[j * TT__NFIG];
-        m[0] = f[0] > 0 || j == 0 ? f[0] : m[-(ptrdiff_t)TT__NFIG];   /* a point without instructions */
-        for (size_t k = 1; k < TT__NFIG; k++) m[k] = f[k] + (j ? m[k - TT__NFIG] : 0);
-    }
+    if (out->mark) marks_finish(&e);
 out:
     if (rc == TT_ENOMEM) snprintf(reason, cap, "out of memory");
     if (rc) tt__swave_free(out);

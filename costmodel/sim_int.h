@@ -48,9 +48,13 @@ typedef struct tt__sprog {    /* one agent's instructions, in program order */
     size_t n, cap;
     uint32_t *deps;           /* (index << 2) | dependency kind */
     size_t ndeps, capdeps;
-    uint32_t *pend;           /* per grid point walked: index one past its last instruction */
-    size_t npend, cappend;
+    int32_t *mk;              /* mark unit of each instruction (tt__sim.mark_mode), -1 none */
+    size_t capmk;
+    int32_t nmk;              /* mark units: 1 + the largest tag */
 } tt__sprog;
+
+/* Mark units of the instructions (walk marks, loop marks: docs/simulator.md). */
+enum { TT__MK_NONE, TT__MK_POINTS, TT__MK_LOOP };
 
 /* Static facts of one leaf op of the template (computed once per run). */
 typedef struct tt__sop {
@@ -88,6 +92,9 @@ typedef struct tt__sim {
     int has_side[2];          /* sides with ops */
     int64_t trunc_loop;       /* loop id whose trip is shortened (-1 none) */
     int64_t trunc_delta;      /* ... by this many iterations (steady-state shortcut) */
+    int mark_mode;            /* TT__MK_*: tag each instruction with its grid point in the
+                                 block's walk, or its iteration of top-level loop mark_loop */
+    int64_t mark_loop;
     int dma_depth;            /* GM transfers of one unit that may be in their latency phase
                                  at once (1..TT__DMA_MAX); data phases stay serial */
     int pipeline_mix;         /* 1: software-pipeline stages >= 2 loops across cores */
@@ -142,8 +149,8 @@ typedef struct tt__sgroup {
     tt__sprog prog[TT__AG__COUNT];
     double weight;            /* AI cores it stands for */
     int traced;               /* 1: record its timeline */
-    int marked;               /* 1: record the figures of each of its grid points
-                                 (tt__sprog.pend, both agents; walk marks) */
+    int marked;               /* 1: record the figures of each of its mark units
+                                 (tt__sprog.mk: grid points or loop iterations) */
 } tt__sgroup;
 
 /* Figures of a wave snapshot: cycles, busy[agent][unit], stall[k] (tt__swave order). */
@@ -157,13 +164,22 @@ typedef struct tt__swave {
     int64_t events;
     tt__trec *trace;          /* traced group's records (owned) */
     size_t ntrace, captrace;
-    /* walk marks (owned; NULL unless a group is marked): for grid point j of the marked
-     * group, mark[j * TT__NFIG]: when its last instruction completed; mark[j * TT__NFIG + f],
-     * f >= 1: busy and stall figures of that group's instructions of points 0..j (meaningful
-     * when the marked group is the reported one) */
+    /* marks (owned; NULL unless a group is marked): for mark unit j (grid point or loop
+     * iteration) of group g, row (g * nmark + j) * TT__NFIG: figure 0 is when its last
+     * instruction (both agents) completed, figures f >= 1 the busy and stall figures of the
+     * group's instructions of units 0..j (the reported group's are the wave's); mcount[g]:
+     * the group's units, gend[g]: when its last instruction completed */
     double *mark;
-    size_t nmark;
+    size_t nmark, ngroups;
+    int32_t *mcount;
+    double *gend;
 } tt__swave;
+
+/* Row of mark unit j of group g of a wave (TT__NFIG figures). */
+static inline const double *tt__swave_mark(const tt__swave *w, size_t g, size_t j)
+{
+    return &w->mark[(g * w->nmark + j) * TT__NFIG];
+}
 
 /* Simulate one wave of ngroups groups starting together.  rep is the group whose busy and
  * stall figures are reported.  max_events bounds the work (TT_ELIMIT).  Returns TT_OK,

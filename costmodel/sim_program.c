@@ -37,6 +37,7 @@ typedef struct agst {         /* flatten state of one agent */
     int bar_kind;
     int role;
     int64_t it, trip;         /* iteration and trip of the innermost loop being walked */
+    int32_t mk;               /* mark unit of the instructions emitted now (-1 none) */
 } agst;
 
 void tt__sprog_free(tt__sprog *p)
@@ -44,7 +45,7 @@ void tt__sprog_free(tt__sprog *p)
     if (!p) return;
     free(p->ins);
     free(p->deps);
-    free(p->pend);
+    free(p->mk);
     memset(p, 0, sizeof *p);
 }
 
@@ -63,15 +64,27 @@ static int add_dep(tt__sprog *p, int32_t idx, int kind)
     return 0;
 }
 
-/* Start a new instruction (not yet counted in p->n until end_inst). */
-static tt__sinst *begin_inst(tt__sprog *p)
+/* Start a new instruction of agent a (not yet counted in p->n), tagged with a->mk when
+ * the run marks. */
+static tt__sinst *begin_inst(const tt__sim *s, agst *a)
 {
+    tt__sprog *p = a->p;
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 256;
         tt__sinst *ni = realloc(p->ins, nc * sizeof *ni);
         if (!ni) return NULL;
         p->ins = ni;
         p->cap = nc;
+    }
+    if (s->mark_mode) {
+        if (p->n >= p->capmk) {
+            int32_t *nm = realloc(p->mk, p->cap * sizeof *nm);
+            if (!nm) return NULL;
+            p->mk = nm;
+            p->capmk = p->cap;
+        }
+        p->mk[p->n] = a->mk;
+        if (a->mk >= p->nmk) p->nmk = a->mk + 1;
     }
     tt__sinst *in = &p->ins[p->n];
     memset(in, 0, sizeof *in);
@@ -204,7 +217,7 @@ static int emit_leaf(tt__sim *s, agst *a, size_t li, const tt_op *o)
         if (kind == TT__SI_SET ? ((a->it + 1) % so->every != 0 && !last) : a->it % so->every != 0)
             return 0;
     }
-    tt__sinst *in = begin_inst(p);
+    tt__sinst *in = begin_inst(s, a);
     if (!in) return -1;
     int32_t me = (int32_t)p->n;
     in->op = (int32_t)li;
@@ -290,7 +303,7 @@ static size_t leaves_of(const tt__sim *s, const tt_op *o)
  * producer part of iteration i + stages - 1 is issued before the consumer part of
  * iteration i, and the two sides overlap through the GM workspace ring. */
 static int walk_pipelined(tt__sim *s, agst *a, const tt_op *o, int64_t trip, int64_t stages,
-                          size_t li0, int side)
+                          size_t li0, int side, int marks)
 {
     const tt_op *body = o->u.loop.body;
     size_t n = o->u.loop.nbody;
@@ -318,6 +331,7 @@ static int walk_pipelined(tt__sim *s, agst *a, const tt_op *o, int64_t trip, int
             int64_t i = t - (int64_t)k * lag;
             if (i < 0 || i >= trip) continue;
             a->it = i;
+            if (marks) a->mk = (int32_t)i;
             int rc = walk(s, a, body + cut[k], cut[k + 1] - cut[k], lic[k]);
             if (rc) return rc;
         }
@@ -348,20 +362,23 @@ static int walk(tt__sim *s, agst *a, const tt_op *body, size_t n, size_t li0)
             if (trip < 0) return -2;
             int64_t stages = 1;
             loop_eval(s, o, &stages);
+            int marks = s->mark_mode == TT__MK_LOOP && o->u.loop.id == s->mark_loop;
             if (stages >= 2 && s->pipeline_mix && waits_in(o, side)) {
-                int rc = walk_pipelined(s, a, o, trip, stages, li, side);
+                int rc = walk_pipelined(s, a, o, trip, stages, li, side, marks);
                 if (rc) return rc;
             } else {
                 int64_t it0 = a->it, trip0 = a->trip;
                 a->trip = trip;
                 for (int64_t it = 0; it < trip; it++) {
                     a->it = it;
+                    if (marks) a->mk = (int32_t)it;
                     int rc = walk(s, a, o->u.loop.body, o->u.loop.nbody, li);
                     if (rc) return rc;
                 }
                 a->it = it0;
                 a->trip = trip0;
             }
+            if (marks) a->mk = -1;
             li += s->loop_leaves[o->u.loop.id];
             continue;
         }
@@ -387,6 +404,7 @@ tt_rc tt__sim_build(tt__sim *s, const int64_t *gp, size_t ngp, tt__sprog progs[T
         ag[r].role = r;
         ag[r].p = &progs[r];
         ag[r].bar = -1;
+        ag[r].mk = -1;
         for (int u = 0; u < TT_UNIT__COUNT; u++) ag[r].last_unit[u] = -1;
         if (!s->has_side[r]) continue;
         ag[r].buf = calloc(t->nbuffers ? t->nbuffers : 1, sizeof *ag[r].buf);
@@ -406,8 +424,9 @@ tt_rc tt__sim_build(tt__sim *s, const int64_t *gp, size_t ngp, tt__sprog progs[T
         tt__sim_set_grid(s, gp[g]);
         for (int r = 0; r < TT__AG__COUNT; r++) {
             if (!s->has_side[r]) continue;
+            ag[r].mk = s->mark_mode == TT__MK_POINTS ? (int32_t)g : -1;
             if (s->block_cycles > 0) {   /* dispatch + scalar prologue: the block waits for it */
-                tt__sinst *in = begin_inst(ag[r].p);
+                tt__sinst *in = begin_inst(s, &ag[r]);
                 if (!in) { rc = TT_ENOMEM; goto out; }
                 in->unit = TT_UNIT_S;
                 in->kind = TT__SI_FIXED;
@@ -425,15 +444,6 @@ tt_rc tt__sim_build(tt__sim *s, const int64_t *gp, size_t ngp, tt__sprog progs[T
                 rc = TT_EDOMAIN;
                 goto out;
             }
-            tt__sprog *p = ag[r].p;
-            if (p->npend == p->cappend) {
-                size_t nc = p->cappend ? p->cappend * 2 : 16;
-                uint32_t *np = realloc(p->pend, nc * sizeof *np);
-                if (!np) { rc = TT_ENOMEM; goto out; }
-                p->pend = np;
-                p->cappend = nc;
-            }
-            p->pend[p->npend++] = (uint32_t)p->n;
         }
     }
 out:
