@@ -28,9 +28,13 @@ typedef struct tt_enum_entry {
 static pthread_mutex_t tt_enum_mu = PTHREAD_MUTEX_INITIALIZER;
 static tt_enum_entry tt_enum_cache[TT__ENUM_CACHE_N];
 static uint64_t tt_enum_clock, tt_enum_hits;
+static size_t tt_enum_bytes;        /* words held by the entries, in bytes */
+
+static size_t tt_enum_size(const tt_enum_entry *e) { return (e->nall + e->nfeas) * 8; }
 
 static void tt_enum_entry_free(tt_enum_entry *e)
 {
+    if (e->key) tt_enum_bytes -= tt_enum_size(e);   /* an entry of the cache */
     free(e->key);
     free(e->all);
     free(e->feas);
@@ -72,35 +76,55 @@ int tt__st_enum_lookup(tt_strategy *st)
     return hit;
 }
 
+/* The least recently used entry (an empty one first); NULL when key is cached already. */
+static tt_enum_entry *tt_enum_victim(const char *key)
+{
+    tt_enum_entry *slot = NULL;
+    for (size_t i = 0; i < TT__ENUM_CACHE_N; i++) {
+        tt_enum_entry *c = &tt_enum_cache[i];
+        if (c->key && strcmp(c->key, key) == 0) return NULL;
+        if (!slot || (slot->key && (!c->key || c->used < slot->used))) slot = c;
+    }
+    return slot;
+}
+
 void tt__st_enum_store(const tt_strategy *st, size_t nfeas)
 {
     const char *key = st->cfg.space_key;
-    if (!key || st->nall > TT__ENUM_CACHE_MAX) return;
+    size_t words = st->nall + (st->feas ? nfeas : 0);
+    if (!key || words * 8 > TT__ENUM_CACHE_BYTES / 4) return;   /* too big to keep */
     tt_enum_entry e = {.key = strdup(key), .all = tt_words_dup(st->all, st->nall),
                        .nall = st->nall, .feas = st->feas ? tt_words_dup(st->feas, nfeas) : NULL,
                        .nfeas = st->feas ? nfeas : 0};
     if (!e.key || (st->nall && !e.all) || (st->feas && !e.feas)) {
-        tt_enum_entry_free(&e);
+        free(e.key);
+        free(e.all);
+        free(e.feas);
         return;
     }
     pthread_mutex_lock(&tt_enum_mu);
-    tt_enum_entry *slot = &tt_enum_cache[0];
-    for (size_t i = 0; i < TT__ENUM_CACHE_N; i++) {
-        tt_enum_entry *c = &tt_enum_cache[i];
-        if (c->key && strcmp(c->key, key) == 0) {   /* another thread stored it meanwhile */
-            slot = NULL;
-            break;
-        }
-        if (!c->key || c->used < slot->used) slot = c;   /* empty, else the least recent */
-        if (!c->key) break;
-    }
+    tt_enum_entry *slot = tt_enum_victim(key);   /* NULL: another thread stored it meanwhile */
     if (slot) {
         tt_enum_entry_free(slot);
+        /* within the byte budget: drop the least recently used others */
+        while (tt_enum_bytes + words * 8 > TT__ENUM_CACHE_BYTES) {
+            tt_enum_entry *old = NULL;
+            for (size_t i = 0; i < TT__ENUM_CACHE_N; i++)
+                if (tt_enum_cache[i].key && (!old || tt_enum_cache[i].used < old->used))
+                    old = &tt_enum_cache[i];
+            if (!old) break;
+            tt_enum_entry_free(old);
+        }
         e.used = ++tt_enum_clock;
         *slot = e;
+        tt_enum_bytes += tt_enum_size(slot);
     }
     pthread_mutex_unlock(&tt_enum_mu);
-    if (!slot) tt_enum_entry_free(&e);
+    if (!slot) {
+        free(e.key);
+        free(e.all);
+        free(e.feas);
+    }
 }
 
 size_t tt__st_enum_hits(void)

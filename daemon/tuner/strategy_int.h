@@ -168,10 +168,11 @@ double tt__st_predict(tt_strategy *st, const tt_model *m, uint64_t idx, tt_model
 tt_rc tt__st_enumerate(tt_strategy *st);
 /* The enumeration cache (strategy_enum.c), by st->cfg.space_key: lookup fills st->all, nall
  * and feas with copies and returns 1 (0: no key, not cached, or out of memory); store keeps
- * copies of them (feas: nfeas words) when nall <= TT__ENUM_CACHE_MAX, replacing the least
- * recently used of TT__ENUM_CACHE_N entries.  hits: lookups answered so far (tests). */
+ * copies of them (feas: nfeas words) in one of TT__ENUM_CACHE_N entries, within
+ * TT__ENUM_CACHE_BYTES in all (least recently used ones go; a space over a quarter of it is
+ * not kept).  hits: lookups answered so far (tests). */
 #define TT__ENUM_CACHE_N 8
-#define TT__ENUM_CACHE_MAX ((size_t)1 << 20)
+#define TT__ENUM_CACHE_BYTES ((size_t)64 << 20)
 int tt__st_enum_lookup(tt_strategy *st);
 void tt__st_enum_store(const tt_strategy *st, size_t nfeas);
 size_t tt__st_enum_hits(void);

@@ -16,7 +16,8 @@
  * config in 13 reports a failure.  Every row runs again with the enumeration cache (a space
  * key: filled, then used) to the same sequence.  Also: the divider behind tt__st_uniform's
  * small ranges (tt__udiv) equals the % operator; space keys ignore a template's name,
- * version and description but not its domains, the problem or the capacities.
+ * version and description but not its domains, the problem or the capacities; the cache
+ * keeps the most recently used spaces.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,28 @@ static void test_space_key(void)
     for (int i = 0; i < 3; i++) free(k[i]);
 }
 
+/* The cache keeps the TT__ENUM_CACHE_N most recently used spaces: after one more, the
+ * oldest is enumerated again, the newest is not; either way the same sequence. */
+static void test_enum_cache_lru(void)
+{
+    char key[TT__ENUM_CACHE_N + 1][32];
+    size_t n, n0;
+    uint64_t fnv, fnv0;
+    run_row("random", &toy_fx, NULL, 5, 30, 1, NULL, &n0, &fnv0);
+    for (int i = 0; i <= TT__ENUM_CACHE_N; i++) {
+        snprintf(key[i], sizeof key[i], "lru-test %d", i);
+        run_row("random", &toy_fx, NULL, 5, 30, 1, key[i], &n, &fnv);
+        CU_ASSERT(n == n0 && fnv == fnv0);
+    }
+    size_t hits = tt__st_enum_hits();
+    run_row("random", &toy_fx, NULL, 5, 30, 1, key[0], &n, &fnv);   /* evicted: enumerated */
+    CU_ASSERT_EQUAL(tt__st_enum_hits(), hits);
+    CU_ASSERT(n == n0 && fnv == fnv0);
+    run_row("random", &toy_fx, NULL, 5, 30, 1, key[TT__ENUM_CACHE_N], &n, &fnv);
+    CU_ASSERT_EQUAL(tt__st_enum_hits(), hits + 1);
+    CU_ASSERT(n == n0 && fnv == fnv0);
+}
+
 /* tt__udiv_mod (tt__st_uniform's division by a small n) equals r % n: every n below 200 and
  * some large ones, edge numerators and 4 000 pseudo-random ones each. */
 static void test_udiv(void)
@@ -239,6 +262,7 @@ static void test_udiv(void)
 static const tt_test_case cases[] = {{"pinned_sequences", test_pinned_sequences},
                                      {"udiv", test_udiv},
                                      {"space_key", test_space_key},
+                                     {"enum_cache_lru", test_enum_cache_lru},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"strategy_seq", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
