@@ -584,9 +584,9 @@ static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt_
  * walks m or m + 1 points) are collinear within WALK_RTOL of the period (point m-1 is left
  * out: no point of the shortest walk follows it), the wave of the full walks (shortest nmin) is
  * the cut wave plus (nmin - m) / 2 such periods, every figure alike.  Tries the cuts of
- * walk_mark_m[] in turn.  Returns 1 (out set), 0 (not steady: use the anchor walks) or -1
- * (error, rc set). */
-static const size_t walk_mark_m[] = {6, 12, 24};
+ * walk_mark_m[] in turn (9 moves the window 3 points on, past a late fill).  Returns 1
+ * (out set), 0 (not steady: use the anchor walks) or -1 (error, rc set). */
+static const size_t walk_mark_m[] = {6, 9, 16};
 
 static int walk_marks(run *R, const wgroup *wg, size_t ng, size_t rep, int64_t nmin,
                       tt__swave *out, tt_rc *rc)

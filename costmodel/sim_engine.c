@@ -268,7 +268,7 @@ static int try_issue(eng *e, int32_t ai, unsigned mask)
         int why = a->dwhy[u], blocked = 0;
         for (uint16_t d = a->dcur[u]; d < in->ndeps; d++) {
             uint32_t w = a->p->deps[in->dep_off + d];
-            int32_t j = (int32_t)(w >> 2);
+            int32_t j = TT__DEP_IDX(w);
             double dt = a->done[j];
             if (dt < 0) {
                 a->wait_on[u] = j;
@@ -278,10 +278,10 @@ static int try_issue(eng *e, int32_t ai, unsigned mask)
                 blocked = 1;
                 break;
             }
-            if (a->p->ins[j].unit != in->unit) dt += tgt->flag_cycles;
+            if (TT__DEP_CROSS(w)) dt += tgt->flag_cycles;
             if (dt > ready || why < 0) {
                 if (dt > ready) ready = dt;
-                why = (int)(w & 3);
+                why = TT__DEP_KIND(w);
             }
         }
         if (blocked) continue;

@@ -22,8 +22,14 @@
 
 /* Instruction kinds. */
 enum { TT__SI_FIXED, TT__SI_GM, TT__SI_SET, TT__SI_WAIT, TT__SI_BAR };
-/* Dependency kinds (low 2 bits of a dependency word; the rest is the instruction index). */
+/* Dependency kinds (low 2 bits of a dependency word; bit 2: the producer runs on another
+ * unit (a set_flag / wait_flag hand-off, + flag_cycles); the rest is its instruction index). */
 enum { TT__DEP_RAW, TT__DEP_WAR, TT__DEP_FLAG };
+#define TT__DEP_WORD(idx, kind, cross) \
+    (((uint32_t)(idx) << 3) | ((uint32_t)((cross) != 0) << 2) | (uint32_t)(kind))
+#define TT__DEP_IDX(w) ((int32_t)((w) >> 3))
+#define TT__DEP_KIND(w) ((int)((w) & 3))
+#define TT__DEP_CROSS(w) (((w) >> 2) & 1)
 /* Flag directions of a cross-core sync. */
 enum { TT__DIR_C2V, TT__DIR_V2C };
 #define TT__NFLAGS 16
@@ -46,7 +52,7 @@ typedef struct tt__sinst {
 typedef struct tt__sprog {    /* one agent's instructions, in program order */
     tt__sinst *ins;
     size_t n, cap;
-    uint32_t *deps;           /* (index << 2) | dependency kind */
+    uint32_t *deps;           /* TT__DEP_WORD(index, kind, cross unit) */
     size_t ndeps, capdeps;
     int32_t *mk;              /* mark unit of each instruction (tt__sim.mark_mode), -1 none */
     size_t capmk;

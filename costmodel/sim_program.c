@@ -49,7 +49,8 @@ void tt__sprog_free(tt__sprog *p)
     memset(p, 0, sizeof *p);
 }
 
-static int add_dep(tt__sprog *p, int32_t idx, int kind)
+/* Add a dependency of the instruction being built (p->ins[p->n], its unit set) on idx. */
+static inline int add_dep(tt__sprog *p, int32_t idx, int kind)
 {
     if (idx < 0) return 0;
     if (p->ndeps == p->capdeps) {
@@ -59,7 +60,7 @@ static int add_dep(tt__sprog *p, int32_t idx, int kind)
         p->deps = nd;
         p->capdeps = nc;
     }
-    p->deps[p->ndeps++] = ((uint32_t)idx << 2) | (uint32_t)kind;
+    p->deps[p->ndeps++] = TT__DEP_WORD(idx, kind, p->ins[idx].unit != p->ins[p->n].unit);
     p->ins[p->n].ndeps++;
     return 0;
 }

@@ -483,7 +483,7 @@ static void test_deadlock(void)
     /* with the matching set on the cube side it completes: set at 5, visible 55 */
     tt__sinst cube2[2] = {cube, {.op = -1, .slot = -1, .unit = TT_UNIT_S, .kind = TT__SI_SET,
                                  .flag = 3, .dir = TT__DIR_C2V}};
-    uint32_t deps[1] = {0u << 2 | TT__DEP_RAW};
+    uint32_t deps[1] = {TT__DEP_WORD(0, TT__DEP_RAW, 1)};   /* M -> S */
     cube2[1].dep_off = 0;
     cube2[1].ndeps = 1;
     g.prog[TT__AG_CUBE] = (tt__sprog){.ins = cube2, .n = 2, .deps = deps, .ndeps = 1};
@@ -824,6 +824,22 @@ static void test_fast_path_causal(void)
     fa_fixture_free(&F);
 }
 
+/* Causal FlashAttention S = 8192 on 8 heads (the shipped template, A3): config cfg with the
+ * shortcuts within rtol of the full simulation (every unit's busy time too when all_units)
+ * and more than `fewer` times fewer events. */
+static void fa8k_fast_vs_full(const char *cfg, double rtol, int all_units, double fewer)
+{
+    fa_fixture F;
+    CU_ASSERT_FATAL(fa_fixture_load(&F));
+    tt_sim_result fast, full;
+    fast_vs_full(F.fa, F.tgt, "B=1,H=8,H_kv=8,S_q=8192,S_kv=8192,D=128,causal=1,dtype=float16",
+                 cfg, rtol, all_units, &fast, &full);
+    CU_ASSERT(fast.events * fewer < full.events);
+    tt_sim_result_close(&fast);
+    tt_sim_result_close(&full);
+    fa_fixture_free(&F);
+}
+
 /* Loop marks (docs/simulator.md): a causal shape whose first three anchors are not collinear
  * (the two sides of a stages 6 pipeline run free) is run once more at 4.25 warm-ups with every
  * iteration's completion recorded; the least-squares rate of the iterations after the
@@ -833,15 +849,8 @@ static void test_fast_path_causal(void)
  * some busy time 0.1 % off, 65 k events). */
 static void test_fast_path_loop_marks(void)
 {
-    fa_fixture F;
-    CU_ASSERT_FATAL(fa_fixture_load(&F));
-    tt_sim_result fast, full;
-    fast_vs_full(F.fa, F.tgt, "B=1,H=8,H_kv=8,S_q=8192,S_kv=8192,D=128,causal=1,dtype=float16",
-                 "block_M=32,block_N=64,stages=6,cross_interval=1", 1e-3, 1, &fast, &full);
-    CU_ASSERT(fast.events * 8 < full.events);   /* 48 k of 488 k (the anchors: 65 k) */
-    tt_sim_result_close(&fast);
-    tt_sim_result_close(&full);
-    fa_fixture_free(&F);
+    /* 48 k of 488 k events (the anchors: 65 k) */
+    fa8k_fast_vs_full("block_M=32,block_N=64,stages=6,cross_interval=1", 1e-3, 1, 8);
 }
 
 /* A deep cross-core ring settles late: the first anchors of a wave shape may still be in the
@@ -852,15 +861,7 @@ static void test_fast_path_loop_marks(void)
  * the row-reduction rule); now 107 k, within 1 % of the full simulation. */
 static void test_fast_path_late_fit(void)
 {
-    fa_fixture F;
-    CU_ASSERT_FATAL(fa_fixture_load(&F));
-    tt_sim_result fast, full;
-    fast_vs_full(F.fa, F.tgt, "B=1,H=8,H_kv=8,S_q=8192,S_kv=8192,D=128,causal=1,dtype=float16",
-                 "block_M=48,block_N=32,stages=14,cross_interval=4", 1e-2, 0, &fast, &full);
-    CU_ASSERT(fast.events * 4 < full.events);
-    tt_sim_result_close(&fast);
-    tt_sim_result_close(&full);
-    fa_fixture_free(&F);
+    fa8k_fast_vs_full("block_M=48,block_N=32,stages=14,cross_interval=4", 1e-2, 0, 4);
 }
 
 /* The walk shortcut: a persistent GEMM whose 24 blocks walk 43 output tiles each is
@@ -885,9 +886,8 @@ static void test_walk_shortcut(void)
     tt_sim_result_close(&fast);
     tt_sim_result_close(&full);
     /* walk marks, a walk that settles late into a 2-point period (55197 / 55603 cycles per
-     * point from point 6 on, irregular before): the 6-point walk is not steady, the
-     * 12-point one is; cycles and every unit's busy time within 0.2 % of the full walks of 93
-     * tiles */
+     * point from point 6 on, irregular before): the 6-point walk is not steady, the 9-point
+     * one is; cycles and every unit's busy time within 0.2 % of the full walks of 93 tiles */
     prob = "M=4096,N=4096,K=4096,dtype=float16,out_dtype=float16";
     cfg = "block_M=16,block_N=448,block_K=16,K_L1=96,S1=2,S2=2,core_num=24,swizzle=2";
     fast_vs_full(gemm, tgt, prob, cfg, 2e-3, 1, &fast, &full);
