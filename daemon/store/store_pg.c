@@ -111,7 +111,7 @@ static tt_rc tt_pg_migrate_lock(tt_store *s)
     return tt_pg_exec_script(s, sql);
 }
 
-enum { TT_PG_TEXT_OID = 25, TT_PG_INT8_OID = 20, TT_PG_FLOAT8_OID = 701, TT_PG_MAXP = 24 };
+enum { TT_PG_TEXT_OID = 25, TT_PG_INT8_OID = 20, TT_PG_FLOAT8_OID = 701, TT_PG_MAXP = TT__PMAP };
 
 static tt_rc tt_pg_query(tt_store *s, int id, const char *sql, const tt__param *p, int np,
                          tt__res *r)

@@ -43,7 +43,7 @@ enum {
     Q_BEST_GET, Q_BEST_LIST, 
     Q_DATA_VERSION,
     Q_JOB_OPTIONS, Q_TRIAL_BY_ID, Q_TRIAL_SAMPLES, Q_JOB_OPTIONS_SET, Q_KEY_FASTEST,
-    Q_BEST_SET, Q_JOB_FASTEST, Q_JOB_BEST_SET, Q_JT_MAX,
+    Q_BEST_SET, Q_JOB_FASTEST, Q_JOB_BEST_SET, Q_JT_MAX, Q_JT_INSERT_N,
     Q__COUNT
 };
 _Static_assert(TT__Q_STORE_TRIALS + Q__COUNT <= TT__Q_STORE_META, "store_meta.c query ids start there");
@@ -104,6 +104,12 @@ static const struct {
     [Q_JOB_BEST_SET] = {"UPDATE jobs SET best_trial = $2, best_us = $3, best_pred_us = $4, "
                         "best_config_json = $5 WHERE id = $1", NULL},
     [Q_JT_MAX] = {"SELECT COALESCE(MAX(seq), 0) FROM job_trials WHERE job_id = $1", NULL},
+    /* a batch's links, TT_PEND_LINKS at a time: $1 the job, then (seq, trial_id, reused) */
+    [Q_JT_INSERT_N] = {"INSERT INTO job_trials (job_id, seq, trial_id, reused) VALUES "
+                       "($1, $2, $3, $4), ($1, $5, $6, $7), ($1, $8, $9, $10), "
+                       "($1, $11, $12, $13), ($1, $14, $15, $16), ($1, $17, $18, $19), "
+                       "($1, $20, $21, $22), ($1, $23, $24, $25), ($1, $26, $27, $28), "
+                       "($1, $29, $30, $31) ON CONFLICT (job_id, seq) DO NOTHING", NULL},
     [Q_BEST_GET] = {"SELECT " BEST_COLS " FROM best WHERE template_name = $1 AND target = $2 "
                     "AND problem_key = $3 AND ($4 IS NULL OR backend_fp = $4) AND "
                     "($5 IS NULL OR template_hash = $5) ORDER BY median_us LIMIT 1", NULL},
@@ -297,6 +303,7 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
  * fastest successful trial of the batch: since both updates keep the strictly faster row,
  * that gives the rows every trial would have written one by one.  One job and key at a time:
  * a record for another one writes the pending updates first. */
+#define TT_PEND_LINKS 10      /* rows of Q_JT_INSERT_N (1 + 3 x 10 = 31 params <= TT__PMAP) */
 typedef struct tt__pend {
     int active;
     tt_rc rc;                 /* a failed flush, kept until the drop */
@@ -304,6 +311,8 @@ typedef struct tt__pend {
     char *template_name, *template_hash, *problem_key, *target, *backend_fp, *problem_json;
     int64_t max_seq;          /* the job's highest job_trials seq (read once per batch) */
     int done_dirty;           /* a job_trials row was added */
+    int64_t link[TT_PEND_LINKS][3];   /* job_trials rows not written yet: seq, trial, reused */
+    int nlink;
     int has_best;             /* the fastest successful trial of the batch so far: */
     int64_t b_trial, b_job;
     double b_median, b_spread, b_pred;
@@ -324,13 +333,34 @@ void tt__store_pend_drop(tt_store *s)
     memset(p, 0, sizeof *p);
 }
 
+/* Write the pending job_trials rows: TT_PEND_LINKS in one INSERT, fewer one by one. */
+static tt_rc tt_pend_links(tt_store *s, tt__pend *p)
+{
+    tt_rc rc = TT_OK;
+    if (p->nlink == TT_PEND_LINKS) {
+        tt__param v[1 + 3 * TT_PEND_LINKS];
+        v[0] = (tt__param)PI(p->job_id);
+        for (int i = 0; i < TT_PEND_LINKS; i++)
+            for (int k = 0; k < 3; k++) v[1 + 3 * i + k] = (tt__param)PI(p->link[i][k]);
+        rc = q_exec(s, Q_JT_INSERT_N, v, NP(v), NULL);
+    } else {
+        for (int i = 0; !rc && i < p->nlink; i++) {
+            tt__param jt[] = {PI(p->job_id), PI(p->link[i][0]), PI(p->link[i][1]),
+                              PI(p->link[i][2])};
+            rc = q_exec(s, Q_JT_INSERT, jt, NP(jt), NULL);
+        }
+    }
+    if (!rc) p->nlink = 0;
+    return rc;
+}
+
 tt_rc tt__store_pend_flush(tt_store *s)
 {
     tt__pend *p = s->pend;
     if (!p || !p->active || p->rc) return p ? p->rc : TT_OK;
-    tt_rc rc = TT_OK;
+    tt_rc rc = tt_pend_links(s, p);
     tt__param jd[] = {PI(p->job_id)};
-    if (p->done_dirty) rc = q_exec(s, Q_JOB_DONE, jd, NP(jd), NULL);
+    if (!rc && p->done_dirty) rc = q_exec(s, Q_JOB_DONE, jd, NP(jd), NULL);
     tt__param jb[] = {PI(p->job_id), PI(p->b_trial), PF(p->b_median), PF(p->b_pred),
                       PT(p->b_config)};
     if (!rc && p->has_best) rc = q_exec(s, Q_JOB_BEST, jb, NP(jb), NULL);
@@ -409,6 +439,7 @@ static tt_rc tt_trial_record_batched(tt_store *s, const tt_trial_key *k,
     tt__pend *p = s->pend;
     tt_trial stored = {0};
     if (seq <= p->max_seq) {          /* recorded before a crash: nothing to change */
+        if (p->nlink && (rc = tt_pend_links(s, p))) return p->rc = rc;
         rc = tt_trial_at(s, job_id, seq, &stored);
         if (rc == TT_OK) {
             tt_trial_clear(t);
@@ -426,8 +457,12 @@ static tt_rc tt_trial_record_batched(tt_store *s, const tt_trial_key *k,
         t->reused = 1;
     }
     t->seq = seq;
-    tt__param jt[] = {PI(job_id), PI(seq), PI(t->id), PI(t->reused)};
-    if ((rc = q_exec(s, Q_JT_INSERT, jt, NP(jt), NULL))) return rc;
+    /* its job_trials row goes with the next TT_PEND_LINKS - 1, or at the flush */
+    int64_t *l = p->link[p->nlink++];
+    l[0] = seq;
+    l[1] = t->id;
+    l[2] = t->reused;
+    if (p->nlink == TT_PEND_LINKS && (rc = tt_pend_links(s, p))) return p->rc = rc;
     if (seq > p->max_seq) p->max_seq = seq;
     p->done_dirty = 1;
     if (t->status == TT_OK && t->median_us > 0 && (!p->has_best || t->median_us < p->b_median)) {

@@ -243,6 +243,42 @@ static void batch_writer(tt_store *cs, int wfd, void *arg)
     pause();
 }
 
+/* A batch's job_trials rows go in groups of ten (and the rest one by one at the flush):
+ * 23 records, one a reuse and one a repeated seq, list in order with their own trials. */
+static void test_batch_links(void)
+{
+    tt_store *s = tt_fx_open_fresh();
+    int64_t job = new_job(s, "");
+    CU_ASSERT_EQUAL_FATAL(tt_store_batch_begin(s), TT_OK);
+    for (int64_t seq = 1; seq <= 23; seq++) {
+        uint64_t hash = seq == 17 ? 4 : (uint64_t)seq;   /* seq 17 reuses seq 4's trial */
+        CU_ASSERT_EQUAL(record(s, job, seq, hash, 100.0 - (double)seq), TT_OK);
+        if (seq == 12) /* seq 12 again while its row is still pending: a no-op */
+            CU_ASSERT_EQUAL(record(s, job, 12, 99, 0.5), TT_OK);
+    }
+    CU_ASSERT_EQUAL(linked_on(s, job), 23);   /* a read inside the batch sees them all */
+    CU_ASSERT_EQUAL(tt_store_batch_commit(s), TT_OK);
+    tt_trial *ts = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(tt_store_trial_list(s, job, 0, 100, &ts, &n, NULL), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 23);
+    for (size_t i = 0; i < n; i++) {
+        CU_ASSERT_EQUAL(ts[i].seq, (int64_t)i + 1);
+        CU_ASSERT_EQUAL(ts[i].config_hash, i + 1 == 17 ? 4 : i + 1);
+        CU_ASSERT_EQUAL(ts[i].reused, i + 1 == 17);
+        tt_trial_clear(&ts[i]);
+    }
+    free(ts);
+    tt_trial t;
+    CU_ASSERT_EQUAL(tt_store_trial_lookup(s, &KEY, 99, &t), TT_ENOTFOUND);
+    tt_job j;
+    CU_ASSERT_EQUAL(tt_store_job_get(s, job, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.done, 23);
+    CU_ASSERT_DOUBLE_EQUAL(j.best_us, 77.0, 1e-9);   /* seq 23 */
+    tt_job_clear(&j);
+    tt_store_close(s);
+}
+
 /* kill -9 in the middle of a batch: the committed batches are there, the open one is not. */
 static void test_batch_crash(void)
 {
@@ -495,7 +531,7 @@ static void test_migration_003_merges(void)
 #define CASES                                                                               \
     {"batch_commit_rollback", test_batch_commit_rollback},                                   \
     {"batch_savepoint", test_batch_savepoint}, {"batch_deferred", test_batch_deferred},   \
-    {"batch_crash", test_batch_crash},             \
+    {"batch_crash", test_batch_crash}, {"batch_links", test_batch_links},             \
     {"async_commit", test_async_commit},                                                     \
     {"job_limit_concurrent", test_job_limit_concurrent},                                     \
     {"template_owner", test_template_owner}, {"claim_skips_imports", test_claim_skips_imports}, \
