@@ -123,6 +123,7 @@ typedef struct memo {
 #define WALK_STEP 2             /* ... the spacing of the three anchor walks */
 #define WALK_MIN 12             /* ... walks longer than this are extrapolated */
 #define WALK_RTOL 1e-3          /* ... linearity check of the three anchors */
+#define WALK_LOOP_MIN 96        /* walk marks: a point's loop this long is cut (anchors) */
 #define LOOP_J0 1               /* loop marks: the window starts after this many warm-ups */
 #define LOOP_VTOL 2e-3          /* ... an earlier anchor on the line to the run within this */
 
@@ -588,43 +589,88 @@ static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt_
  * (out set), 0 (not steady: use the anchor walks) or -1 (error, rc set). */
 static const size_t walk_mark_m[] = {6, 9, 16};
 
+/* One marked walk: every walk cut so that the shortest runs m points, group mg marked.
+ * Returns 1 (steady: out is the full walks' wave), 0 (not steady) or -1 (rc set). */
+static int walk_marks_cut(run *R, const wgroup *wg, size_t ng, size_t rep, size_t mg,
+                          int64_t nmin, int64_t m, tt__swave *out, tt_rc *rc)
+{
+    tt__swave w;
+    R->walk_cut = nmin - m;
+    R->mark_group = mg;
+    R->s.mark_mode = TT__MK_POINTS;
+    *rc = sim_groups(R, wg, ng, rep, 0, &w);
+    R->walk_cut = 0;
+    R->mark_group = (size_t)-1;
+    R->s.mark_mode = TT__MK_NONE;
+    if (*rc) return -1;
+    int ok = 0;
+    if (w.mark && w.mcount[mg] >= m) {   /* the marked walk runs m or m + 1 points */
+        const double *a = tt__swave_mark(&w, mg, (size_t)m - 6);
+        const double *b = tt__swave_mark(&w, mg, (size_t)m - 4);
+        const double *c = tt__swave_mark(&w, mg, (size_t)m - 2);
+        double d1 = b[0] - a[0], d2 = c[0] - b[0];
+        if (d1 > 0 && fabs(d2 - d1) <= WALK_RTOL * d2) {
+            double f = (double)(nmin - m) / 2;
+            memset(out, 0, sizeof *out);
+            for (size_t j = 0; j < TT__NFIG; j++) {
+                double v = *shape_fig(&w, j) + f * (c[j] - b[j]);
+                *shape_fig(out, j) = v > 0 ? v : 0;
+            }
+            ok = 1;
+        }
+    }
+    tt__swave_free(&w);
+    return ok;
+}
+
+/* Walk marks with the points' long loop shortened: when the top-level loop of a grid point
+ * runs T >= WALK_LOOP_MIN iterations, the marked walk is simulated with that loop cut to
+ * t0, t0 + d and t0 + 2d iterations (every point alike, the steady-state anchors of a wave)
+ * and the full walks' wave, affine in the loop's trip once its pipeline is steady, is
+ * extrapolated to T when the three are collinear within SHAPE_RTOL.  Returns 1 (out set), 0
+ * (not applicable, not steady or not collinear) or -1 (rc set). */
+static int walk_marks_loop(run *R, const wgroup *wg, size_t ng, size_t rep, size_t mg,
+                           int64_t nmin, int64_t m, tt__swave *out, tt_rc *rc)
+{
+    tt__sim *s = &R->s;
+    int loop;
+    int64_t T = 0;
+    tt__sim_count(s, wg[0].first, &loop, &T);
+    if (loop < 0 || T < WALK_LOOP_MIN) return 0;
+    int64_t period = 1;
+    for (size_t b = 0; b < s->t->nbuffers && period <= 64; b++)
+        period = period / gcd64(period, s->copies[b]) * s->copies[b];
+    int64_t warm = tt__sim_warmup(s, loop);
+    int64_t t0 = period * ((warm + period - 1) / period), d = shape_step(t0, period);
+    if (period > 64 || 3 * (t0 + d) > T) return 0;   /* three anchors must cost less than T */
+    tt__swave a[3];
+    for (int k = 0; k < 3; k++) {
+        s->trunc_loop = loop;
+        s->trunc_delta = T - (t0 + k * d);
+        int r = walk_marks_cut(R, wg, ng, rep, mg, nmin, m, &a[k], rc);
+        s->trunc_loop = -1;
+        if (r <= 0) return r;
+    }
+    double d1 = a[1].cycles - a[0].cycles, d2 = a[2].cycles - a[1].cycles;
+    if (!(d1 > 0) || fabs(d2 - d1) > SHAPE_RTOL * a[2].cycles) return 0;
+    wave_extrapolate(&a[1], &a[2], (double)(T - t0 - 2 * d) / (double)d, out);
+    return 1;
+}
+
 static int walk_marks(run *R, const wgroup *wg, size_t ng, size_t rep, int64_t nmin,
                       tt__swave *out, tt_rc *rc)
 {
     size_t imin = 0;
     for (size_t i = 0; i < ng; i++)
         if ((R->s.nblocks - wg[i].first + R->persistent - 1) / R->persistent == nmin) imin = i;
+    size_t mg = rep < ng ? rep : imin;   /* its busy and stall figures are reported */
     for (size_t k = 0; k < sizeof walk_mark_m / sizeof *walk_mark_m; k++) {
         int64_t m = (int64_t)walk_mark_m[k];
         if (2 * m > nmin) break;
-        tt__swave w;
-        size_t mg = rep < ng ? rep : imin;   /* its busy and stall figures are reported */
-        R->walk_cut = nmin - m;
-        R->mark_group = mg;
-        R->s.mark_mode = TT__MK_POINTS;
-        *rc = sim_groups(R, wg, ng, rep, 0, &w);
-        R->walk_cut = 0;
-        R->mark_group = (size_t)-1;
-        R->s.mark_mode = TT__MK_NONE;
-        if (*rc) return -1;
-        int ok = 0;
-        if (w.mark && w.mcount[mg] >= m) {   /* the marked walk runs m or m + 1 points */
-            const double *a = tt__swave_mark(&w, mg, (size_t)m - 6);
-            const double *b = tt__swave_mark(&w, mg, (size_t)m - 4);
-            const double *c = tt__swave_mark(&w, mg, (size_t)m - 2);
-            double d1 = b[0] - a[0], d2 = c[0] - b[0];
-            if (d1 > 0 && fabs(d2 - d1) <= WALK_RTOL * d2) {
-                double f = (double)(nmin - m) / 2;
-                memset(out, 0, sizeof *out);
-                for (size_t j = 0; j < TT__NFIG; j++) {
-                    double v = *shape_fig(&w, j) + f * (c[j] - b[j]);
-                    *shape_fig(out, j) = v > 0 ? v : 0;
-                }
-                ok = 1;
-            }
-        }
-        tt__swave_free(&w);
-        if (ok) {
+        int r = walk_marks_loop(R, wg, ng, rep, mg, nmin, m, out, rc);
+        if (r == 0) r = walk_marks_cut(R, wg, ng, rep, mg, nmin, m, out, rc);
+        if (r < 0) return -1;
+        if (r > 0) {
             R->extrapolated = 1;
             return 1;
         }

@@ -894,6 +894,15 @@ static void test_walk_shortcut(void)
     CU_ASSERT(fast.events * 4 < full.events);
     tt_sim_result_close(&fast);
     tt_sim_result_close(&full);
+    /* walk marks with the points' K loop (128 K_L1 slices) cut to 16, 24 and 32 slices and
+     * extrapolated (walk_marks_loop): 21-tile walks; cycles and every unit's busy time within
+     * 0.2 % of the full simulation */
+    prob = "M=4096,N=2048,K=4096,dtype=float16,out_dtype=float16";
+    cfg = "block_M=128,block_N=128,block_K=16,K_L1=32,S1=2,S2=2,core_num=24";
+    fast_vs_full(gemm, tgt, prob, cfg, 2e-3, 1, &fast, &full);
+    CU_ASSERT(fast.events * 5 < full.events);   /* 9.5 k of 55 k (whole K loops: 16.7 k) */
+    tt_sim_result_close(&fast);
+    tt_sim_result_close(&full);
     tt_tmpl_free(gemm);
     tt_targets_free(ts);
     free(gpath);
