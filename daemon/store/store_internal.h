@@ -125,9 +125,11 @@ tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
 double tt__store_now(void);
 
 /* ---- helpers shared by store.c and store_trials.c ----------------------------------- */
-/* Query ids: store.c uses 0.., store_trials.c TT__Q_STORE_TRIALS.., store_meta.c
- * TT__Q_STORE_META.., store_checks.c TT__Q_STORE_CHECKS.. (cache slots). */
+/* Query ids: store.c uses 0.., store_trials.c TT__Q_STORE_TRIALS.., store_best.c
+ * TT__Q_STORE_BEST.., store_meta.c TT__Q_STORE_META.., store_checks.c TT__Q_STORE_CHECKS..
+ * (cache slots). */
 #define TT__Q_STORE_TRIALS 24
+#define TT__Q_STORE_BEST 56
 #define TT__Q_STORE_META 64
 #define TT__Q_STORE_CHECKS 88
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT
- * store_trials.c - tt_store measurements: trial record/lookup/list/stats, re-measurement and
- * best (the queries of store.h after jobs; calibrations, tokens and baselines are in
- * store_meta.c; helpers in store_internal.h).
+ * store_trials.c - tt_store measurements: trial record/lookup/list/stats, group commit,
+ * re-measurement and the best row's writes (the queries of store.h after jobs; reading the
+ * best rows is store_best.c, calibrations, tokens and baselines store_meta.c; helpers in
+ * store_internal.h).
  */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "jsonutil.h"
 #include "store_internal.h"
@@ -17,9 +17,6 @@
     "t.median_us, t.spread_us, t.min_us, t.samples_json, t.predicted_us, t.compile_s, "     \
     "t.measure_s, t.created_at, t.measured_by, t.samples_z"
 #define TRIAL_NCOLS 17
-#define BEST_COLS                                                                         \
-    "template_name, template_hash, target, backend_fp, problem_key, problem_json, "         \
-    "config_json, trial_id, median_us, spread_us, job_id, predicted_us, updated_at"
 /* Write a best row ($1..$12); Q_BEST_UPSERT adds "only when faster". */
 #define BEST_PUT                                                                          \
     "INSERT INTO best (template_name, template_hash, problem_key, problem_json, target, "    \
@@ -40,13 +37,11 @@
 enum {
     Q_TRIAL_LOOKUP, Q_JT_GET, Q_JOB_PROBLEM, Q_TRIAL_INSERT, Q_JT_INSERT, Q_JOB_DONE,
     Q_JOB_BEST, Q_BEST_UPSERT, Q_TRIAL_LIST, Q_TRIAL_COUNT, Q_JOB_EXISTS, Q_TRIAL_STATS,
-    Q_BEST_GET, Q_BEST_LIST, 
-    Q_DATA_VERSION,
     Q_JOB_OPTIONS, Q_TRIAL_BY_ID, Q_TRIAL_SAMPLES, Q_JOB_OPTIONS_SET, Q_KEY_FASTEST,
     Q_BEST_SET, Q_JOB_FASTEST, Q_JOB_BEST_SET, Q_JT_MAX, Q_JT_INSERT_N,
     Q__COUNT
 };
-_Static_assert(TT__Q_STORE_TRIALS + Q__COUNT <= TT__Q_STORE_META, "store_meta.c query ids start there");
+_Static_assert(TT__Q_STORE_TRIALS + Q__COUNT <= TT__Q_STORE_BEST, "store_best.c query ids start there");
 
 static const struct {
     const char *sql;
@@ -82,7 +77,6 @@ static const struct {
     [Q_TRIAL_STATS] = {"SELECT COALESCE(j.backend, t.backend_fp), t.status, COUNT(*) FROM "
                        "trials t LEFT JOIN jobs j ON j.id = t.job_id GROUP BY 1, 2 "
                        "ORDER BY 1, 2", NULL},
-    [Q_DATA_VERSION] = {"PRAGMA data_version", NULL},   /* SQLite only */
     /* re-measurement (tt_store_trial_append) */
     [Q_JOB_OPTIONS] = {"SELECT options_json, problem_json FROM jobs WHERE id = $1",
                        "SELECT options_json, problem_json FROM jobs WHERE id = $1 FOR UPDATE"},
@@ -110,13 +104,6 @@ static const struct {
                        "($1, $11, $12, $13), ($1, $14, $15, $16), ($1, $17, $18, $19), "
                        "($1, $20, $21, $22), ($1, $23, $24, $25), ($1, $26, $27, $28), "
                        "($1, $29, $30, $31) ON CONFLICT (job_id, seq) DO NOTHING", NULL},
-    [Q_BEST_GET] = {"SELECT " BEST_COLS " FROM best WHERE template_name = $1 AND target = $2 "
-                    "AND problem_key = $3 AND ($4 IS NULL OR backend_fp = $4) AND "
-                    "($5 IS NULL OR template_hash = $5) ORDER BY median_us LIMIT 1", NULL},
-    [Q_BEST_LIST] = {"SELECT " BEST_COLS " FROM best WHERE template_name = $1 AND "
-                     "target = $2 AND ($3 IS NULL OR problem_key = $3) AND ($4 IS NULL OR "
-                     "backend_fp = $4) AND ($5 IS NULL OR template_hash = $5) "
-                     "ORDER BY problem_key, median_us, backend_fp", NULL},
 };
 
 #define QID(id) (TT__Q_STORE_TRIALS + (id))
@@ -839,117 +826,6 @@ tt_rc tt_store_trial_stats(tt_store *s, char **json)
     return tt__store_json_query(s, QID(Q_TRIAL_STATS), tt_q[Q_TRIAL_STATS].sql,
                                 tt_q[Q_TRIAL_STATS].pg, NULL, 0, json_object(),
                                 tt_trial_stats_row, json);
-}
-
-/* ---- best --------------------------------------------------------------------------- */
-void tt_best_clear(tt_best *b)
-{
-    if (!b) return;
-    tt__key_free(TT__KEY_OF(b));
-    memset(b, 0, sizeof *b);
-}
-
-static tt_rc tt_best_from_row(tt__res *r, tt_best *b)
-{
-    int oom = 0;
-    memset(b, 0, sizeof *b);
-    tt__key_from_row(r, 0, TT__KEY_OF(b), &oom);
-    b->job_id = C_I(r, 10);
-    b->predicted_us = C_F(r, 11);
-    b->updated_at = C_F(r, 12);
-    if (oom) {
-        tt_best_clear(b);
-        return TT_ENOMEM;
-    }
-    return TT_OK;
-}
-
-tt_rc tt_store_best_get(tt_store *s, const tt_best_query *q, tt_best *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!q || !q->template_name || !q->target || !q->problem_key) return TT_EINVAL;
-    tt__param p[] = {PT(q->template_name), PT(q->target), PT(q->problem_key),
-                     PT(q->backend_fp), PT(q->template_hash)};
-    tt__res r;
-    tt__store_lock(s);
-    tt_rc rc = q_first(s, Q_BEST_GET, p, NP(p), &r);
-    if (rc) return tt__store_unlock(s, rc);
-    rc = tt_best_from_row(&r, out);
-    tt_rc rc2 = tt__q_end(&r);
-    if (!rc && rc2) tt_best_clear(out);
-    return tt__store_unlock(s, rc ? rc : rc2);
-}
-
-static int64_t tt_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* The data_version read less than dv_refresh_ns ago, without the store mutex: 1 and *dv,
- * or 0 (never read, too old, or a writer is filling it right now). */
-static int tt_dv_recent(tt_store *s, int64_t now, int64_t *dv)
-{
-    uint64_t q = atomic_load(&s->dv_seq);
-    if (q & 1) return 0;
-    int64_t at = atomic_load(&s->dv_at_ns), v = atomic_load(&s->dv_value);
-    if (atomic_load(&s->dv_seq) != q) return 0;
-    if (at == 0 || now - at >= atomic_load(&s->dv_refresh_ns)) return 0;
-    *dv = v;
-    return 1;
-}
-
-tt_rc tt_store_best_stamp(tt_store *s, tt_store_stamp *out)
-{
-    memset(out, 0, sizeof *out);
-    if (s->engine != TT_STORE_SQLITE) return TT_EUNSUPPORTED;
-    /* the generation first: a commit after this point changes it or data_version */
-    out->gen = tt__store_best_gen();
-    int64_t now = tt_mono_ns();
-    if (tt_dv_recent(s, now, &out->data_version)) return TT_OK;
-    tt__res r;
-    tt__store_lock(s);
-    now = tt_mono_ns();       /* the PRAGMA sees every commit finished before this instant */
-    tt_rc rc = q_first(s, Q_DATA_VERSION, NULL, 0, &r);
-    if (rc) return tt__store_unlock(s, rc);
-    out->data_version = C_I(&r, 0);
-    atomic_fetch_add(&s->dv_seq, 1);          /* odd: readers fall back to the mutex */
-    atomic_store(&s->dv_value, out->data_version);
-    atomic_store(&s->dv_at_ns, now);
-    atomic_fetch_add(&s->dv_seq, 1);
-    return tt__store_unlock(s, tt__q_end(&r));
-}
-
-void tt_store_set_stamp_refresh(tt_store *s, unsigned ms)
-{
-    if (s) atomic_store(&s->dv_refresh_ns, (int64_t)ms * 1000000);
-}
-
-static tt_rc tt_best_row(tt__res *r, void *e) { return tt_best_from_row(r, e); }
-static void tt_best_clear_v(void *e) { tt_best_clear(e); }
-
-/* Rows of a best-shaped query into a malloc'd array (lock held by the caller). */
-tt_rc tt__store_best_rows(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n)
-{
-    tt__param p[] = {PT(q->template_name), PT(q->target), PT(q->problem_key),
-                     PT(q->backend_fp), PT(q->template_hash)};
-    tt__res r;
-    tt_rc rc = q_start(s, Q_BEST_LIST, p, NP(p), &r);
-    if (rc) return rc;
-    void *v = NULL;
-    rc = tt__store_collect(s, &r, sizeof(tt_best), tt_best_row, tt_best_clear_v, &v, n);
-    *rows = v;
-    return rc;
-}
-
-tt_rc tt_store_best_list(tt_store *s, const tt_best_query *q, tt_best **rows, size_t *n)
-{
-    *rows = NULL;
-    *n = 0;
-    if (!q || !q->template_name || !q->target) return TT_EINVAL;
-    tt__store_lock(s);
-    return tt__store_unlock(s, tt__store_best_rows(s, q, rows, n));
 }
 
 tt_rc tt_store_job_best_set(tt_store *s, int64_t job_id, int64_t trial_id, double value_us,
