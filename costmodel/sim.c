@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * sim.c - tt_sim_run(): feasibility check, blocks -> waves, folding of identical cores and
- * identical waves, the steady-state shortcut for long loops, and the result.
+ * identical waves, and the result (the shortcuts of long walks and loops: sim_shortcut.c).
  *
  * Blocks (grid points, or launched blocks of a persistent kernel) go to the AI cores in
  * waves of `cube_cores`; a wave starts when the previous one has finished.  Within a wave,
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_int.h"
+#include "sim_run.h"
 #include "space.h"
 
 static const char *const stall_names[TT_STALL__COUNT] = {"data", "slot", "bandwidth", "flag"};
@@ -40,7 +40,7 @@ typedef struct sigtab {       /* interned value vectors */
     size_t cap;               /* power of 2 */
 } sigtab;
 
-static uint64_t fnv(const int64_t *v, size_t n)
+uint64_t tt__sim_fnv(const int64_t *v, size_t n)
 {
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) {
@@ -82,7 +82,7 @@ static int64_t sigtab_intern(sigtab *t, const int64_t *v)
         t->hash = nh;
         t->cap = nc;
     }
-    uint64_t h = fnv(v, t->width);
+    uint64_t h = tt__sim_fnv(v, t->width);
     size_t j = h & (t->cap - 1);
     while (t->slot[j]) {
         int64_t id = t->slot[j] - 1;
@@ -106,74 +106,15 @@ static int64_t sigtab_intern(sigtab *t, const int64_t *v)
 
 /* ---- run state ---------------------------------------------------------------------- */
 
-typedef struct memo {
+typedef struct tt__smemo {
     uint64_t hash;
     int64_t *key;             /* (id, count) pairs, then rep group, traced */
     size_t nkey;
     tt__swave w;
 } memo;
 
-#define SHAPE_MAX_ANCHORS 8     /* trip counts a wave shape may be simulated at */
-#define SHAPE_LONG 4            /* a wave this many times the first anchor makes anchors */
-#define SHAPE_MIN_WAVES 16      /* ... and so does a new shape in a run with this many waves */
-#define SHAPE_FIT 5             /* anchors after the first that a straight-line fit needs */
-#define SHAPE_JTOL 1e-2         /* largest residual of that fit, relative to the cycles */
-#define SHAPE_RTOL 1e-5         /* linearity check of three anchors, relative to the cycles */
-#define WALK_T0 4               /* persistent walks: the shortest anchor walk (grid points) */
-#define WALK_STEP 2             /* ... the spacing of the three anchor walks */
-#define WALK_MIN 12             /* ... walks longer than this are extrapolated */
-#define WALK_RTOL 1e-3          /* ... linearity check of the three anchors */
-#define WALK_LOOP_MIN 96        /* walk marks: a point's loop this long is cut (anchors) */
-#define LOOP_J0 1               /* loop marks: the window starts after this many warm-ups */
-#define LOOP_VTOL 2e-3          /* ... an earlier anchor on the line to the run within this */
-
-typedef struct shape {        /* truncated simulations of a wave shape (shortcut) */
-    uint64_t hash;
-    int64_t *key;
-    size_t nkey;
-    int ok;                   /* 1: w[k..k+2] are collinear, interpolate; 0: simulate in full */
-    int seen;                 /* waves of this shape so far */
-    int capped;               /* anchors stopped at a trip cap: more may be added */
-    int k;                    /* first of the three collinear anchors */
-    int n;                    /* anchors simulated */
-    int64_t t[SHAPE_MAX_ANCHORS];   /* the shortest group's trip in each anchor simulation */
-    tt__swave w[SHAPE_MAX_ANCHORS];
-    int fit;                  /* 1: lo/hi are a least-squares line through anchors k..n-1 */
-    tt__swave lo, hi;         /* that line at t[k] and t[n-1] (no trace, no events) */
-    int lm;                   /* loop marks: 0 not tried, 1 in use, -1 failed (anchors) */
-    int64_t ltb, lt0, lj0, lmin;   /* ... the marked run's trip, its warm-up, the first
-                                      iteration of its window, the shortest trip served */
-    int la;                   /* ... the anchor where the line to the run starts */
-    tt__swave lw;             /* ... the marked run (marks of every group) */
-} shape;
-
-#define MARK_ALL ((size_t)-2)  /* run.mark_group: every group */
-
-typedef struct run {
-    tt__sim s;
-    const tt_sim_opts *o;
-    int64_t cores;            /* AI cores per wave */
-    int64_t persistent;       /* launched blocks, 0 when not persistent */
-    int64_t walk_cut;         /* grid points cut from the end of every walk (walk anchors) */
-    size_t mark_group;        /* group whose mark units are recorded, MARK_ALL, or -1 */
-    int64_t nlog;             /* logical blocks */
-    int64_t *lsig;            /* per logical block id (NULL: computed on the fly) */
-    memo *memo;
-    size_t nmemo, capmemo;
-    shape *shapes;
-    size_t nshapes, capshapes;
-    tt__sgroup *pool;         /* groups' programs, reused from wave to wave */
-    size_t npool;
-    int64_t events, max_events;
-    int extrapolated;
-    size_t trace_n;
-    tt__sbuf tb;
-    char *reason;
-    size_t rcap;
-} run;
-
 /* Grid points of logical block L (allocates *gp). */
-static int64_t lblock_points(const run *R, int64_t L, int64_t **gp)
+static int64_t lblock_points(const tt__srun *R, int64_t L, int64_t **gp)
 {
     int64_t n = 1;
     if (R->persistent) n = (R->s.nblocks - L + R->persistent - 1) / R->persistent - R->walk_cut;
@@ -184,14 +125,14 @@ static int64_t lblock_points(const run *R, int64_t L, int64_t **gp)
     return n;
 }
 
-static int64_t lsig_of(const run *R, int64_t L)
+static int64_t lsig_of(const tt__srun *R, int64_t L)
 {
     if (R->lsig) return R->lsig[L];
     if (!R->persistent) return 0;
     return (R->s.nblocks - L + R->persistent - 1) / R->persistent;  /* length of its walk */
 }
 
-static tt_rc compute_sigs(run *R)
+static tt_rc compute_sigs(tt__srun *R)
 {
     tt__sim *s = &R->s;
     if (!s->grid_dep) return TT_OK;
@@ -261,10 +202,6 @@ out:
 
 /* ---- one wave ----------------------------------------------------------------------- */
 
-typedef struct wgroup {
-    int64_t id, count, first;  /* signature, cores, first logical block */
-} wgroup;
-
 static void groups_free(tt__sgroup *g, size_t n)
 {
     if (!g) return;
@@ -274,7 +211,7 @@ static void groups_free(tt__sgroup *g, size_t n)
 }
 
 /* Build and simulate the groups of a wave once with the truncation in force. */
-static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int traced,
+tt_rc tt__sim_groups(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t rep, int traced,
                         tt__swave *out)
 {
     /* the programs' arrays are kept between waves (R->pool) and refilled */
@@ -301,7 +238,7 @@ static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int tra
         if (rc) break;
         g[i].weight = (double)wg[i].count;
         g[i].traced = traced && i == rep;
-        g[i].marked = R->mark_group == MARK_ALL || i == R->mark_group;
+        g[i].marked = R->mark_group == TT__MARK_ALL || i == R->mark_group;
     }
     if (!rc && R->s.cancel && R->s.cancel(R->s.cancel_ctx)) {
         snprintf(R->reason, R->rcap, "cancelled");
@@ -319,535 +256,7 @@ static tt_rc sim_groups(run *R, const wgroup *wg, size_t ng, size_t rep, int tra
     return rc;
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) { int64_t t = a % b; a = b; b = t; }
-    return a;
-}
-
-/* Spacing of the anchors: t0 / 2 rounded up to the ring-slot period. */
-static int64_t shape_step(int64_t t0, int64_t period)
-{
-    return period * ((t0 / 2 + period - 1) / period);
-}
-
-/* Figure f of a wave: 0 cycles, then busy[agent][unit], then stall[k]. */
-#define SHAPE_NFIG TT__NFIG
-static double *shape_fig(tt__swave *w, size_t f)
-{
-    if (f == 0) return &w->cycles;
-    if (f <= (size_t)TT__AG__COUNT * TT_UNIT__COUNT) return &w->busy[0][0] + (f - 1);
-    return &w->stall[f - 1 - (size_t)TT__AG__COUNT * TT_UNIT__COUNT];
-}
-
-/* A least-squares line through anchors [k0, k1) of every figure of a wave, for a mix
- * pipeline whose two sides run free and settle into a long period (the bandwidth shares
- * of their transfers differ from iteration to iteration): accepted when the cycles rise and
- * no anchor's cycles are off the line by more than SHAPE_JTOL of them; the line at t[k0]
- * and t[k1 - 1] goes to sh->lo and sh->hi.  Returns 1 when accepted. */
-static int shape_fit(shape *sh, int k0, int k1)
-{
-    double n = k1 - k0, st = 0, stt = 0;
-    for (int a = k0; a < k1; a++) {
-        st += (double)sh->t[a];
-        stt += (double)sh->t[a] * (double)sh->t[a];
-    }
-    double den = n * stt - st * st;
-    if (!(den > 0)) return 0;
-    for (size_t f = 0; f < SHAPE_NFIG; f++) {
-        double sy = 0, sty = 0;
-        for (int a = k0; a < k1; a++) {
-            double y = *shape_fig(&sh->w[a], f);
-            sy += y;
-            sty += (double)sh->t[a] * y;
-        }
-        double slope = (n * sty - st * sy) / den, c = (sy - slope * st) / n;
-        if (f == 0) {
-            if (!(slope > 0)) return 0;
-            for (int a = k0; a < k1; a++) {
-                double y = sh->w[a].cycles;
-                if (fabs(y - (c + slope * (double)sh->t[a])) > SHAPE_JTOL * y) return 0;
-            }
-        }
-        *shape_fig(&sh->lo, f) = c + slope * (double)sh->t[k0];
-        *shape_fig(&sh->hi, f) = c + slope * (double)sh->t[k1 - 1];
-    }
-    sh->fit = 1;
-    return 1;
-}
-
-/* Least-squares slope of figure f (0: completion time) of the marks of group g over
- * iterations j0..j1 of w; *maxres (when not NULL): the largest |residual|. */
-static double marks_slope(const tt__swave *w, size_t g, size_t f, int64_t j0, int64_t j1,
-                          double *maxres)
-{
-    double n = (double)(j1 - j0 + 1), sj = 0, sjj = 0, sy = 0, sjy = 0;
-    for (int64_t j = j0; j <= j1; j++) {
-        double y = tt__swave_mark(w, g, (size_t)j)[f];
-        sj += (double)j;
-        sjj += (double)j * (double)j;
-        sy += y;
-        sjy += (double)j * y;
-    }
-    double b = (n * sjy - sj * sy) / (n * sjj - sj * sj), c = (sy - b * sj) / n;
-    if (maxres) {
-        *maxres = 0;
-        for (int64_t j = j0; j <= j1; j++) {
-            double y = tt__swave_mark(w, g, (size_t)j)[f], r = fabs(y - (c + b * (double)j));
-            if (r > *maxres) *maxres = r;
-        }
-    }
-    return b;
-}
-
-/* The window of steady iterations of group g of the marked run: after the warm-up t0, before
- * the last 1.25 t0 (the drain: a deep pipeline's last ~stages + 4 iterations complete
- * faster, the producer side having stopped).  Returns its last iteration. */
-static int64_t marks_window(const tt__swave *w, size_t g, int64_t t0)
-{
-    return (int64_t)w->mcount[g] - 1 - (t0 + t0 / 4);
-}
-
-static void wave_extrapolate(const tt__swave *a, const tt__swave *b, double f, tt__swave *out);
-
-/* Loop marks: the wave of shape sh at shortest trip tmin from the marked run sh->lw (trip
- * sh->ltb): every group's loop runs tmin - ltb iterations more (or fewer), each at the
- * group's steady rate (the least-squares slope of its iterations' completions over the
- * window lj0..), so it ends that many iterations' time after its end in the run; the
- * reported group's busy and stall figures likewise from the figures attributed to its
- * iterations.  No trace. */
-static void marks_line(const shape *sh, int64_t tmin, size_t rep, tt__swave *out)
-{
-    const tt__swave *w = &sh->lw;
-    double dt = (double)(tmin - sh->ltb);
-    memset(out, 0, sizeof *out);
-    for (size_t g = 0; g < w->ngroups; g++) {
-        int64_t j1 = marks_window(w, g, sh->lt0);
-        double end = w->gend[g] + dt * marks_slope(w, g, 0, sh->lj0, j1, NULL);
-        if (end > out->cycles) out->cycles = end;
-        if (g != rep) continue;
-        for (size_t f = 1; f < TT__NFIG; f++) {
-            double v = *shape_fig((tt__swave *)w, f) + dt * marks_slope(w, g, f, sh->lj0, j1, NULL);
-            *shape_fig(out, f) = v > 0 ? v : 0;
-        }
-    }
-}
-
-/* The wave of a shape served by loop marks at shortest trip tmin >= sh->lmin: from ltb on
- * the marks' line; below, the straight line between anchor sh->w[sh->la] and the marked run
- * (the pipeline may still be bending there: both ends are simulated waves). */
-static void loop_marks_wave(const shape *sh, int64_t tmin, size_t rep, tt__swave *out)
-{
-    if (tmin >= sh->ltb) {
-        marks_line(sh, tmin, rep, out);
-        return;
-    }
-    const tt__swave *a = &sh->w[sh->la];
-    wave_extrapolate(a, &sh->lw, (double)(tmin - sh->ltb) / (double)(sh->ltb - sh->t[sh->la]), out);
-}
-
-/* Loop marks, for a shape whose first three anchors (t[0..2]) are not collinear (a mix
- * pipeline whose two sides run free and settle into a long period, or none), in a kernel
- * whose longest trip of the loop goes well beyond the run: one more run, at tb = 4.25
- * warm-ups, records when each iteration of the loop completes in every group, and the
- * figures of each iteration.  Accepted (sh->lm = 1, sh->ok = 1: loop_marks_wave serves the
- * shape from sh->lmin on) when every group's completions in the window (after LOOP_J0
- * warm-ups, before the drain) lie on a line within SHAPE_JTOL of the run's cycles, and that
- * line extended down to t[2] meets the anchor there within SHAPE_JTOL (the rule of the
- * least-squares fit of anchors); the line from t[2] (or from t[1], t[0] when they lie on it
- * within LOOP_VTOL) to the run serves the waves below tb.  Else sh->lm = -1 and more anchors
- * follow.  Returns TT_OK or the run's error. */
-static tt_rc loop_marks(run *R, const wgroup *wg, size_t ng, size_t rep, int loop, int64_t tmin,
-                        int64_t t0, int64_t period, shape *sh)
-{
-    tt__sim *s = &R->s;
-    int64_t j0 = LOOP_J0 * t0;   /* the window: from j0, two warm-ups long, then the drain */
-    int64_t tb = period * ((j0 + 2 * t0 + (t0 + t0 / 4) + period - 1) / period);
-    sh->lm = -1;
-    /* worth it when the kernel's longest trip of the loop (its last block's: causal
-     * attention) is well beyond the run */
-    int lid;
-    int64_t tmax = 0;
-    tt__sim_count(s, s->nblocks - 1, &lid, &tmax);
-    if (sh->n < 3 || tb <= sh->t[2] || lid != loop || tb + t0 > tmax) return TT_OK;
-    s->trunc_loop = loop;
-    s->trunc_delta = tmin - tb;
-    s->mark_mode = TT__MK_LOOP;
-    s->mark_loop = loop;
-    R->mark_group = MARK_ALL;
-    tt_rc rc = sim_groups(R, wg, ng, rep, 0, &sh->lw);
-    R->mark_group = (size_t)-1;
-    s->mark_mode = TT__MK_NONE;
-    s->trunc_loop = -1;
-    if (rc || !sh->lw.mark) return rc;
-    sh->ltb = tb;
-    sh->lt0 = t0;
-    sh->lj0 = j0;
-    for (size_t g = 0; g < sh->lw.ngroups; g++) {
-        double res = 0;
-        int64_t j1 = marks_window(&sh->lw, g, t0);
-        if (j1 - j0 < t0 || !(marks_slope(&sh->lw, g, 0, j0, j1, &res) > 0) ||
-            res > SHAPE_JTOL * sh->lw.gend[g])
-            return TT_OK;
-    }
-    /* the marks' line must meet the last anchor (within SHAPE_JTOL, as a fit of anchors
-     * must); the line from that anchor to the run may start at an earlier anchor that lies
-     * on it within LOOP_VTOL */
-    sh->la = 2;
-    tt__swave p;
-    marks_line(sh, sh->t[2], rep, &p);
-    if (fabs(p.cycles - sh->w[2].cycles) > SHAPE_JTOL * sh->w[2].cycles) return TT_OK;
-    sh->lmin = sh->t[2];
-    for (int a = 1; a >= 0; a--) {
-        loop_marks_wave(sh, sh->t[a], rep, &p);
-        if (fabs(p.cycles - sh->w[a].cycles) > LOOP_VTOL * sh->w[a].cycles) break;
-        sh->lmin = sh->t[a];
-        sh->la = a;
-    }
-    sh->lm = 1;
-    sh->ok = 1;
-    return TT_OK;
-}
-
-/* Simulate the anchors of a wave shape: the groups of wg with the top-level loop `loop`
- * shortened (or lengthened) by a common shift so that the shortest group (trip tmin) runs
- * t0, t0 + d, t0 + 2d, ... iterations (d = t0 / 2 rounded up to the period), until three
- * consecutive results are collinear (the steady state has set in by the first of them):
- * sets sh->ok and sh->k then.  Continues from the anchors already simulated; stops at trip
- * tcap (sh->capped: may continue later) and gives up (sh->ok = 0: simulate in full) after
- * SHAPE_MAX_ANCHORS. */
-static tt_rc shape_anchors(run *R, const wgroup *wg, size_t ng, size_t rep, int loop,
-                           int64_t tmin, int64_t t0, int64_t period, int64_t tcap, shape *sh)
-{
-    tt__sim *s = &R->s;
-    int64_t d = shape_step(t0, period);
-    for (int a = sh->n; a < SHAPE_MAX_ANCHORS && !sh->ok; a++) {
-        if (t0 + d * a > tcap) {   /* more would cost more than the waves they serve */
-            sh->capped = 1;
-            return TT_OK;
-        }
-        sh->capped = 0;
-        sh->t[a] = t0 + d * a;
-        s->trunc_loop = loop;
-        s->trunc_delta = tmin - sh->t[a];   /* may be negative: the loop is lengthened */
-        tt_rc rc = sim_groups(R, wg, ng, rep, 0, &sh->w[a]);
-        s->trunc_loop = -1;
-        if (rc) return rc;   /* the run fails; its shapes are freed with it */
-        sh->n = a + 1;
-        if (a < 2) continue;
-        const tt__swave *w = &sh->w[a - 2];
-        double d1 = w[1].cycles - w[0].cycles, d2 = w[2].cycles - w[1].cycles;
-        if (fabs(d2 - d1) <= SHAPE_RTOL * w[2].cycles && d1 >= 0) {
-            sh->ok = 1;
-            sh->k = a - 2;
-            return TT_OK;
-        }
-        if (a == 2 && !sh->lm && !R->persistent) {   /* not collinear: try the marks */
-            tt_rc mrc = loop_marks(R, wg, ng, rep, loop, tmin, t0, period, sh);
-            if (mrc || sh->lm > 0) return mrc;
-        }
-        /* the line through the latest SHAPE_FIT or more anchors: the first ones may still
-         * be in the fill regime (a deep cross-core ring settles late) */
-        for (int k0 = 1; k0 + SHAPE_FIT <= a + 1; k0++)
-            if (shape_fit(sh, k0, a + 1)) {
-                sh->ok = 1;
-                sh->k = k0;
-                return TT_OK;
-            }
-    }
-    return TT_OK;
-}
-
-/* cycles, busy and stalls of wave b extrapolated by f times (b - a), clamped at 0 */
-static void wave_extrapolate(const tt__swave *a, const tt__swave *b, double f, tt__swave *out)
-{
-    memset(out, 0, sizeof *out);
-    out->cycles = b->cycles + f * (b->cycles - a->cycles);
-    for (int g = 0; g < TT__AG__COUNT; g++)
-        for (int u = 0; u < TT_UNIT__COUNT; u++) {
-            out->busy[g][u] = b->busy[g][u] + f * (b->busy[g][u] - a->busy[g][u]);
-            if (out->busy[g][u] < 0) out->busy[g][u] = 0;
-        }
-    for (int k = 0; k < TT_STALL__COUNT; k++) {
-        out->stall[k] = b->stall[k] + f * (b->stall[k] - a->stall[k]);
-        if (out->stall[k] < 0) out->stall[k] = 0;
-    }
-}
-
-static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt__swave *out);
-
-/* The walk shortcut with marks, for kernels whose grid points all run the same program (no
- * trip count reads the grid): one simulation with the shortest walk cut to m points (and
- * the others by as many) records the wave's figures whenever a grid point of that walk has
- * completed.  Once the walk is in its steady state, two points further on costs the same
- * every time (a period of 2 points covers pipelines that alternate), so when points m-6,
- * m-4 and m-2 of the marked walk (the reported group's, whose figures are extrapolated; it
- * walks m or m + 1 points) are collinear within WALK_RTOL of the period (point m-1 is left
- * out: no point of the shortest walk follows it), the wave of the full walks (shortest nmin) is
- * the cut wave plus (nmin - m) / 2 such periods, every figure alike.  Tries the cuts of
- * walk_mark_m[] in turn (9 moves the window 3 points on, past a late fill).  Returns 1
- * (out set), 0 (not steady: use the anchor walks) or -1 (error, rc set). */
-static const size_t walk_mark_m[] = {6, 9, 16};
-
-/* One marked walk: every walk cut so that the shortest runs m points, group mg marked.
- * Returns 1 (steady: out is the full walks' wave), 0 (not steady) or -1 (rc set). */
-static int walk_marks_cut(run *R, const wgroup *wg, size_t ng, size_t rep, size_t mg,
-                          int64_t nmin, int64_t m, tt__swave *out, tt_rc *rc)
-{
-    tt__swave w;
-    R->walk_cut = nmin - m;
-    R->mark_group = mg;
-    R->s.mark_mode = TT__MK_POINTS;
-    *rc = sim_groups(R, wg, ng, rep, 0, &w);
-    R->walk_cut = 0;
-    R->mark_group = (size_t)-1;
-    R->s.mark_mode = TT__MK_NONE;
-    if (*rc) return -1;
-    int ok = 0;
-    if (w.mark && w.mcount[mg] >= m) {   /* the marked walk runs m or m + 1 points */
-        const double *a = tt__swave_mark(&w, mg, (size_t)m - 6);
-        const double *b = tt__swave_mark(&w, mg, (size_t)m - 4);
-        const double *c = tt__swave_mark(&w, mg, (size_t)m - 2);
-        double d1 = b[0] - a[0], d2 = c[0] - b[0];
-        if (d1 > 0 && fabs(d2 - d1) <= WALK_RTOL * d2) {
-            double f = (double)(nmin - m) / 2;
-            memset(out, 0, sizeof *out);
-            for (size_t j = 0; j < TT__NFIG; j++) {
-                double v = *shape_fig(&w, j) + f * (c[j] - b[j]);
-                *shape_fig(out, j) = v > 0 ? v : 0;
-            }
-            ok = 1;
-        }
-    }
-    tt__swave_free(&w);
-    return ok;
-}
-
-/* Walk marks with the points' long loop shortened: when the top-level loop of a grid point
- * runs T >= WALK_LOOP_MIN iterations, the marked walk is simulated with that loop cut to
- * t0, t0 + d and t0 + 2d iterations (every point alike, the steady-state anchors of a wave)
- * and the full walks' wave, affine in the loop's trip once its pipeline is steady, is
- * extrapolated to T when the three are collinear within SHAPE_RTOL.  Returns 1 (out set), 0
- * (not applicable, not steady or not collinear) or -1 (rc set). */
-static int walk_marks_loop(run *R, const wgroup *wg, size_t ng, size_t rep, size_t mg,
-                           int64_t nmin, int64_t m, tt__swave *out, tt_rc *rc)
-{
-    tt__sim *s = &R->s;
-    int loop;
-    int64_t T = 0;
-    tt__sim_count(s, wg[0].first, &loop, &T);
-    if (loop < 0 || T < WALK_LOOP_MIN) return 0;
-    int64_t period = 1;
-    for (size_t b = 0; b < s->t->nbuffers && period <= 64; b++)
-        period = period / gcd64(period, s->copies[b]) * s->copies[b];
-    int64_t warm = tt__sim_warmup(s, loop);
-    int64_t t0 = period * ((warm + period - 1) / period), d = shape_step(t0, period);
-    if (period > 64 || 3 * (t0 + d) > T) return 0;   /* three anchors must cost less than T */
-    tt__swave a[3];
-    for (int k = 0; k < 3; k++) {
-        s->trunc_loop = loop;
-        s->trunc_delta = T - (t0 + k * d);
-        int r = walk_marks_cut(R, wg, ng, rep, mg, nmin, m, &a[k], rc);
-        s->trunc_loop = -1;
-        if (r <= 0) return r;
-    }
-    double d1 = a[1].cycles - a[0].cycles, d2 = a[2].cycles - a[1].cycles;
-    if (!(d1 > 0) || fabs(d2 - d1) > SHAPE_RTOL * a[2].cycles) return 0;
-    wave_extrapolate(&a[1], &a[2], (double)(T - t0 - 2 * d) / (double)d, out);
-    return 1;
-}
-
-static int walk_marks(run *R, const wgroup *wg, size_t ng, size_t rep, int64_t nmin,
-                      tt__swave *out, tt_rc *rc)
-{
-    size_t imin = 0;
-    for (size_t i = 0; i < ng; i++)
-        if ((R->s.nblocks - wg[i].first + R->persistent - 1) / R->persistent == nmin) imin = i;
-    size_t mg = rep < ng ? rep : imin;   /* its busy and stall figures are reported */
-    for (size_t k = 0; k < sizeof walk_mark_m / sizeof *walk_mark_m; k++) {
-        int64_t m = (int64_t)walk_mark_m[k];
-        if (2 * m > nmin) break;
-        int r = walk_marks_loop(R, wg, ng, rep, mg, nmin, m, out, rc);
-        if (r == 0) r = walk_marks_cut(R, wg, ng, rep, mg, nmin, m, out, rc);
-        if (r < 0) return -1;
-        if (r > 0) {
-            R->extrapolated = 1;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* The walk shortcut of a persistent kernel: a block that walks n grid points costs, once
- * its pipeline runs across grid points, the same for every further point, so a wave whose
- * shortest walk is longer than WALK_MIN is simulated with every walk cut to WALK_T0,
- * WALK_T0 + WALK_STEP, WALK_T0 + 2 WALK_STEP points and extrapolated when the three are
- * collinear.  Returns 1 (out set), 0 (simulate in full) or -1 (error, rc set). */
-static int walk_shortcut(run *R, const wgroup *wg, size_t ng, size_t rep, tt__swave *out,
-                         tt_rc *rc)
-{
-    int64_t nmin = INT64_MAX;
-    for (size_t i = 0; i < ng; i++) {
-        int64_t n = (R->s.nblocks - wg[i].first + R->persistent - 1) / R->persistent;
-        if (n < nmin) nmin = n;
-    }
-    if (nmin <= WALK_MIN) return 0;
-    if (!R->s.grid_dep) {
-        int done = walk_marks(R, wg, ng, rep, nmin, out, rc);
-        if (done) return done;
-    }
-    tt__swave a[3];
-    for (int k = 0; k < 3; k++) {
-        R->walk_cut = nmin - (WALK_T0 + k * WALK_STEP);
-        *rc = sim_wave_loops(R, wg, ng, rep, &a[k]);   /* long loops: their own shortcut */
-        R->walk_cut = 0;
-        if (*rc) return -1;
-    }
-    double d1 = a[1].cycles - a[0].cycles, d2 = a[2].cycles - a[1].cycles;
-    if (!(d1 >= 0) || fabs(d2 - d1) > WALK_RTOL * a[2].cycles) return 0;
-    wave_extrapolate(&a[1], &a[2], (double)(nmin - WALK_T0 - 2 * WALK_STEP) / WALK_STEP, out);
-    R->extrapolated = 1;
-    return 1;
-}
-
-/* Simulate a wave, with the steady-state shortcut when it is long: every figure of a wave
- * is affine in the trip count of its longest top-level loop once that loop's pipeline is in
- * its steady state, so a wave shape (the groups' trips relative to the shortest one, and
- * their core counts) is simulated at three trip counts (anchors) and every wave of that
- * shape whose shortest trip is at least the first anchor is interpolated from them. */
-static tt_rc sim_wave(run *R, const wgroup *wg, size_t ng, size_t rep, int traced,
-                      tt__swave *out)
-{
-    tt__sim *s = &R->s;
-    int64_t limit = R->o->shortcut_ops ? R->o->shortcut_ops : TT_SIM_SHORTCUT_OPS;
-    s->trunc_loop = -1;
-    if (limit <= 0 || traced) return sim_groups(R, wg, ng, rep, traced, out);
-    if (R->persistent) {
-        tt_rc wrc = TT_OK;
-        int done = walk_shortcut(R, wg, ng, rep, out, &wrc);
-        if (done) return done < 0 ? wrc : TT_OK;
-    }
-    return sim_wave_loops(R, wg, ng, rep, out);
-}
-
-/* sim_wave without the walk shortcut (the steady-state shortcut of long loops only). */
-static tt_rc sim_wave_loops(run *R, const wgroup *wg, size_t ng, size_t rep, tt__swave *out)
-{
-    tt__sim *s = &R->s;
-    int64_t limit = R->o->shortcut_ops ? R->o->shortcut_ops : TT_SIM_SHORTCUT_OPS;
-    int traced = 0;
-    s->trunc_loop = -1;
-    /* the longest top-level loop, if every group has it */
-    double total = 0;
-    int loop = -1, same = 1;
-    int64_t tmin = 0;
-    for (size_t i = 0; i < ng; i++) {
-        int lid;
-        int64_t tr, npts = 1;
-        if (R->persistent) npts = (s->nblocks - wg[i].first + R->persistent - 1) / R->persistent - R->walk_cut;
-        if (npts < 1) npts = 1;
-        total += tt__sim_count(s, wg[i].first, &lid, &tr) * (double)npts;
-        if (i == 0) { loop = lid; tmin = tr; }
-        else if (lid != loop) same = 0;
-        if (tr < tmin) tmin = tr;
-    }
-    /* period of the ring-slot pattern: lcm of the ring sizes */
-    int64_t period = 1;
-    for (size_t b = 0; b < s->t->nbuffers && period <= 64; b++)
-        period = period / gcd64(period, s->copies[b]) * s->copies[b];
-    for (size_t i = 0; i < s->nops && period <= 64; i++)   /* batched hand-offs (every) */
-        if (s->ops[i].every > 1) period = period / gcd64(period, s->ops[i].every) * s->ops[i].every;
-    int64_t warm = loop >= 0 ? tt__sim_warmup(s, loop) : 4;
-    int64_t t0 = period * ((warm + period - 1) / period);
-    if (!(same && loop >= 0 && period <= 64 && tmin >= t0)) {
-        return sim_groups(R, wg, ng, rep, traced, out);
-    }
-    /* The shape's key: the groups' block signatures with the loop shortened so that the
-     * shortest group runs t0 iterations (waves that differ only by a common shift of that
-     * trip share it, e.g. the waves of a causal attention), their counts, the reported
-     * group. */
-    s->trunc_loop = loop;
-    s->trunc_delta = tmin - t0;
-    size_t width = tt__sim_block_sig(s, wg[0].first, NULL, 0);
-    size_t nk = ng * (width + 2) + 2;
-    int64_t *key = malloc(nk * sizeof *key);
-    if (!key) { s->trunc_loop = -1; return TT_ENOMEM; }
-    size_t kk = 0;
-    for (size_t i = 0; i < ng; i++) {
-        tt__sim_block_sig(s, wg[i].first, &key[kk], width);
-        kk += width;
-        key[kk++] = wg[i].count;
-        /* a persistent block walks several grid points: the first one's values do
-         * not describe it, so only identical blocks share */
-        if (R->persistent) key[kk++] = wg[i].id;
-    }
-    key[kk++] = (int64_t)rep;
-    key[kk++] = R->walk_cut;   /* an anchor walk of the walk shortcut is its own shape */
-    s->trunc_loop = -1;
-    uint64_t h = fnv(key, kk);
-    shape *sh = NULL;
-    for (size_t i = 0; i < R->nshapes && !sh; i++)
-        if (R->shapes[i].hash == h && R->shapes[i].nkey == kk &&
-            memcmp(R->shapes[i].key, key, kk * sizeof *key) == 0)
-            sh = &R->shapes[i];
-    if (!sh) {   /* first wave of this shape: remember it */
-        if (R->nshapes == R->capshapes) {
-            size_t nc = R->capshapes ? R->capshapes * 2 : 8;
-            shape *ns = realloc(R->shapes, nc * sizeof *ns);
-            if (!ns) { free(key); return TT_ENOMEM; }
-            R->shapes = ns;
-            R->capshapes = nc;
-        }
-        sh = &R->shapes[R->nshapes++];
-        memset(sh, 0, sizeof *sh);
-        sh->key = key;
-        sh->nkey = kk;
-        sh->hash = h;
-        key = NULL;
-    }
-    free(key);
-    /* Anchors pay off when the shape recurs (a causal kernel's waves: when the blocks'
-     * trip counts differ and there are many waves, a shape is likely to recur, so its
-     * first three anchors are made at once), or when this wave alone is long: then only
-     * anchors up to half its trip count are worth simulating. */
-    sh->seen++;
-    int64_t nwaves = (R->nlog + R->cores - 1) / R->cores;
-    int64_t tcap = 0;
-    if (sh->seen > 1) tcap = INT64_MAX;
-    else if (R->lsig && nwaves >= SHAPE_MIN_WAVES) tcap = t0 + 2 * shape_step(t0, period);
-    if (total > (double)limit && tmin >= SHAPE_LONG * t0 && tmin / 2 > tcap) tcap = tmin / 2;
-    if (!sh->ok && (sh->n == 0 || sh->capped) && tcap > 0) {
-        tt_rc rc = shape_anchors(R, wg, ng, rep, loop, tmin, t0, period, tcap, sh);
-        if (rc) return rc;
-    }
-    if (sh->lm > 0 && tmin >= sh->lmin) {
-        loop_marks_wave(sh, tmin, rep, out);
-        R->extrapolated = 1;
-        return TT_OK;
-    }
-    if (!sh->ok || tmin < (sh->lm > 0 ? sh->lmin : sh->t[sh->k])) {
-        for (int a = 0; a < sh->n; a++)   /* an anchor is this very wave */
-            if (sh->t[a] == tmin) {
-                memset(out, 0, sizeof *out);
-                out->cycles = sh->w[a].cycles;
-                memcpy(out->busy, sh->w[a].busy, sizeof out->busy);
-                memcpy(out->stall, sh->w[a].stall, sizeof out->stall);
-                return TT_OK;
-            }
-        return sim_groups(R, wg, ng, rep, traced, out);
-    }
-    /* interpolate between the two nearest of the collinear anchors (extrapolate beyond) */
-    int i0 = tmin >= sh->t[sh->k + 1] ? sh->k + 1 : sh->k;
-    const tt__swave *wa = &sh->w[i0], *wb = &sh->w[i0 + 1];
-    int64_t ta = sh->t[i0], tb = sh->t[i0 + 1];
-    if (sh->fit) { wa = &sh->lo; wb = &sh->hi; ta = sh->t[sh->k]; tb = sh->t[sh->n - 1]; }
-    double f = (double)(tmin - tb) / (double)(tb - ta);
-    wave_extrapolate(wa, wb, f, out);
-    R->extrapolated = 1;
-    return TT_OK;
-}
-
-static void add_trace(run *R, const tt__swave *w, double t0)
+static void add_trace(tt__srun *R, const tt__swave *w, double t0)
 {
     if (!w->ntrace || R->trace_n >= TT_SIM_MAX_TRACE_EVENTS) return;
     size_t n = w->ntrace;
@@ -856,13 +265,13 @@ static void add_trace(run *R, const tt__swave *w, double t0)
     R->trace_n += n;
 }
 
-static tt_rc run_waves(run *R, tt_sim_result *res)
+static tt_rc run_waves(tt__srun *R, tt_sim_result *res)
 {
     int64_t C = R->cores;
     int64_t nw = (R->nlog + C - 1) / C;
     int64_t repcore = R->o->trace_core >= 0 ? R->o->trace_core : 0;
     int tracing = R->o->trace_core >= 0;
-    wgroup *wg = malloc((size_t)C * sizeof *wg);
+    tt__swgroup *wg = malloc((size_t)C * sizeof *wg);
     int64_t *key = malloc(((size_t)C * 2 + 2) * sizeof *key);
     if (!wg || !key) {
         free(wg);
@@ -882,7 +291,7 @@ static tt_rc run_waves(run *R, tt_sim_result *res)
             int64_t id = lsig_of(R, b0 + c);
             size_t gi = 0;
             while (gi < ng && wg[gi].id != id) gi++;
-            if (gi == ng) wg[ng++] = (wgroup){id, 0, b0 + c};
+            if (gi == ng) wg[ng++] = (tt__swgroup){id, 0, b0 + c};
             wg[gi].count++;
             if (c == repcore) rep = gi;
         }
@@ -893,7 +302,7 @@ static tt_rc run_waves(run *R, tt_sim_result *res)
         }
         key[nk++] = (int64_t)rep;
         key[nk++] = tracing;
-        uint64_t h = fnv(key, nk);
+        uint64_t h = tt__sim_fnv(key, nk);
         memo *m = NULL;
         for (size_t i = 0; i < R->nmemo && !m; i++)
             if (R->memo[i].hash == h && R->memo[i].nkey == nk &&
@@ -914,7 +323,7 @@ static tt_rc run_waves(run *R, tt_sim_result *res)
             memcpy(m->key, key, nk * sizeof *key);
             m->nkey = nk;
             m->hash = h;
-            rc = sim_wave(R, wg, ng, rep == (size_t)-1 ? (size_t)-1 : rep, tracing && rep != (size_t)-1, &m->w);
+            rc = tt__sim_wave_short(R, wg, ng, rep == (size_t)-1 ? (size_t)-1 : rep, tracing && rep != (size_t)-1, &m->w);
             if (rc) { free(m->key); break; }
             R->nmemo++;
             res->waves_simulated++;
@@ -981,7 +390,7 @@ tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
         out->reason[len] = '\0';
         return finish(out, rc);
     }
-    run R;
+    tt__srun R;
     memset(&R, 0, sizeof R);
     R.o = opts;
     R.reason = out->reason;
