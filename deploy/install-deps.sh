@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config git curl ca-certificates
       libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev
-      libcunit1-dev zlib1g-dev liblapacke-dev libopenblas-dev postgresql wrk python3
+      libssl-dev libcunit1-dev zlib1g-dev liblapacke-dev libopenblas-dev postgresql wrk python3
       python3-pytest chromium python3-websocket
       python3-setuptools python3-pip python3-venv)
 missing=()

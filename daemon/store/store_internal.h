@@ -187,7 +187,7 @@ tt_rc tt__q_first(tt_store *s, int id, const char *sql, const char *pg, const tt
 tt_rc tt__q_end(tt__res *r);
 
 /* The compact form of a trial's samples (trials.samples_z, schema 005; store_samples.c):
- * base64 (no padding) of: a version byte 1, the count n (1..255), then per sample a tag byte:
+ * base64 (RFC 4648 with padding, OpenSSL's EVP_EncodeBlock) of: a version byte 1, the count n (1..255), then per sample a tag byte:
  * 0..252 an earlier distinct value (in order of first appearance), 0xFE a float f (4 bytes
  * little-endian) meaning (double)f * 1000 -- microseconds from a timer that counts float
  * milliseconds, as the recorded GPU datasets do -- or 0xFF a double (8 bytes LE).  Lossless

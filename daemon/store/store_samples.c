@@ -6,15 +6,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "store_internal.h"
 
 #define TT_Z_DICT 0xFD    /* tags below: an earlier distinct value */
 #define TT_Z_F32MS 0xFE   /* a float millisecond count x 1000 follows (4 bytes) */
 #define TT_Z_F64 0xFF     /* a double follows (8 bytes) */
 #define TT_Z_SLOTS 512    /* the packer's hash of distinct values (> 2 x TT_Z_DICT) */
-
-static const char tt_b64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static uint64_t tt_bits(double v)
 {
@@ -37,55 +36,27 @@ static int tt_f32ms(double v, float *f)
     return tt_bits((double)*f * 1000.0) == tt_bits(v);
 }
 
-/* base64 (no padding) of b[0..n) at out; returns the characters written. */
-static size_t tt_b64_put(const unsigned char *b, size_t n, char *out)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t w = (uint32_t)b[i] << 16;
-        if (i + 1 < n) w |= (uint32_t)b[i + 1] << 8;
-        if (i + 2 < n) w |= b[i + 2];
-        size_t k = n - i >= 3 ? 4 : n - i + 1;
-        for (size_t j = 0; j < k; j++) out[o++] = tt_b64[(w >> (18 - 6 * j)) & 63];
-    }
-    return o;
-}
+/* The packed bytes' most: version, count, and a tag and a double per sample, rounded up to
+ * whole base64 groups (EVP_DecodeBlock writes 3 bytes per 4 characters). */
+#define TT_Z_BYTES ((2 + TT__SAMPLES_Z_MAXN * 9 + 2) / 3 * 3)
 
-static int tt_b64_val(char c)
+/* The bytes of base64 text s (OpenSSL's EVP_DecodeBlock, which counts the padding '='
+ * as zero bytes: taken off here) into b: their count, or -1 when s is not base64 of at most
+ * TT_Z_BYTES bytes. */
+static long tt_b64_get(const char *s, unsigned char b[TT_Z_BYTES])
 {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Decode base64 text s (no padding) into b (cap bytes): the byte count, or -1. */
-static long tt_b64_get(const char *s, unsigned char *b, size_t cap)
-{
-    size_t n = 0, len = strlen(s);
-    if (len % 4 == 1) return -1;
-    for (size_t i = 0; i < len; i += 4) {
-        uint32_t w = 0;
-        size_t k = len - i >= 4 ? 4 : len - i;
-        for (size_t j = 0; j < 4; j++) {
-            int v = j < k ? tt_b64_val(s[i + j]) : 0;
-            if (v < 0) return -1;
-            w |= (uint32_t)v << (18 - 6 * j);
-        }
-        for (size_t j = 0; j + 1 < k; j++) {
-            if (n == cap) return -1;
-            b[n++] = (unsigned char)(w >> (16 - 8 * j));
-        }
-    }
-    return (long)n;
+    size_t len = strlen(s);
+    if (len == 0 || len % 4 || len / 4 * 3 > TT_Z_BYTES) return -1;
+    int n = EVP_DecodeBlock(b, (const unsigned char *)s, (int)len);
+    if (n < 0) return -1;
+    size_t pad = s[len - 1] == '=' ? (s[len - 2] == '=' ? 2 : 1) : 0;
+    return (long)n - (long)pad;
 }
 
 size_t tt__samples_pack(const double *v, size_t n, char *out, size_t cap)
 {
     if (n == 0 || n > TT__SAMPLES_Z_MAXN || cap < TT__SAMPLES_Z_CAP(n)) return 0;
-    unsigned char b[2 + TT__SAMPLES_Z_MAXN * 9];
+    unsigned char b[TT_Z_BYTES];
     /* the dictionary: an open-addressing table of value bits -> tag + 1 (0: empty) */
     uint64_t key[TT_Z_SLOTS];
     unsigned char tag[TT_Z_SLOTS];
@@ -116,15 +87,14 @@ size_t tt__samples_pack(const double *v, size_t n, char *out, size_t cap)
             for (int k = 0; k < 8; k++) b[nb++] = (unsigned char)(u >> (8 * k));
         }
     }
-    size_t o = tt_b64_put(b, nb, out);
-    out[o] = '\0';
-    return o;
+    /* base64 (OpenSSL; padded, NUL-terminated): 4 characters per 3 bytes */
+    return (size_t)EVP_EncodeBlock((unsigned char *)out, b, (int)nb);
 }
 
 size_t tt__samples_unpack(const char *z, double *v, size_t cap)
 {
-    unsigned char b[2 + TT__SAMPLES_Z_MAXN * 9];
-    long nb = z ? tt_b64_get(z, b, sizeof b) : -1;
+    unsigned char b[TT_Z_BYTES];
+    long nb = z ? tt_b64_get(z, b) : -1;
     if (nb < 2 || b[0] != 1 || b[1] == 0 || b[1] > cap) return 0;
     size_t n = b[1], nd = 0, p = 2;
     uint64_t dict[TT_Z_DICT];
