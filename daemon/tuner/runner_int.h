@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT
+ * runner_int.h - what runner.c (the worker pool, heartbeats) and runner_job.c (one job on
+ * a worker) share; private to daemon/tuner.
+ *
+ * Ownership: the runner owns its workers; a worker's fields are written by its own thread,
+ * but the hb_* fields, which its heartbeat thread shares under hb_mu (hb_lost is atomic).
+ */
+#ifndef TT_RUNNER_INT_H
+#define TT_RUNNER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "runner.h"
+#include "store.h"
+
+typedef struct tt_worker {
+    struct tt_runner *r;
+    int index;
+    char owner[64];
+    int64_t trials;           /* trials handled by this worker (all jobs) */
+    pthread_t th;
+    int started;
+    atomic_int running;       /* the worker thread is in tt_worker_main */
+    /* heartbeat */
+    pthread_t hb_th;
+    int hb_started;
+    atomic_int hb_running;
+    pthread_mutex_t hb_mu;
+    pthread_cond_t hb_cv;
+    int64_t hb_job;           /* job to keep leased, 0: none */
+    uint64_t hb_gen;          /* bumped at every hb_job change: restarts the renewal timer */
+    int hb_busy;              /* a renewal is in flight */
+    int hb_quit;
+    atomic_int hb_lost;       /* a renewal said hb_job is no longer ours */
+} tt_worker;
+
+struct tt_runner {
+    tt_runner_config cfg;     /* strings below are the runner's copies */
+    char *db_url, *worker_name, *datasets_dir, *work_dir;
+    atomic_int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    tt_worker *w;
+    int nw;
+};
+
+/* Wall-clock seconds (CLOCK_REALTIME). */
+double tt__now(void);
+
+/* Log through the runner's configured sink (nothing when it has none). */
+void tt__rlog(const tt_runner *r, tt_log_level l, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Run one claimed job on worker w with its store connection s (runner_job.c): every way
+ * out commits what was measured; the job's row says how it ended. */
+void tt__job_run(tt_worker *w, tt_store *s, tt_job *job);
+
+#endif
