@@ -125,9 +125,10 @@ tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
 double tt__store_now(void);
 
 /* ---- helpers shared by store.c and store_trials.c ----------------------------------- */
-/* Query ids: store.c uses 0.., store_trials.c TT__Q_STORE_TRIALS.., store_best.c
- * TT__Q_STORE_BEST.., store_meta.c TT__Q_STORE_META.., store_checks.c TT__Q_STORE_CHECKS..
- * (cache slots). */
+/* Query ids (cache slots): store.c uses 0.., store_jobs.c TT__Q_STORE_JOBS.., store_trials.c
+ * TT__Q_STORE_TRIALS.., store_best.c TT__Q_STORE_BEST.., store_meta.c TT__Q_STORE_META..,
+ * store_checks.c TT__Q_STORE_CHECKS.. */
+#define TT__Q_STORE_JOBS 8
 #define TT__Q_STORE_TRIALS 24
 #define TT__Q_STORE_BEST 56
 #define TT__Q_STORE_META 64
@@ -167,6 +168,11 @@ tt_rc tt__store_tx_end(tt_store *s, tt_rc rc);
 void tt__cpy(char *dst, size_t n, const char *src);
 /* strdup; NULL stays NULL; sets *oom when out of memory. */
 char *tt__dup(const char *src, int *oom);
+/* PostgreSQL: hold an advisory lock on (class, name) until the transaction ends, so that a
+ * check-then-insert for one name is atomic across hosts (SQLite: BEGIN IMMEDIATE already
+ * holds the single write lock; TT_OK at once).  Classes: */
+enum { TT_LOCK_JOBS = 7474, TT_LOCK_TEMPLATES = 7475 };
+tt_rc tt__store_owner_lock(tt_store *s, int cls, const char *name);
 /* Serialise a jansson value (reference stolen) as compact text into *out (malloc'd). */
 struct json_t;
 tt_rc tt__json_out(struct json_t *v, char **out);
