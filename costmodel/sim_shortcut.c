@@ -169,7 +169,7 @@ static tt_rc loop_marks(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t re
     int64_t tb = period * ((j0 + 2 * t0 + (t0 + t0 / 4) + period - 1) / period);
     sh->lm = -1;
     /* worth it when the kernel's longest trip of the loop (its last block's: causal
-     * attention) is well beyond the tt__srun */
+     * attention) is well beyond the run */
     int lid;
     int64_t tmax = 0;
     tt__sim_count(s, s->nblocks - 1, &lid, &tmax);
@@ -486,7 +486,7 @@ static tt_rc sim_wave_loops(tt__srun *R, const tt__swgroup *wg, size_t ng, size_
         if (R->persistent) key[kk++] = wg[i].id;
     }
     key[kk++] = (int64_t)rep;
-    key[kk++] = R->walk_cut;   /* an anchor walk of the walk shortcut is its own tt__sshape */
+    key[kk++] = R->walk_cut;   /* an anchor walk of the walk shortcut is its own shape */
     s->trunc_loop = -1;
     uint64_t h = tt__sim_fnv(key, kk);
     tt__sshape *sh = NULL;
