@@ -11,7 +11,6 @@
  */
 #include "runner.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
