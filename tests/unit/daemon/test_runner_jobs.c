@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: MIT
+ * test_runner_jobs.c - the worker pool against a temporary SQLite database: jobs run to done
+ * with their trials, best and progress; cancel; failures; backend checks; replay jobs (the
+ * dataset's optimum by the objective asked); the built-in backends; seconds budgets; a
+ * stored calibration applied.  Fixture: tests/helpers/runner_fixture.
+ *
+ * Measurements come from the `model` and `sim` backends (models of the chip, not the chip)
+ * and recorded datasets (replay).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "dataset.h"
+#include "runner.h"
+#include "runner_fixture.h"
+#include "store.h"
+#include "strategy.h"
+#include "t1.h"
+#include "tt_test.h"
+
+static tt_rfx_seq_out sa, sb;
+
+static void test_jobs_run_to_done(void)
+{
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "run");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    int64_t a = tt_rfx_make_job(s, "model", "model-topk", 8, 1, "Ascend910B2", TT_RFX_P512);
+    int64_t b = tt_rfx_make_job(s, "sim", "random", 10, 2, "Ascend910B2", TT_RFX_P1K);
+    int64_t c = tt_rfx_make_job(s, "sim", "exhaustive", 0, 0, "Ascend910B2",
+                         "{\"M\":16,\"N\":16,\"K\":16,\"dtype\":\"float16\"}");
+    tt_runner_config rc = tt_rfx_runner_cfg(url, 2);
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&rc, &r, NULL), TT_OK);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, a, 30), TT_JOB_DONE);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, b, 30), TT_JOB_DONE);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, c, 30), TT_JOB_DONE);
+    tt_runner_stop(r);
+    static const int64_t budgets[] = {8, 10, 0};
+    int64_t ids[] = {a, b, c};
+    for (int k = 0; k < 3; k++) {
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        CU_ASSERT_EQUAL_FATAL(tt_store_job_get(s, ids[k], &j), TT_OK);
+        tt_rfx_seq_out *op = &sa;
+        tt_rfx_job_trials(s, ids[k], op);
+        tt_rfx_seq_out o = {.n = op->n, .best = op->best};
+        CU_ASSERT(o.n > 0);
+        if (budgets[k]) CU_ASSERT_EQUAL((int64_t)o.n, budgets[k]);
+        CU_ASSERT_EQUAL(j.done, (int64_t)o.n);
+        CU_ASSERT_EQUAL(j.planned, (int64_t)o.n);
+        CU_ASSERT(j.best_trial > 0);
+        CU_ASSERT_DOUBLE_EQUAL(j.best_us, o.best, 1e-9 * o.best);
+        CU_ASSERT(j.best_pred_us > 0);   /* the model's prediction for the best */
+        CU_ASSERT_PTR_NOT_NULL(j.best_config_json);
+        CU_ASSERT(j.lease_owner[0] == 0 || strncmp(j.lease_owner, "test/w", 6) == 0);
+        tt_job_clear(&j);
+    }
+    /* the `model` backend reports the model's prediction: measured == predicted */
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, a, &j), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(j.best_us, j.best_pred_us, 1e-9 * j.best_us);
+    tt_job_clear(&j);
+    /* best is stored for the key, with the job's best */
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, b, &j), TT_OK);
+    tt_best best;
+    memset(&best, 0, sizeof best);
+    tt_best_query q = {.template_name = "gemm", .target = "Ascend910B2", .backend_fp = "sim",
+                       .problem_key = j.problem_key};
+    CU_ASSERT_EQUAL(tt_store_best_get(s, &q, &best), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(best.median_us, j.best_us, 1e-9 * j.best_us);
+    CU_ASSERT_EQUAL(best.trial_id, j.best_trial);
+    tt_best_clear(&best);
+    tt_job_clear(&j);
+    /* each finished job stored a calibration fitted on its (prediction, measurement) pairs:
+     * for the `model` backend they are equal, so the fit is the identity */
+    char *cj = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_calib_get(s, "Ascend910B2", "model", &cj), TT_OK);
+    json_t *co = json_loads(cj, 0, NULL);
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(co, "log_b")), 1.0, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(co, "log_a")), 0.0, 1e-5);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(co, "n")), 8);
+    json_decref(co);
+    free(cj);
+    cj = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_calib_get(s, "Ascend910B2", "sim", &cj), TT_OK);
+    co = json_loads(cj, 0, NULL);
+    CU_ASSERT(json_integer_value(json_object_get(co, "n")) >= 2);
+    CU_ASSERT(json_is_array(json_object_get(co, "unit_scale")));
+    json_decref(co);
+    free(cj);
+    CU_ASSERT_EQUAL(tt_store_calib_get(s, "Ascend910B2", "replay:x", &cj), TT_ENOTFOUND);
+    tt_store_close(s);
+}
+
+
+static void test_cancel(void)
+{
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "cancel");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    int64_t id = tt_rfx_make_job(s, "model", "exhaustive", 0, 0, "Ascend910B2", TT_RFX_P1K);
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    int64_t done = 0;
+    for (int i = 0; i < 1500 && done < 3; i++) {
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        tt_store_job_get(s, id, &j);
+        done = j.done;
+        tt_job_clear(&j);
+        usleep(10000);
+    }
+    CU_ASSERT(done >= 3);
+    CU_ASSERT_EQUAL(tt_store_job_cancel(s, id), TT_OK);
+    usleep(300000);
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, id, &j), TT_OK);
+    int64_t after = j.done;
+    CU_ASSERT_EQUAL(j.state, TT_JOB_CANCELLED);
+    CU_ASSERT(j.planned > after);   /* stopped long before the space was exhausted */
+    tt_job_clear(&j);
+    usleep(200000);
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, id, &j), TT_OK);
+    CU_ASSERT(j.done <= after + 1);   /* at most the trial in flight was recorded */
+    CU_ASSERT_EQUAL(j.state, TT_JOB_CANCELLED);
+    tt_job_clear(&j);
+    tt_runner_stop(r);
+    tt_store_close(s);
+}
+
+static void test_failures(void)
+{
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "fail");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    int64_t bad_target = tt_rfx_make_job(s, "sim", "random", 4, 0, "Ascend999", TT_RFX_P512);
+    int64_t bad_backend = tt_rfx_make_job(s, "warp-drive", "random", 4, 0, "a2", TT_RFX_P512);
+    int64_t bad_strategy = tt_rfx_make_job(s, "model", "guess", 4, 0, "a2", TT_RFX_P512);
+    int64_t bad_dataset = tt_rfx_make_job(s, "replay:nope", "random", 4, 0, "a2", TT_RFX_P512);
+    tt_runner_config c = tt_rfx_runner_cfg(url, 2);
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    static const char *const want[] = {"target", "backend", "strategy", "backend"};
+    tt_rfx_quiet_failures = 1;
+    int64_t ids[] = {bad_target, bad_backend, bad_strategy, bad_dataset};
+    for (int k = 0; k < 4; k++) {
+        CU_ASSERT_EQUAL(tt_rfx_wait_job(s, ids[k], 30), TT_JOB_FAILED);
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        CU_ASSERT_EQUAL(tt_store_job_get(s, ids[k], &j), TT_OK);
+        CU_ASSERT_PTR_NOT_NULL(j.error);
+        if (j.error) CU_ASSERT(strstr(j.error, want[k]) != NULL);
+        CU_ASSERT_EQUAL(j.done, 0);
+        tt_job_clear(&j);
+    }
+    tt_rfx_quiet_failures = 0;
+    tt_runner_stop(r);
+    tt_runner_stop(NULL);
+    tt_runner_config bad = tt_rfx_runner_cfg(url, 0);
+    CU_ASSERT_EQUAL(tt_runner_start(&bad, &r, NULL), TT_EINVAL);
+    CU_ASSERT_PTR_NULL(r);
+    tt_store_close(s);
+}
+
+static void test_check_backend(void)
+{
+    char *ds = tt_test_shared("datasets");
+    json_t *tc = json_pack("{s:{s:s,s:s}}", "fake", "build", "true", "run", "echo");
+    tt_runner_config c = {.db_url = "x", .workers = 1, .catalog = tt_rfx_cat, .datasets_dir = ds,
+                          .toolchains = tc, .work_dir = tt_rfx_tmp};
+    char fp[80];
+    tt_errinfo e;
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "model", fp, &e), TT_OK);
+    CU_ASSERT_STRING_EQUAL(fp, "model");
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "sim", fp, &e), TT_OK);
+    CU_ASSERT_STRING_EQUAL(fp, "sim");
+    /* a dataset applies to a template with the same params (the T1 import), not to gemm */
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "replay:convolution_A100", fp, &e),
+                    TT_EUNSUPPORTED);
+    char *t1 = tt_test_shared("datasets/convolution.t1.json");
+    json_t *cdoc = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_t1_file_to_template(t1, "convolution", &cdoc, &e), TT_OK);
+    free(t1);
+    const tt_template *conv = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(tt_rfx_cat, NULL, NULL, cdoc, &conv, &e), TT_OK);
+    json_decref(cdoc);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, conv, "replay:convolution_A100", fp, &e), TT_OK);
+    /* the same fingerprint as the backend records: name@content hash */
+    CU_ASSERT(strncmp(fp, "replay:convolution_A100@", 24) == 0);
+    CU_ASSERT_EQUAL(strlen(fp), 24 + 8);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, conv, "sim", fp, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "replay:nope", fp, &e), TT_ENOTFOUND);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "replay:../x", fp, &e), TT_EINVAL);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "cmd:fake", fp, &e), TT_OK);
+    CU_ASSERT(strncmp(fp, "cmd:fake@", 9) == 0);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "cmd:other", fp, &e), TT_ENOTFOUND);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "bogus", fp, &e), TT_EINVAL);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "", fp, &e), TT_EINVAL);
+    /* a template without a kernel: model and sim do not apply */
+    json_t *doc = json_loads("{\"tiletune\":1,\"name\":\"nok\",\"version\":\"1\","
+                             "\"inputs\":{\"N\":\"int\"},\"params\":{\"a\":[1,2]}}", 0, NULL);
+    const tt_template *nok = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(tt_rfx_cat, NULL, "nok", doc, &nok, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, nok, "sim", fp, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, nok, "model", fp, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, nok, "cmd:fake", fp, &e), TT_EUNSUPPORTED);
+    json_decref(doc);
+    json_decref(tc);
+    free(ds);
+    CU_ASSERT(tt_runner_strategy_known("evolution"));
+    CU_ASSERT(!tt_runner_strategy_known("genetic"));
+}
+
+static void test_replay_job(void)
+{
+    /* a template without a kernel (T1 import) measured on a recorded dataset: model-refine
+     * falls back to seeded random, evolution runs model-free */
+    char *t1 = tt_test_shared("datasets/convolution.t1.json");
+    json_t *cdoc = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_t1_file_to_template(t1, "convolution", &cdoc, &e), TT_OK);
+    free(t1);
+    const tt_template *conv = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(tt_rfx_cat, NULL, NULL, cdoc, &conv, &e), TT_OK);
+    json_decref(cdoc);
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "replay");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    static const char *const strategies[] = {"model-refine", "evolution", "anneal"};
+    int64_t ids[3];
+    for (int k = 0; k < 3; k++) {
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        snprintf(j.template_name, sizeof j.template_name, "convolution");
+        snprintf(j.template_hash, sizeof j.template_hash, "%s", conv->hash);
+        snprintf(j.target, sizeof j.target, "Ascend910B2");
+        snprintf(j.backend, sizeof j.backend, "replay:convolution_A100");
+        snprintf(j.backend_fp, sizeof j.backend_fp, "replay:convolution_A100");
+        snprintf(j.strategy, sizeof j.strategy, "%s", strategies[k]);
+        j.problem_key = "";
+        j.problem_json = "{}";
+        j.options_json = "{\"objective\":\"median\"}";   /* the store's best is by median */
+        j.budget_trials = 20;
+        j.seed = 3;
+        CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
+        ids[k] = j.id;
+    }
+    char *ds = tt_test_shared("datasets");
+    tt_runner_config c = tt_rfx_runner_cfg(url, 2);
+    c.datasets_dir = ds;
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    for (int k = 0; k < 3; k++) {
+        CU_ASSERT_EQUAL(tt_rfx_wait_job(s, ids[k], 60), TT_JOB_DONE);
+        tt_rfx_seq_out *op = &sa;
+        tt_rfx_job_trials(s, ids[k], op);
+        tt_rfx_seq_out o = {.n = op->n, .best = op->best};
+        CU_ASSERT_EQUAL(o.n, 20);
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        CU_ASSERT_EQUAL(tt_store_job_get(s, ids[k], &j), TT_OK);
+        CU_ASSERT(j.best_us > 100 && j.best_us < 1e6);   /* recorded times, us */
+        CU_ASSERT_DOUBLE_EQUAL(j.best_us, o.best, 1e-9 * o.best);
+        CU_ASSERT_EQUAL(j.best_pred_us, 0);              /* no kernel: no prediction */
+        tt_job_clear(&j);
+    }
+    tt_runner_stop(r);
+    free(ds);
+    tt_store_close(s);
+}
+
+/* The objective statistic on replay: the whole space of each of the three recordings in
+ * ../shared/datasets measured (exhaustive); the job's best must be the dataset's own optimum
+ * by default (its recorded objective: Kernel Tuner `time`, T4 measurement "time"), and the
+ * fastest by median / mean / min of the samples when asked. */
+static void test_replay_objective(void)
+{
+    static const struct { const char *file, *name; } sets[] = {
+        {"convolution_A100.kt-cache.json.gz", "a100kt.kt-cache.json.gz"},
+        {"convolution_A100.t4.json.gz", "a100t4.t4.json.gz"},
+        {"convolution_MI250X.t4.json.gz", "mi250x.t4.json.gz"},
+    };
+    static const char *const objectives[] = {NULL, "median", "mean", "min"};
+    char *t1 = tt_test_shared("datasets/convolution.t1.json");
+    json_t *cdoc = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_t1_file_to_template(t1, "convolution", &cdoc, NULL), TT_OK);
+    free(t1);
+    const tt_template *conv = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(tt_rfx_cat, NULL, NULL, cdoc, &conv, NULL), TT_OK);
+    json_decref(cdoc);
+    char dsdir[600], url[512];
+    snprintf(dsdir, sizeof dsdir, "%s/ds-objective", tt_rfx_tmp);
+    CU_ASSERT_EQUAL_FATAL(mkdir(dsdir, 0700), 0);
+    tt_rfx_db_url(url, sizeof url, "objective");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    int64_t ids[3][4];
+    double want[3][4];
+    for (int d = 0; d < 3; d++) {
+        char rel[128], link[800];
+        snprintf(rel, sizeof rel, "datasets/%s", sets[d].file);
+        char *src = tt_test_shared(rel);
+        snprintf(link, sizeof link, "%s/%s", dsdir, sets[d].name);
+        CU_ASSERT_EQUAL_FATAL(symlink(src, link), 0);
+        tt_dataset *ds = NULL;
+        CU_ASSERT_EQUAL_FATAL(tt_dataset_load_file(src, &ds, NULL), TT_OK);
+        free(src);
+        for (int k = 0; k < 4; k++) want[d][k] = INFINITY;
+        for (size_t i = 0; i < ds->nrecords; i++) {
+            const tt_ds_record *r = &ds->records[i];
+            if (r->status != TT_DS_OK) continue;
+            const double *smp = tt_ds_samples(ds, r);
+            double v[4] = {r->value_us,
+                           tt_objective_value(TT_OBJ_MEDIAN, smp, (int)r->nsamples, NAN),
+                           tt_objective_value(TT_OBJ_MEAN, smp, (int)r->nsamples, NAN),
+                           tt_objective_value(TT_OBJ_MIN, smp, (int)r->nsamples, NAN)};
+            for (int k = 0; k < 4; k++)
+                if (v[k] < want[d][k]) want[d][k] = v[k];
+        }
+        tt_dataset_free(ds);
+        for (int k = 0; k < 4; k++) {
+            tt_job j;
+            memset(&j, 0, sizeof j);
+            snprintf(j.template_name, sizeof j.template_name, "convolution");
+            snprintf(j.template_hash, sizeof j.template_hash, "%s", conv->hash);
+            snprintf(j.target, sizeof j.target, "Ascend910B2");
+            snprintf(j.backend, sizeof j.backend, "replay:%.*s", (int)strcspn(sets[d].name, "."),
+                     sets[d].name);
+            snprintf(j.backend_fp, sizeof j.backend_fp, "%.70s", j.backend);
+            snprintf(j.strategy, sizeof j.strategy, "exhaustive");
+            char opt[64];
+            snprintf(opt, sizeof opt, "{\"objective\":\"%s\"}", objectives[k] ? objectives[k] : "");
+            j.options_json = objectives[k] ? opt : NULL;
+            j.problem_key = "";
+            j.problem_json = "{}";
+            CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
+            ids[d][k] = j.id;
+        }
+    }
+    tt_runner_config c = tt_rfx_runner_cfg(url, 2);
+    c.datasets_dir = dsdir;
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    for (int d = 0; d < 3; d++)
+        for (int k = 0; k < 4; k++) {
+            CU_ASSERT_EQUAL(tt_rfx_wait_job(s, ids[d][k], 240), TT_JOB_DONE);
+            tt_job j;
+            memset(&j, 0, sizeof j);
+            CU_ASSERT_EQUAL(tt_store_job_get(s, ids[d][k], &j), TT_OK);
+            CU_ASSERT_EQUAL(j.done, 4362);
+            CU_ASSERT_DOUBLE_EQUAL(j.best_us, want[d][k], 1e-9 * want[d][k]);
+            if (fabs(j.best_us - want[d][k]) > 1e-9 * want[d][k])
+                fprintf(stderr, "\n%s objective %s: best %.6f, want %.6f\n", sets[d].file,
+                        objectives[k] ? objectives[k] : "(default)", j.best_us, want[d][k]);
+            tt_job_clear(&j);
+        }
+    tt_runner_stop(r);
+    tt_store_close(s);
+    /* an unknown objective, or "recorded" off replay, fails the job with the reason */
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_MEAN, (const double[]){1, 2, 6}, 3, NAN), 3);
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_MEDIAN, (const double[]){1, 2, 6}, 3, NAN), 2);
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_MIN, (const double[]){6, 2, 1}, 3, NAN), 1);
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_RECORDED, (const double[]){6, 2, 1}, 3, 7), 7);
+    CU_ASSERT_EQUAL(tt_objective_value(TT_OBJ_RECORDED, (const double[]){6, 2, 1}, 3, NAN), 2);
+    tt_objective o;
+    CU_ASSERT_EQUAL(tt_objective_parse("mean", &o), 0);
+    CU_ASSERT_EQUAL(o, TT_OBJ_MEAN);
+    CU_ASSERT_EQUAL(tt_objective_parse("average", &o), -1);
+}
+
+/* The in-process backends: one sample, infeasible configs with a reason, fingerprints. */
+static void test_builtin_backends(void)
+{
+    const tt_target *a2 = tt_catalog_target(tt_rfx_cat, "a2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a2);
+    int64_t slots[TT_MAX_SLOTS];
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(tt_rfx_gemm, "M=1024,N=1024,K=1024,dtype=float16,"
+                                                "out_dtype=float16", slots, NULL), TT_OK);
+    tt_backend_env env = {.repeats = 1};
+    static const char *const kinds[] = {"model", "sim"};
+    double t_ok[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        tt_backend *b = NULL;
+        tt_errinfo e;
+        CU_ASSERT_EQUAL_FATAL(tt_backend_open(kinds[k], &env, tt_rfx_gemm, a2, slots, &b, &e), TT_OK);
+        CU_ASSERT_STRING_EQUAL(tt_backend_fingerprint(b), kinds[k]);
+        int64_t s[TT_MAX_SLOTS];
+        memcpy(s, slots, sizeof s);
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(tt_rfx_gemm, "block_M=128,block_N=256,block_K=64,"
+                                                   "K_L1=256,S1=2,S2=2", s, NULL), TT_OK);
+        tt_measurement m;
+        CU_ASSERT_EQUAL(tt_backend_measure(b, s, &m), TT_OK);
+        CU_ASSERT_EQUAL(m.status, TT_OK);
+        CU_ASSERT_EQUAL(m.nsamples, 1);
+        CU_ASSERT(m.median_us > 0 && m.median_us == m.samples_us[0]);
+        t_ok[k] = m.median_us;
+        /* deterministic: the same config gives the same number */
+        tt_measurement m2;
+        CU_ASSERT_EQUAL(tt_backend_measure(b, s, &m2), TT_OK);
+        CU_ASSERT_EQUAL(m2.median_us, m.median_us);
+        /* L0C: 512 x 512 fp32 = 1 MiB > 128 KiB */
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(tt_rfx_gemm, "block_M=512,block_N=512,block_K=64,"
+                                                   "K_L1=256,S1=2,S2=2", s, NULL), TT_OK);
+        CU_ASSERT_EQUAL(tt_backend_measure(b, s, &m), TT_OK);
+        CU_ASSERT_EQUAL(m.status, TT_EINFEASIBLE);
+        CU_ASSERT_EQUAL(m.nsamples, 0);
+        CU_ASSERT(strstr(m.error, "L0C") != NULL);
+        tt_backend_close(b);
+        /* arguments are refused */
+        char spec[16];
+        snprintf(spec, sizeof spec, "%s:x", kinds[k]);
+        CU_ASSERT_EQUAL(tt_backend_open(spec, &env, tt_rfx_gemm, a2, slots, &b, &e), TT_EINVAL);
+        CU_ASSERT_PTR_NULL(b);
+    }
+    /* the model and the simulator agree on the order of magnitude (both model the chip) */
+    CU_ASSERT(t_ok[1] > t_ok[0] / 3 && t_ok[1] < t_ok[0] * 3);
+    json_t *doc = json_loads("{\"tiletune\":1,\"name\":\"nok2\",\"version\":\"1\","
+                             "\"inputs\":{\"N\":\"int\"},\"params\":{\"a\":[1,2]}}", 0, NULL);
+    const tt_template *nok = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(tt_rfx_cat, NULL, NULL, doc, &nok, NULL), TT_OK);
+    json_decref(doc);
+    tt_backend *b = NULL;
+    int64_t p1[TT_MAX_SLOTS] = {4};
+    CU_ASSERT_EQUAL(tt_backend_open("sim", &env, nok, a2, p1, &b, NULL), TT_EUNSUPPORTED);
+    CU_ASSERT_EQUAL(tt_backend_open("model", &env, nok, a2, p1, &b, NULL), TT_EUNSUPPORTED);
+}
+
+static void test_seconds_budget(void)
+{
+    /* a budget in seconds ends a long job early, as done (not failed) */
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "seconds");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    tt_job j;
+    tt_job k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.template_name, sizeof k.template_name, "gemm");
+    snprintf(k.template_hash, sizeof k.template_hash, "%s", tt_rfx_gemm->hash);
+    snprintf(k.target, sizeof k.target, "a2");
+    snprintf(k.backend, sizeof k.backend, "model");
+    snprintf(k.backend_fp, sizeof k.backend_fp, "model");
+    snprintf(k.strategy, sizeof k.strategy, "exhaustive");
+    k.problem_key = "x";
+    k.problem_json = (char *)TT_RFX_P1K;
+    k.budget_seconds = 0.1;   /* a group-committed model trial takes ~10 us: 0.3 s could do
+                                 20 000 of them (the job ran out of space instead of time) */
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &k), TT_OK);
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, k.id, 60), TT_JOB_DONE);
+    tt_runner_stop(r);
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_get(s, k.id, &j), TT_OK);
+    CU_ASSERT(j.done > 0);
+    CU_ASSERT(j.done < 20000);   /* the space has ~30 000 feasible configs */
+    CU_ASSERT_EQUAL(j.planned, j.done);
+    CU_ASSERT(j.finished_at - j.started_at < 30);
+    tt_job_clear(&j);
+    tt_store_close(s);
+}
+
+static void test_stored_calibration_applied(void)
+{
+    /* a stored calibration (time' = e^a * time^b) scales the recorded predictions; the
+     * strategy still ranks with the raw model, so the sequence is unchanged */
+    char url[512], url2[512];
+    tt_rfx_db_url(url, sizeof url, "calib");
+    tt_rfx_db_url(url2, sizeof url2, "nocalib");
+    tt_store *s = NULL, *s2 = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url2, &s2, NULL), TT_OK);
+    char cj[256];
+    snprintf(cj, sizeof cj, "{\"log_a\":%.17g,\"log_b\":1,\"n\":5,\"rmse_log\":0.1}", log(2.0));
+    CU_ASSERT_EQUAL_FATAL(tt_store_calib_put(s, "Ascend910B2", "model", cj, 5, 0.1), TT_OK);
+    int64_t id = tt_rfx_make_job(s, "model", "model-topk", 6, 0, "Ascend910B2", TT_RFX_P512);
+    int64_t id2 = tt_rfx_make_job(s2, "model", "model-topk", 6, 0, "Ascend910B2", TT_RFX_P512);
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1), c2 = tt_rfx_runner_cfg(url2, 1);
+    tt_runner *r = NULL, *r2 = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c2, &r2, NULL), TT_OK);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, id, 30), TT_JOB_DONE);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s2, id2, 30), TT_JOB_DONE);
+    tt_runner_stop(r);
+    tt_runner_stop(r2);
+    tt_trial *tr = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(tt_store_trial_list(s, id, 0, 10, &tr, &n, NULL), TT_OK);
+    CU_ASSERT_EQUAL(n, 6);
+    for (size_t i = 0; i < n; i++) {
+        /* the model backend measures the raw prediction: calibrated = 2 x measured */
+        CU_ASSERT_DOUBLE_EQUAL(tr[i].predicted_us, 2 * tr[i].median_us, 1e-6 * tr[i].median_us);
+        tt_trial_clear(&tr[i]);
+    }
+    free(tr);
+    tt_rfx_job_trials(s, id, &sa);
+    tt_rfx_job_trials(s2, id2, &sb);
+    CU_ASSERT_EQUAL(sa.n, sb.n);
+    for (size_t i = 0; i < sa.n && i < sb.n; i++) CU_ASSERT_STRING_EQUAL(sa.keys[i], sb.keys[i]);
+    tt_store_close(s);
+    tt_store_close(s2);
+}
+
+static const tt_test_case jobs_cases[] = {
+    {"stored_calibration_applied", test_stored_calibration_applied},
+    {"seconds_budget", test_seconds_budget},
+    {"builtin_backends", test_builtin_backends},
+    {"replay_job", test_replay_job},
+    {"replay_objective", test_replay_objective},
+    {"jobs_run_to_done", test_jobs_run_to_done},
+    {"cancel", test_cancel},
+    {"failures", test_failures},
+    {"check_backend", test_check_backend},
+    {NULL, NULL}};
+static const tt_test_suite suites[] = {{"runner_jobs", tt_rfx_init, tt_rfx_cleanup, jobs_cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
