@@ -23,6 +23,12 @@ int tt_fx_sqlite_init(void);
 int tt_fx_sqlite_cleanup(void);
 int tt_fx_pg_init(void);
 int tt_fx_pg_cleanup(void);
+/* The suite table of a store test whose cases run on both engines: NAME_sqlite over
+ * SQLITE_CASES, NAME_postgres over PG_CASES, then the end mark. */
+#define TT_FX_BOTH_ENGINES(NAME, SQLITE_CASES, PG_CASES)                                   \
+    {NAME "_sqlite", tt_fx_sqlite_init, tt_fx_sqlite_cleanup, SQLITE_CASES},               \
+    {NAME "_postgres", tt_fx_pg_init, tt_fx_pg_cleanup, PG_CASES}, {NULL, NULL, NULL, NULL}
+
 /* URL of a new empty database for this case (tt_fx_url). */
 const char *tt_fx_fresh_url(void);
 /* Open (and migrate) a new empty database; a fatal CUnit assertion when it fails. */
