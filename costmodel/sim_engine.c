@@ -19,27 +19,30 @@
 
 enum { EV_DONE, EV_DATA };
 
-typedef struct ev {
+typedef struct ev {          /* ordered by (t, seq): seq is unique, so the order is total */
     double t;
     uint64_t seq;
-    int32_t agent, inst;
-    int type;
+    int32_t agent;
+    uint32_t it;              /* instruction << 1 | EV_* */
 } ev;
 
 typedef struct xfer {
     int32_t agent, inst;
     double rem, rate, cap, cost, w, t0;
+    double d;                 /* demanded fraction of the shared memory: cap * cost */
 } xfer;
 
 typedef struct agent {
     const tt__sprog *p;
     int group, role;
+    int32_t partner;          /* the other agent of its group, -1 none */
+    int is_rep, traced;       /* its group is the reported / the traced one */
     double weight;            /* physical cores this agent stands for (bandwidth share) */
     double *done;             /* completion time per instruction, -1 when not done */
     double *start;            /* start time per instruction */
     int32_t *q;               /* per-unit queues, concatenated */
     size_t qoff[TT_UNIT__COUNT + 1];
-    size_t head[TT_UNIT__COUNT];
+    size_t head[TT_UNIT__COUNT];    /* next entry of each queue (an index into q) */
     int busy[TT_UNIT__COUNT];       /* a fixed-duration op runs */
     int dat[TT_UNIT__COUNT];        /* a GM transfer is moving data */
     /* GM transfers issued but not yet moving data (in their latency, or waiting for the
@@ -48,6 +51,9 @@ typedef struct agent {
     int fhead[TT_UNIT__COUNT], fn[TT_UNIT__COUNT];
     uint8_t *latdone;               /* per instruction: its latency phase is over */
     int32_t wait_on[TT_UNIT__COUNT];    /* the unfinished dependency that blocked the head */
+    /* per instruction: the units whose head is blocked on it (bit u set with wait_on[u]; a
+     * unit re-blocks only after that dependency is done, so the bits are exact until then) */
+    uint8_t *waiters;
     /* dependencies of the head already found done (they stay done): where the scan resumes,
      * the latest ready time among them and its reason */
     uint16_t dcur[TT_UNIT__COUNT];
@@ -91,7 +97,7 @@ static int heap_less(const ev *a, const ev *b)
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static int heap_push(eng *e, double t, int32_t agent_i, int32_t inst, int type)
+static int heap_push(eng *e, double t, int32_t agent_i, int32_t inst, unsigned type)
 {
     if (e->nheap == e->capheap) {
         size_t nc = e->capheap ? e->capheap * 2 : 256;
@@ -101,7 +107,7 @@ static int heap_push(eng *e, double t, int32_t agent_i, int32_t inst, int type)
         e->capheap = nc;
     }
     size_t i = e->nheap++;
-    ev v = {t, e->seq++, agent_i, inst, type};
+    ev v = {t, e->seq++, agent_i, (uint32_t)inst << 1 | type};
     while (i > 0) {
         size_t par = (i - 1) / 2;
         if (!heap_less(&v, &e->heap[par])) break;
@@ -147,11 +153,11 @@ static void recompute_rates(eng *e)
     /* insertion sort by demanded fraction cap * cost (ties by index: deterministic) */
     for (size_t i = 1; i < m; i++) {
         int32_t v = e->order[i];
-        double dv = e->x[v].cap * e->x[v].cost;
+        double dv = e->x[v].d;
         size_t j = i;
         while (j > 0) {
             int32_t u = e->order[j - 1];
-            double du = e->x[u].cap * e->x[u].cost;
+            double du = e->x[u].d;
             if (du < dv || (du == dv && u < v)) break;
             e->order[j] = u;
             j--;
@@ -162,7 +168,7 @@ static void recompute_rates(eng *e)
     for (size_t i = 0; i < m; i++) {
         xfer *x = &e->x[e->order[i]];
         double share = W > 0 ? R / W : 0;
-        double d = x->cap * x->cost;
+        double d = x->d;
         double f = d <= share ? d : share;
         x->rate = f / x->cost;
         R -= x->w * f;
@@ -227,9 +233,9 @@ static void record(eng *e, agent *a, int32_t i, double end)
     if (st < a->busy_end[in->unit]) st = a->busy_end[in->unit];
     if (st > end) st = end;
     if (end > a->busy_end[in->unit]) a->busy_end[in->unit] = end;
-    if ((size_t)a->group == e->rep) e->out->busy[a->role][in->unit] += end - st;
+    if (a->is_rep) e->out->busy[a->role][in->unit] += end - st;
     if (a->marked) mark_add(e, a, i, FIG_BUSY(a->role, in->unit), end - st);
-    if (!e->g[a->group].traced) return;
+    if (!a->traced) return;
     tt__swave *w = e->out;
     if (w->ntrace == w->captrace) {
         size_t nc = w->captrace ? w->captrace * 2 : 256;
@@ -249,42 +255,49 @@ static void record(eng *e, agent *a, int32_t i, double end)
 }
 
 #define ALL_UNITS ((1u << TT_UNIT__COUNT) - 1)
+_Static_assert(TT_UNIT__COUNT <= 8, "agent.waiters holds one bit per unit");
 
 /* Try to start the head instruction of the units in `mask` of agent ai (the units whose
- * head may have become ready: see on_done). */
+ * head may have become ready: see on_done), lowest unit first. */
 static int try_issue(eng *e, int32_t ai, unsigned mask)
 {
     agent *a = &e->ag[ai];
     const tt_target *tgt = e->s->tgt;
-    for (int u = 0; u < TT_UNIT__COUNT; u++) {
-        if (!(mask >> u & 1)) continue;
-        if (a->busy[u] || a->head[u] >= a->qoff[u + 1] - a->qoff[u]) continue;
-        int32_t i = a->q[a->qoff[u] + a->head[u]];
-        const tt__sinst *in = &a->p->ins[i];
-        if (in->kind == TT__SI_GM ? a->fn[u] >= e->s->dma_depth : (a->fn[u] || a->dat[u]))
+    const tt__sinst *ins = a->p->ins;
+    const double *done = a->done;
+    while (mask) {
+        int u = __builtin_ctz(mask);
+        mask &= mask - 1;
+        if (a->busy[u] || a->head[u] >= a->qoff[u + 1]) continue;
+        int32_t i = a->q[a->head[u]];
+        const tt__sinst *in = &ins[i];
+        int gm = in->kind == TT__SI_GM;
+        if (gm ? a->fn[u] >= e->s->dma_depth : (a->fn[u] || a->dat[u]))
             continue;                       /* no free transfer slot / the unit is moving data */
-        if (a->wait_on[u] >= 0 && a->done[a->wait_on[u]] < 0) continue;
+        if (a->wait_on[u] >= 0 && done[a->wait_on[u]] < 0) continue;
         double ready = a->dready[u];
-        int why = a->dwhy[u], blocked = 0;
-        for (uint16_t d = a->dcur[u]; d < in->ndeps; d++) {
-            uint32_t w = a->p->deps[in->dep_off + d];
-            int32_t j = TT__DEP_IDX(w);
-            double dt = a->done[j];
-            if (dt < 0) {
-                a->wait_on[u] = j;
-                a->dcur[u] = d;
-                a->dready[u] = ready;
-                a->dwhy[u] = (int8_t)why;
-                blocked = 1;
-                break;
-            }
+        int why = a->dwhy[u];
+        const uint32_t *dw = a->p->deps + in->dep_off;
+        unsigned d = a->dcur[u], nd = in->ndeps;
+        for (; d < nd; d++) {
+            uint32_t w = dw[d];
+            double dt = done[TT__DEP_IDX(w)];
+            if (dt < 0) break;
             if (TT__DEP_CROSS(w)) dt += tgt->flag_cycles;
             if (dt > ready || why < 0) {
                 if (dt > ready) ready = dt;
                 why = TT__DEP_KIND(w);
             }
         }
-        if (blocked) continue;
+        if (d < nd) {                       /* blocked on an unfinished dependency */
+            int32_t j = TT__DEP_IDX(dw[d]);
+            a->wait_on[u] = j;
+            a->waiters[j] |= (uint8_t)(1u << u);
+            a->dcur[u] = (uint16_t)d;
+            a->dready[u] = ready;
+            a->dwhy[u] = (int8_t)why;
+            continue;
+        }
         if (in->kind == TT__SI_WAIT) {
             flagq *f = flag_of(e, a->group, in->dir, in->flag);
             int64_t k = a->waits[in->dir][in->flag];
@@ -304,16 +317,17 @@ static int try_issue(eng *e, int32_t ai, unsigned mask)
         double st = base;
         if (ready > st) st = ready;
         if (e->now > st) st = e->now;
-        if ((size_t)a->group == e->rep && st > base && why >= 0) {
+        if (a->is_rep && st > base && why >= 0) {
             int stall = why == TT__DEP_RAW ? TT_STALL_DATA
                       : why == TT__DEP_WAR ? TT_STALL_SLOT : TT_STALL_FLAG;
             e->out->stall[stall] += st - base;
             if (a->marked) mark_add(e, a, i, FIG_STALL(stall), st - base);
         }
-        if (in->kind == TT__SI_GM) {
+        if (gm) {
             a->fifo[u][(a->fhead[u] + a->fn[u]) % TT__DMA_MAX] = i;
             a->fn[u]++;
             a->latdone[i] = 0;
+            mask |= 1u << u;                /* the unit may take another transfer now */
         } else {
             a->busy[u] = 1;
         }
@@ -322,9 +336,7 @@ static int try_issue(eng *e, int32_t ai, unsigned mask)
         a->dready[u] = 0;
         a->dwhy[u] = -1;
         a->start[i] = st;
-        double t_ev = st + in->dur;
-        if (heap_push(e, t_ev, ai, i, in->kind == TT__SI_GM ? EV_DATA : EV_DONE)) return -1;
-        if (in->kind == TT__SI_GM) u--;     /* the unit may take another transfer now */
+        if (heap_push(e, st + in->dur, ai, i, gm ? EV_DATA : EV_DONE)) return -1;
     }
     return 0;
 }
@@ -352,18 +364,12 @@ static int on_done(eng *e, int32_t ai, int32_t i, double t)
             f->cap = nc;
         }
         f->t[f->n++] = t + e->s->tgt->cross_sync_cycles;
-        for (size_t k = 0; k < e->nag; k++)
-            if (e->ag[k].group == a->group && (int32_t)k != ai &&
-                try_issue(e, (int32_t)k, ALL_UNITS))
-                return -1;
+        if (a->partner >= 0 && try_issue(e, a->partner, ALL_UNITS)) return -1;
+        return try_issue(e, ai, ALL_UNITS);
     }
     /* A head can become ready only when its unit frees up or the dependency it was blocked
      * on finishes (a WAIT's flag is handled above, a free transfer slot in start_data). */
-    unsigned mask = 1u << in->unit;
-    for (int u = 0; u < TT_UNIT__COUNT; u++)
-        if (a->wait_on[u] == i) mask |= 1u << u;
-    if (in->kind == TT__SI_SET) mask = ALL_UNITS;
-    return try_issue(e, ai, mask);
+    return try_issue(e, ai, 1u << in->unit | a->waiters[i]);
 }
 
 /* Latency of GM transfer i is over: it takes the unit's data channel, or waits for it. */
@@ -397,6 +403,7 @@ static int start_data(eng *e, int32_t ai, int32_t i)
     x->w = a->weight;
     x->t0 = e->now;
     x->rate = in->cap;
+    x->d = in->cap * in->cost;
     recompute_rates(e);
     return try_issue(e, ai, 1u << in->unit);   /* a transfer slot of the unit is free */
 }
@@ -436,8 +443,8 @@ static void describe_deadlock(eng *e, char *reason, size_t cap)
         agent *a = &e->ag[k];
         if (!a->remaining) continue;
         for (int u = 0; u < TT_UNIT__COUNT; u++) {
-            if (a->busy[u] || a->head[u] >= a->qoff[u + 1] - a->qoff[u]) continue;
-            int32_t i = a->q[a->qoff[u] + a->head[u]];
+            if (a->busy[u] || a->head[u] >= a->qoff[u + 1]) continue;
+            int32_t i = a->q[a->head[u]];
             const tt__sinst *in = &a->p->ins[i];
             if (in->kind != TT__SI_WAIT) continue;
             const tt__sop *so = in->op >= 0 ? &e->s->ops[in->op] : NULL;
@@ -475,6 +482,7 @@ static void eng_free(eng *e)
         free(e->ag[k].start);
         free(e->ag[k].q);
         free(e->ag[k].latdone);
+        free(e->ag[k].waiters);
     }
     free(e->ag);
     if (e->fl)
@@ -544,7 +552,8 @@ static int agent_init(eng *e, agent *a, const tt__sprog *p)
     a->start = malloc((p->n + 1) * sizeof *a->start);
     a->q = malloc((p->n + 1) * sizeof *a->q);
     a->latdone = calloc(p->n + 1, 1);
-    if (!a->done || !a->start || !a->q || !a->latdone) return -1;
+    a->waiters = calloc(p->n + 1, 1);
+    if (!a->done || !a->start || !a->q || !a->latdone || !a->waiters) return -1;
     for (size_t i = 0; i < p->n; i++) a->done[i] = -1;
     for (int u = 0; u < TT_UNIT__COUNT; u++) {
         a->wait_on[u] = -1;
@@ -554,6 +563,7 @@ static int agent_init(eng *e, agent *a, const tt__sprog *p)
     for (size_t i = 0; i < p->n; i++) cnt[p->ins[i].unit]++;
     a->qoff[0] = 0;
     for (int u = 0; u < TT_UNIT__COUNT; u++) a->qoff[u + 1] = a->qoff[u] + cnt[u];
+    for (int u = 0; u < TT_UNIT__COUNT; u++) a->head[u] = a->qoff[u];
     size_t fill[TT_UNIT__COUNT];
     for (int u = 0; u < TT_UNIT__COUNT; u++) fill[u] = a->qoff[u];
     for (size_t i = 0; i < p->n; i++) a->q[fill[p->ins[i].unit]++] = (int32_t)i;
@@ -582,6 +592,13 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
             agent *a = &e.ag[e.nag++];
             a->group = (int)gi;
             a->role = r;
+            a->partner = -1;
+            a->is_rep = gi == rep;
+            a->traced = g[gi].traced;
+            if (e.nag > 1 && a[-1].group == a->group) {
+                a->partner = (int32_t)e.nag - 2;
+                a[-1].partner = (int32_t)e.nag - 1;
+            }
             a->weight = g[gi].weight * (r == TT__AG_VEC ? s->vec_cores : 1);
             if (agent_init(&e, a, &g[gi].prog[r])) { rc = TT_ENOMEM; goto out; }
         }
@@ -615,7 +632,7 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
             e.x[xj] = e.x[--e.nx];
             recompute_rates(&e);
             agent *a = &e.ag[x.agent];
-            if ((size_t)a->group == rep) {
+            if (a->is_rep) {
                 double ideal = a->p->ins[x.inst].bytes / x.cap;
                 double real = tg - x.t0;
                 if (real > ideal) out->stall[TT_STALL_BANDWIDTH] += real - ideal;
@@ -626,7 +643,8 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
         } else {
             ev v = heap_pop(&e);
             advance(&e, v.t);
-            r = v.type == EV_DATA ? latency_done(&e, v.agent, v.inst) : on_done(&e, v.agent, v.inst, v.t);
+            int32_t inst = (int32_t)(v.it >> 1);
+            r = (v.it & 1) == EV_DATA ? latency_done(&e, v.agent, inst) : on_done(&e, v.agent, inst, v.t);
         }
         if (r || e.oom) { rc = TT_ENOMEM; goto out; }
     }
