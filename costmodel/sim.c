@@ -210,6 +210,184 @@ static void groups_free(tt__sgroup *g, size_t n)
     free(g);
 }
 
+/* ---- built programs ------------------------------------------------------------------ */
+
+/* The anchors, marked runs and waves of one run build programs equal to earlier ones (blocks
+ * of equal trip counts; anchors of different waves truncated to the same trips).
+ * tt__sim_build() reads the grid point and the truncation only through the loops' trip
+ * counts as truncated (eval_trip) and stages and the vector ops' element counts, besides the
+ * marks (mark_mode, mark_loop) and the position in the walk; the rest of what it reads is
+ * fixed for the run.  Those values are its key here: a program is built once per key and
+ * copied afterwards (instructions, dependencies and marks byte for byte, so the results do
+ * not change). */
+#define PCACHE_MAX_BYTES ((size_t)16 << 20)   /* bound of the programs kept per run */
+
+typedef struct pc_entry {
+    uint64_t hash;
+    int64_t *key;
+    size_t nkey;
+    tt__sprog prog[TT__AG__COUNT];
+} pc_entry;
+
+typedef struct tt__spcache {
+    pc_entry *e;
+    size_t n, cap;
+    int32_t *slot;            /* open addressing: index + 1, 0 empty */
+    size_t nslot;             /* power of 2 */
+    size_t bytes;             /* programs kept */
+} pcache;
+
+static void pcache_free(pcache *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->e[i].key);
+        for (int r = 0; r < TT__AG__COUNT; r++) tt__sprog_free(&c->e[i].prog[r]);
+    }
+    free(c->e);
+    free(c->slot);
+    free(c);
+}
+
+/* The key of a build of the walk gp[0..ngp) (allocates *key; returns its length, 0 when out
+ * of memory): the marks, then per grid point its block signature (trip counts with the
+ * truncation in force, element counts) and every loop's stages.  Leaves the grid slots at
+ * gp[ngp - 1], as the build does. */
+static size_t pc_key(tt__sim *s, const int64_t *gp, size_t ngp, int64_t **key)
+{
+    size_t nl = s->t->kernel->nloops;
+    size_t width = tt__sim_block_sig(s, gp[0], NULL, 0);
+    size_t per = width + nl, n = 2 + ngp * per;
+    int64_t *k = *key = malloc(n * sizeof *k);
+    if (!k) return 0;
+    k[0] = s->mark_mode;
+    k[1] = s->mark_mode == TT__MK_LOOP ? s->mark_loop : 0;
+    for (size_t g = 0; g < ngp; g++) {
+        int64_t *v = &k[2 + g * per];
+        tt__sim_block_sig(s, gp[g], v, width);
+        for (size_t l = 0; l < nl; l++)   /* a loop the signature walk did not reach: -2 */
+            v[width + l] = s->loop_gen[l] == s->gen ? s->loop_stages[l] : -2;
+    }
+    return n;
+}
+
+static pc_entry *pc_find(const pcache *c, const int64_t *key, size_t nkey, uint64_t h)
+{
+    if (!c || !c->nslot) return NULL;
+    for (size_t j = h & (c->nslot - 1); c->slot[j]; j = (j + 1) & (c->nslot - 1)) {
+        pc_entry *e = &c->e[c->slot[j] - 1];
+        if (e->hash == h && e->nkey == nkey && !memcmp(e->key, key, nkey * sizeof *key)) return e;
+    }
+    return NULL;
+}
+
+/* Append program src to dst as tt__sim_build() appends (dst->mk is written only when the run
+ * marks, as the build does).  Returns 0, or -1 when out of memory. */
+static int prog_append(tt__sprog *dst, const tt__sprog *src, int marks)
+{
+    if (dst->n + src->n > dst->cap) {
+        tt__sinst *ni = realloc(dst->ins, (dst->n + src->n) * sizeof *ni);
+        if (!ni) return -1;
+        dst->ins = ni;
+        dst->cap = dst->n + src->n;
+    }
+    if (dst->ndeps + src->ndeps > dst->capdeps) {
+        uint32_t *nd = realloc(dst->deps, (dst->ndeps + src->ndeps) * sizeof *nd);
+        if (!nd) return -1;
+        dst->deps = nd;
+        dst->capdeps = dst->ndeps + src->ndeps;
+    }
+    if (marks && dst->n + src->n > dst->capmk) {
+        int32_t *nm = realloc(dst->mk, dst->cap * sizeof *nm);
+        if (!nm) return -1;
+        dst->mk = nm;
+        dst->capmk = dst->cap;
+    }
+    for (size_t i = 0; i < src->n; i++) {
+        dst->ins[dst->n + i] = src->ins[i];
+        dst->ins[dst->n + i].dep_off += (uint32_t)dst->ndeps;
+    }
+    if (src->ndeps) memcpy(dst->deps + dst->ndeps, src->deps, src->ndeps * sizeof *src->deps);
+    if (marks && src->n) memcpy(dst->mk + dst->n, src->mk, src->n * sizeof *src->mk);
+    if (marks && src->nmk > dst->nmk) dst->nmk = src->nmk;
+    dst->n += src->n;
+    dst->ndeps += src->ndeps;
+    return 0;
+}
+
+/* Keep a copy of the programs just built for key (takes key); not when the cache is full or
+ * memory is short (the programs are then built again next time). */
+static void pc_put(tt__srun *R, int64_t *key, size_t nkey, uint64_t h,
+                   const tt__sprog progs[TT__AG__COUNT])
+{
+    size_t bytes = nkey * sizeof *key;
+    for (int r = 0; r < TT__AG__COUNT; r++)
+        bytes += progs[r].n * (sizeof *progs[r].ins + sizeof *progs[r].mk) +
+                 progs[r].ndeps * sizeof *progs[r].deps;
+    pcache *c = R->pcache;
+    if (!c && !(c = R->pcache = calloc(1, sizeof *c))) goto drop;
+    if (c->bytes + bytes > PCACHE_MAX_BYTES || c->n >= INT32_MAX / 2) goto drop;
+    if (2 * (c->n + 1) > c->nslot) {
+        size_t ns = c->nslot ? c->nslot * 2 : 64;
+        int32_t *sl = calloc(ns, sizeof *sl);
+        if (!sl) goto drop;
+        for (size_t i = 0; i < c->n; i++) {
+            size_t j = c->e[i].hash & (ns - 1);
+            while (sl[j]) j = (j + 1) & (ns - 1);
+            sl[j] = (int32_t)(i + 1);
+        }
+        free(c->slot);
+        c->slot = sl;
+        c->nslot = ns;
+    }
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 32;
+        pc_entry *ne = realloc(c->e, nc * sizeof *ne);
+        if (!ne) goto drop;
+        c->e = ne;
+        c->cap = nc;
+    }
+    pc_entry *e = &c->e[c->n];
+    memset(e, 0, sizeof *e);
+    int marks = R->s.mark_mode != TT__MK_NONE;
+    for (int r = 0; r < TT__AG__COUNT; r++)
+        if (prog_append(&e->prog[r], &progs[r], marks)) {
+            for (int q = 0; q < TT__AG__COUNT; q++) tt__sprog_free(&e->prog[q]);
+            goto drop;
+        }
+    e->hash = h;
+    e->key = key;
+    e->nkey = nkey;
+    size_t j = h & (c->nslot - 1);
+    while (c->slot[j]) j = (j + 1) & (c->nslot - 1);
+    c->slot[j] = (int32_t)(++c->n);
+    c->bytes += bytes;
+    return;
+drop:
+    free(key);
+}
+
+/* tt__sim_build() through the cache. */
+static tt_rc build_cached(tt__srun *R, const int64_t *gp, size_t ngp,
+                          tt__sprog progs[TT__AG__COUNT])
+{
+    int64_t *key = NULL;
+    size_t nkey = pc_key(&R->s, gp, ngp, &key);
+    uint64_t h = nkey ? tt__sim_fnv(key, nkey) : 0;
+    const pc_entry *e = nkey ? pc_find(R->pcache, key, nkey, h) : NULL;
+    if (e) {
+        free(key);
+        int marks = R->s.mark_mode != TT__MK_NONE;
+        for (int r = 0; r < TT__AG__COUNT; r++)
+            if (prog_append(&progs[r], &e->prog[r], marks)) return TT_ENOMEM;
+        return TT_OK;
+    }
+    tt_rc rc = tt__sim_build(&R->s, gp, ngp, progs, R->reason, R->rcap);
+    if (!rc && nkey) pc_put(R, key, nkey, h, progs);
+    else free(key);
+    return rc;
+}
+
 /* Build and simulate the groups of a wave once with the truncation in force. */
 tt_rc tt__sim_groups(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t rep, int traced,
                         tt__swave *out)
@@ -233,7 +411,7 @@ tt_rc tt__sim_groups(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t rep, 
         int64_t *gp = NULL;
         int64_t n = lblock_points(R, wg[i].first, &gp);
         if (n < 0) { rc = TT_ENOMEM; break; }
-        rc = tt__sim_build(&R->s, gp, (size_t)n, g[i].prog, R->reason, R->rcap);
+        rc = build_cached(R, gp, (size_t)n, g[i].prog);
         free(gp);
         if (rc) break;
         g[i].weight = (double)wg[i].count;
@@ -462,6 +640,7 @@ done:
     }
     free(R.shapes);
     groups_free(R.pool, R.npool);
+    pcache_free(R.pcache);
     free(R.lsig);
     free(R.tb.p);
     tt__sim_close(&R.s);

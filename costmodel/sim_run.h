@@ -47,6 +47,7 @@ typedef struct tt__srun {
     size_t nshapes, capshapes;
     tt__sgroup *pool;         /* groups' programs, reused from wave to wave */
     size_t npool;
+    struct tt__spcache *pcache;   /* built programs by their inputs (sim.c), NULL until used */
     int64_t events, max_events;
     int extrapolated;
     size_t trace_n;
