@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "template.h"
+
 int tt_test_main(int argc, char **argv, const tt_test_suite *suites)
 {
     (void)argc;
@@ -101,4 +103,16 @@ json_t *tt_test_load_json(const char *rel)
     if (!j) fprintf(stderr, "%s:%d: %s\n", path, je.line, je.text);
     free(path);
     return j;
+}
+
+tt_template *tt_test_load_template(const char *rel)
+{
+    char *p = tt_test_src(rel);
+    tt_template *t = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = tt_tmpl_parse_file(p, &t, &e);
+    if (rc != TT_OK) fprintf(stderr, "%s: %s: %s: %s\n", rel, tt_rc_code(rc), e.path, e.msg);
+    free(p);
+    return t;
 }

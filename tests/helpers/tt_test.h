@@ -42,5 +42,10 @@ char *tt_test_read_file(const char *path, size_t *len);
 /* Parse a JSON file under the source tree (e.g. a case table): a new reference, or NULL
  * after printing the path and jansson's error to stderr. */
 json_t *tt_test_load_json(const char *rel);
+/* Parse a template file under the source tree ("templates/gemm.json"): the template (the
+ * caller frees it with tt_tmpl_free()), or NULL after printing the path, the error code, the
+ * JSON path and the message to stderr. */
+struct tt_template;
+struct tt_template *tt_test_load_template(const char *rel);
 
 #endif
