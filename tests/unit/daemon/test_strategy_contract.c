@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
- * test_strategy.c - tuner strategies: determinism, budgets, no duplicates, feasibility,
- * exhaustive coverage, model-topk order, random coverage, protocol errors, the model-free
- * fallback (bo) and how it is reported, the default choice, bo / model-bo (its input
- * encoding with the 2-adic dimension, its exploit rounds), and search quality against random
- * search on a synthetic landscape.
+ * test_strategy_contract.c - what every tuner strategy promises: determinism, budgets, no
+ * duplicates, feasibility, exhaustive coverage, random coverage, sampled spaces, the planned
+ * count, protocol errors, the model-free fallback and how it is reported, the default choice,
+ * search quality against random search on a synthetic landscape, and model-topk's order on
+ * GEMM with the analytic model.  Fixture: tests/helpers/strategy_fixture (the toy space).
  *
  * Objectives here are synthetic functions of the params (not measurements); the GEMM cases
  * use the analytic cost model (a model, not the chip).
@@ -16,145 +16,39 @@
 #include "model.h"
 #include "space.h"
 #include "strategy.h"
+#include "strategy_fixture.h"
 #include "strategy_int.h"   /* tt__bo_* test hooks */
 #include "target.h"
 #include "template.h"
 #include "tt_test.h"
 
-/* a in 1..8, b in 1..8, c in {0,1}; feasible iff a*b <= N and (a+b+c) % 3 != 0. */
-static const char *toy_json =
-    "{\"tiletune\":1,\"name\":\"toy\",\"version\":\"1\","
-    "\"inputs\":{\"N\":{\"type\":\"int\"}},"
-    "\"params\":{\"a\":{\"range\":[1,8]},\"b\":[1,2,3,4,5,6,7,8],\"c\":[0,1]},"
-    "\"constraints\":[\"a*b <= N\",\"(a + b + c) % 3 != 0\"]}";
-
-static tt_template *toy;
-static tt_space *toy_space;
-static int64_t toy_problem[TT_MAX_SLOTS];
-
-static int toy_feasible(int64_t a, int64_t b, int64_t c, int64_t n)
-{
-    return a * b <= n && (a + b + c) % 3 != 0;
-}
-
-static int toy_count(int64_t n)
-{
-    int k = 0;
-    for (int a = 1; a <= 8; a++)
-        for (int b = 1; b <= 8; b++)
-            for (int c = 0; c <= 1; c++) k += toy_feasible(a, b, c, n);
-    return k;
-}
-
-static int suite_init(void)
-{
-    tt_errinfo e;
-    if (tt_tmpl_parse_string(toy_json, strlen(toy_json), NULL, &toy, &e) != TT_OK) return 1;
-    toy_problem[0] = 24;
-    return tt_space_new(toy, toy_problem, NULL, &toy_space, &e) != TT_OK;
-}
-
-static int suite_clean(void)
-{
-    tt_space_free(toy_space);
-    tt_tmpl_free(toy);
-    return 0;
-}
-
-/* Deterministic synthetic objectives. */
-static double obj_smooth(const int64_t *p)
-{
-    return 1.0 + (double)((p[0] - 6) * (p[0] - 6) + (p[1] - 3) * (p[1] - 3)) + (double)p[2];
-}
-static double obj_rough(const int64_t *p)
-{
-    return 1.0 + (double)((p[0] * 7 + p[1] * 13 + p[2] * 5) % 17);
-}
-
-typedef struct run_out {
-    uint64_t keys[4096];
-    size_t n;
-    double best;
-    tt_rc rc;
-} run_out;
-
-/* Drive a strategy to its end with objective f; asserts the invariants of every run:
- * proposals are feasible, unique and within the budget. */
-static void run(const char *name, uint64_t seed, int64_t budget, size_t cap,
-                double (*f)(const int64_t *), const tt_template *t, tt_space *sp,
-                const int64_t *problem, const tt_model *model, const tt_target *tgt,
-                const json_t *opts, run_out *out)
-{
-    memset(out, 0, sizeof *out);
-    out->best = INFINITY;
-    tt_strategy_config c = {.name = name, .t = t, .tgt = tgt, .space = sp, .model = model,
-                            .problem = problem, .seed = seed, .budget = budget, .options = opts};
-    tt_strategy *st = NULL;
-    tt_errinfo e;
-    out->rc = tt_strategy_new(&c, &st, &e);
-    CU_ASSERT_EQUAL_FATAL(out->rc, TT_OK);
-    int64_t params[16 * 8];
-    int64_t slots[TT_MAX_SLOTS];
-    for (;;) {
-        size_t n = 0;
-        out->rc = tt_strategy_next(st, cap, params, &n);
-        CU_ASSERT_EQUAL(out->rc, TT_OK);
-        if (out->rc != TT_OK || n == 0) break;
-        CU_ASSERT(n <= cap);
-        for (size_t i = 0; i < n; i++) {
-            const int64_t *p = params + i * t->nparams;
-            memcpy(slots, problem, t->ninputs * sizeof(int64_t));
-            memcpy(slots + t->ninputs, p, t->nparams * sizeof(int64_t));
-            uint64_t k = tt_space_encode(sp, slots);
-            CU_ASSERT(k != UINT64_MAX);
-            CU_ASSERT_EQUAL(tt_space_check(sp, slots, NULL), TT_OK);
-            for (size_t j = 0; j < out->n; j++) CU_ASSERT(out->keys[j] != k);
-            if (out->n < sizeof out->keys / sizeof out->keys[0]) out->keys[out->n++] = k;
-            double v = f(p);
-            if (v < out->best) out->best = v;
-            CU_ASSERT_EQUAL(tt_strategy_report(st, p, TT_OK, v), TT_OK);
-        }
-    }
-    if (budget > 0) CU_ASSERT((int64_t)out->n <= budget);
-    CU_ASSERT_EQUAL(tt_strategy_proposed(st), (int64_t)out->n);
-    double b;
-    if (out->n) {
-        CU_ASSERT(tt_strategy_best(st, NULL, &b));
-        CU_ASSERT_DOUBLE_EQUAL(b, out->best, 1e-12);
-    }
-    tt_strategy_free(st);
-}
+static tt_stfx_run_out ra, rb;
 
 static void toy_run(const char *name, uint64_t seed, int64_t budget, size_t cap,
-                    double (*f)(const int64_t *), run_out *o)
+                    double (*f)(const int64_t *), tt_stfx_run_out *o)
 {
-    run(name, seed, budget, cap, f, toy, toy_space, toy_problem, NULL, NULL, NULL, o);
+    tt_stfx_run(name, seed, budget, cap, f, tt_stfx_toy, tt_stfx_toy_space, tt_stfx_toy_problem, NULL, NULL, NULL, o);
 }
 
-static int same_seq(const run_out *a, const run_out *b)
-{
-    return a->n == b->n && memcmp(a->keys, b->keys, a->n * sizeof a->keys[0]) == 0;
-}
 
-static run_out ra, rb;
 
 static void test_determinism(void)
 {
     const char *const *names = tt_strategy_names();
     for (size_t i = 0; names[i]; i++) {
-        toy_run(names[i], 42, 20, 1, obj_rough, &ra);
-        toy_run(names[i], 42, 20, 1, obj_rough, &rb);
+        toy_run(names[i], 42, 20, 1, tt_stfx_obj_rough, &ra);
+        toy_run(names[i], 42, 20, 1, tt_stfx_obj_rough, &rb);
         CU_ASSERT(ra.n > 0);
-        CU_ASSERT(same_seq(&ra, &rb));
+        CU_ASSERT(tt_stfx_same_seq(&ra, &rb));
         /* the batch size asked for does not change the sequence */
-        toy_run(names[i], 42, 20, 5, obj_rough, &rb);
-        CU_ASSERT(same_seq(&ra, &rb));
+        toy_run(names[i], 42, 20, 5, tt_stfx_obj_rough, &rb);
+        CU_ASSERT(tt_stfx_same_seq(&ra, &rb));
     }
     static const char *const seeded[] = {"random", "evolution", "anneal"};
     for (size_t i = 0; i < 3; i++) {
-        toy_run(seeded[i], 1, 20, 1, obj_rough, &ra);
-        toy_run(seeded[i], 2, 20, 1, obj_rough, &rb);
-        CU_ASSERT(!same_seq(&ra, &rb));
+        toy_run(seeded[i], 1, 20, 1, tt_stfx_obj_rough, &ra);
+        toy_run(seeded[i], 2, 20, 1, tt_stfx_obj_rough, &rb);
+        CU_ASSERT(!tt_stfx_same_seq(&ra, &rb));
     }
 }
 
@@ -164,7 +58,7 @@ static void test_budget(void)
     const char *const *names = tt_strategy_names();
     for (size_t i = 0; names[i]; i++)
         for (size_t j = 0; j < 4; j++) {
-            toy_run(names[i], 9, budgets[j], 1, obj_smooth, &ra);
+            toy_run(names[i], 9, budgets[j], 1, tt_stfx_obj_smooth, &ra);
             if (strcmp(names[i], "model-refine") != 0)   /* refine may stop early */
                 CU_ASSERT_EQUAL((int64_t)ra.n, budgets[j]);
             CU_ASSERT((int64_t)ra.n <= budgets[j]);
@@ -177,14 +71,14 @@ static void test_exhaustive_covers_feasible(void)
     for (size_t k = 0; k < 4; k++) {
         int64_t prob[TT_MAX_SLOTS] = {ns[k]};
         tt_space *sp = NULL;
-        CU_ASSERT_EQUAL_FATAL(tt_space_new(toy, prob, NULL, &sp, NULL), TT_OK);
-        run("exhaustive", 0, 0, 4, obj_rough, toy, sp, prob, NULL, NULL, NULL, &ra);
-        CU_ASSERT_EQUAL((int)ra.n, toy_count(ns[k]));
+        CU_ASSERT_EQUAL_FATAL(tt_space_new(tt_stfx_toy, prob, NULL, &sp, NULL), TT_OK);
+        tt_stfx_run("exhaustive", 0, 0, 4, tt_stfx_obj_rough, tt_stfx_toy, sp, prob, NULL, NULL, NULL, &ra);
+        CU_ASSERT_EQUAL((int)ra.n, tt_stfx_toy_count(ns[k]));
         /* every proposal satisfies the hand-written predicate (run() checked uniqueness) */
         int64_t slots[TT_MAX_SLOTS] = {ns[k]};
         for (size_t i = 0; i < ra.n; i++) {
             tt_space_decode(sp, ra.keys[i], slots);
-            CU_ASSERT(toy_feasible(slots[1], slots[2], slots[3], ns[k]));
+            CU_ASSERT(tt_stfx_toy_feasible(slots[1], slots[2], slots[3], ns[k]));
         }
         tt_space_free(sp);
     }
@@ -192,16 +86,16 @@ static void test_exhaustive_covers_feasible(void)
 
 static void test_random_covers_space(void)
 {
-    int total = toy_count(24);
-    toy_run("random", 5, total, 3, obj_rough, &ra);
+    int total = tt_stfx_toy_count(24);
+    toy_run("random", 5, total, 3, tt_stfx_obj_rough, &ra);
     CU_ASSERT_EQUAL((int)ra.n, total);   /* all visited once (run() asserted no repeat) */
     /* a budget above the space size ends when the space is exhausted */
-    toy_run("random", 5, total + 50, 1, obj_rough, &rb);
+    toy_run("random", 5, total + 50, 1, tt_stfx_obj_rough, &rb);
     CU_ASSERT_EQUAL((int)rb.n, total);
     /* uniform-ish: over many seeds the first pick hits every config */
     int hit[128] = {0};
     for (uint64_t s = 0; s < 2000; s++) {
-        toy_run("random", s, 1, 1, obj_rough, &ra);
+        toy_run("random", s, 1, 1, tt_stfx_obj_rough, &ra);
         CU_ASSERT_EQUAL_FATAL(ra.n, 1);
         hit[ra.keys[0] % 128]++;
     }
@@ -222,7 +116,7 @@ static void test_search_quality(void)
     for (size_t i = 0; i < 2; i++) {
         int wins = 0;
         for (uint64_t s = 0; s < 10; s++) {
-            toy_run(names[i], s, 24, 1, obj_smooth, &ra);
+            toy_run(names[i], s, 24, 1, tt_stfx_obj_smooth, &ra);
             wins += ra.best <= 3.0;
         }
         CU_ASSERT(wins >= 7);
@@ -232,7 +126,7 @@ static void test_search_quality(void)
 static void test_protocol_errors(void)
 {
     tt_strategy *st = NULL;
-    tt_strategy_config c = {.name = "nope", .t = toy, .space = toy_space, .problem = toy_problem};
+    tt_strategy_config c = {.name = "nope", .t = tt_stfx_toy, .space = tt_stfx_toy_space, .problem = tt_stfx_toy_problem};
     tt_errinfo e;
     CU_ASSERT_EQUAL(tt_strategy_new(&c, &st, &e), TT_EINVAL);
     CU_ASSERT_PTR_NULL(st);
@@ -317,8 +211,8 @@ static void test_resolve(void)
     CU_ASSERT_EQUAL(tt_strategy_resolve("nope", 0, 0, &ch), TT_EINVAL);
     CU_ASSERT_PTR_NULL(ch.name);
     /* a strategy reports what it resolved to */
-    tt_strategy_config c = {.name = "model-refine", .t = toy, .space = toy_space,
-                            .problem = toy_problem, .budget = 8};
+    tt_strategy_config c = {.name = "model-refine", .t = tt_stfx_toy, .space = tt_stfx_toy_space,
+                            .problem = tt_stfx_toy_problem, .budget = 8};
     tt_strategy *st = NULL;
     CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, NULL), TT_OK);
     CU_ASSERT_STRING_EQUAL(tt_strategy_chosen(st)->name, "bo");
@@ -336,29 +230,29 @@ static void test_fallback_without_model(void)
 {
     static const char *const names[] = {"model-topk", "model-refine", "model-bo"};
     for (size_t i = 0; i < 3; i++) {
-        tt_strategy_config c = {.name = names[i], .t = toy, .space = toy_space,
-                                .problem = toy_problem, .seed = 3, .budget = 12};
+        tt_strategy_config c = {.name = names[i], .t = tt_stfx_toy, .space = tt_stfx_toy_space,
+                                .problem = tt_stfx_toy_problem, .seed = 3, .budget = 12};
         tt_strategy *st = NULL;
         CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, NULL), TT_OK);
         CU_ASSERT(tt_strategy_fallback(st));
         tt_strategy_free(st);
-        toy_run(names[i], 3, 12, 1, obj_rough, &ra);
+        toy_run(names[i], 3, 12, 1, tt_stfx_obj_rough, &ra);
         CU_ASSERT_EQUAL(ra.n, 12);
-        toy_run("bo", 3, 12, 1, obj_rough, &rb);
-        CU_ASSERT(same_seq(&ra, &rb));   /* documented: the fallback is seeded bo */
-        toy_run("random", 3, 12, 1, obj_rough, &rb);
-        CU_ASSERT(!same_seq(&ra, &rb));
+        toy_run("bo", 3, 12, 1, tt_stfx_obj_rough, &rb);
+        CU_ASSERT(tt_stfx_same_seq(&ra, &rb));   /* documented: the fallback is seeded bo */
+        toy_run("random", 3, 12, 1, tt_stfx_obj_rough, &rb);
+        CU_ASSERT(!tt_stfx_same_seq(&ra, &rb));
     }
     /* the default budget stays the model strategy's (model-topk 16, model-refine 32) */
-    toy_run("model-topk", 5, 0, 1, obj_smooth, &ra);
+    toy_run("model-topk", 5, 0, 1, tt_stfx_obj_smooth, &ra);
     CU_ASSERT_EQUAL(ra.n, 16);
-    toy_run("model-refine", 5, 0, 1, obj_smooth, &ra);
+    toy_run("model-refine", 5, 0, 1, tt_stfx_obj_smooth, &ra);
     CU_ASSERT_EQUAL(ra.n, 32);
-    toy_run("bo", 5, 32, 1, obj_smooth, &rb);
-    CU_ASSERT(same_seq(&ra, &rb));
+    toy_run("bo", 5, 32, 1, tt_stfx_obj_smooth, &rb);
+    CU_ASSERT(tt_stfx_same_seq(&ra, &rb));
     /* options.topk still caps model-topk */
     json_t *o = json_pack("{s:i}", "topk", 5);
-    run("model-topk", 5, 12, 1, obj_smooth, toy, toy_space, toy_problem, NULL, NULL, o, &ra);
+    tt_stfx_run("model-topk", 5, 12, 1, tt_stfx_obj_smooth, tt_stfx_toy, tt_stfx_toy_space, tt_stfx_toy_problem, NULL, NULL, o, &ra);
     CU_ASSERT_EQUAL(ra.n, 5);
     json_decref(o);
 }
@@ -398,7 +292,7 @@ static void test_evolution_beats_random(void)
     double area[5] = {0}, fin[5] = {0}, opt_hits[5] = {0};
     for (size_t k = 0; k < 5; k++)
         for (uint64_t s = 1; s <= SEEDS; s++) {
-            run(names[k], s, B, 1, obj_land, lt, ls, lp, NULL, NULL, NULL, &ra);
+            tt_stfx_run(names[k], s, B, 1, obj_land, lt, ls, lp, NULL, NULL, NULL, &ra);
             CU_ASSERT_EQUAL_FATAL(ra.n, B);
             double best = INFINITY;
             int64_t slots[TT_MAX_SLOTS];
@@ -494,7 +388,7 @@ static void test_topk_is_model_order(void)
     rank_all r = {0};
     CU_ASSERT_EQUAL_FATAL(tt_space_enumerate(gspace, rank_visit, &r, 0, NULL), TT_OK);
     CU_ASSERT_FATAL(r.n > 20);
-    run("model-topk", 0, 12, 4, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
+    tt_stfx_run("model-topk", 0, 12, 4, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
     CU_ASSERT_EQUAL_FATAL(ra.n, 12);
     /* independent selection: for each position, the smallest (pred, idx) not yet taken */
     uint64_t prev_idx = UINT64_MAX;
@@ -514,7 +408,7 @@ static void test_topk_is_model_order(void)
     }
     /* options.topk caps the budget */
     json_t *o = json_pack("{s:i}", "topk", 5);
-    run("model-topk", 0, 12, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, o, &rb);
+    tt_stfx_run("model-topk", 0, 12, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, o, &rb);
     CU_ASSERT_EQUAL(rb.n, 5);
     CU_ASSERT(memcmp(rb.keys, ra.keys, 5 * sizeof ra.keys[0]) == 0);
     json_decref(o);
@@ -529,69 +423,32 @@ static void test_model_strategies_on_gemm(void)
     const char *const *names = tt_strategy_names();
     for (size_t i = 0; names[i]; i++) {
         if (strcmp(names[i], "exhaustive") == 0) continue;
-        run(names[i], 11, 24, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
-        run(names[i], 11, 24, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &rb);
+        tt_stfx_run(names[i], 11, 24, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
+        tt_stfx_run(names[i], 11, 24, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &rb);
         CU_ASSERT(ra.n > 0);
-        CU_ASSERT(same_seq(&ra, &rb));
+        CU_ASSERT(tt_stfx_same_seq(&ra, &rb));
     }
     /* model-refine never stops on patience while an unmeasured candidate's low bound beats
      * the incumbent's high bound: with the model as the objective round 1 holds the best,
      * so patience 1 alone would stop after 2 rounds of 4 (8 trials); gemm's band (x0.84 ..
      * x3.3, costmodel/band.c) keeps candidates up to ~3.9x the incumbent open: all 32 run */
     json_t *po = json_pack("{s:i,s:i}", "patience", 1, "round", 4);
-    run("model-refine", 0, 32, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, po, &rb);
+    tt_stfx_run("model-refine", 0, 32, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, po, &rb);
     CU_ASSERT_EQUAL(rb.n, 32);
     json_decref(po);
-    run("model-topk", 0, 1, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
-    run("model-refine", 0, 32, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &rb);
+    tt_stfx_run("model-topk", 0, 1, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
+    tt_stfx_run("model-refine", 0, 32, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &rb);
     CU_ASSERT(rb.best <= ra.best);
-    run("random", 0, 32, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
+    tt_stfx_run("random", 0, 32, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
     CU_ASSERT(rb.best <= ra.best);
     /* model-bo starts at the model's best config and, with the model as the objective,
      * its prior is exact: it ends at least as well as model-topk's best of the same budget */
-    run("model-bo", 0, 16, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
-    run("model-topk", 0, 16, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &rb);
+    tt_stfx_run("model-bo", 0, 16, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &ra);
+    tt_stfx_run("model-topk", 0, 16, 1, gemm_pred, gemm, gspace, gprob, gmodel, a2, NULL, &rb);
     CU_ASSERT_EQUAL(ra.keys[0], rb.keys[0]);
     CU_ASSERT(ra.best <= rb.best * 1.0001);
 }
 
-/* bo with failures reported (a quarter of the space fails, like recorded runtime failures):
- * every proposal still feasible and new, the budget used, deterministic, and the best a
- * success. */
-static int fails(const int64_t *p) { return (p[0] * 3 + p[1]) % 4 == 0; }
-
-static void test_bo_with_failures(void)
-{
-    for (int rep = 0; rep < 2; rep++) {
-        tt_strategy_config c = {.name = "bo", .t = toy, .space = toy_space,
-                                .problem = toy_problem, .seed = 7, .budget = 30};
-        tt_strategy *st = NULL;
-        CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, NULL), TT_OK);
-        int64_t p[8];
-        size_t n, got = 0;
-        uint64_t keys[64];
-        while (tt_strategy_next(st, 1, p, &n) == TT_OK && n == 1) {
-            int64_t slots[TT_MAX_SLOTS];
-            slots[0] = toy_problem[0];
-            memcpy(slots + 1, p, 3 * sizeof *p);
-            CU_ASSERT_EQUAL(tt_space_check(toy_space, slots, NULL), TT_OK);
-            uint64_t k = tt_space_encode(toy_space, slots);
-            for (size_t j = 0; j < got; j++) CU_ASSERT(keys[j] != k);
-            if (rep == 0) keys[got] = k;
-            else CU_ASSERT_EQUAL(ra.keys[got], k);
-            got++;
-            CU_ASSERT_EQUAL(tt_strategy_report(st, p, fails(p) ? TT_ERUN : TT_OK,
-                                               obj_smooth(p)), TT_OK);
-        }
-        CU_ASSERT_EQUAL(got, 30);
-        if (rep == 0) memcpy(ra.keys, keys, got * sizeof *keys);
-        int64_t bp[3];
-        double b;
-        CU_ASSERT(tt_strategy_best(st, bp, &b));
-        CU_ASSERT(!fails(bp));
-        tt_strategy_free(st);
-    }
-}
 
 static void test_sampled_spaces(void)
 {
@@ -600,18 +457,18 @@ static void test_sampled_spaces(void)
     const char *const *names = tt_strategy_names();
     for (size_t i = 0; names[i]; i++) {
         if (strcmp(names[i], "exhaustive") == 0) continue;
-        run(names[i], 4, 20, 1, obj_rough, toy, toy_space, toy_problem, NULL, NULL, o, &ra);
-        run(names[i], 4, 20, 3, obj_rough, toy, toy_space, toy_problem, NULL, NULL, o, &rb);
+        tt_stfx_run(names[i], 4, 20, 1, tt_stfx_obj_rough, tt_stfx_toy, tt_stfx_toy_space, tt_stfx_toy_problem, NULL, NULL, o, &ra);
+        tt_stfx_run(names[i], 4, 20, 3, tt_stfx_obj_rough, tt_stfx_toy, tt_stfx_toy_space, tt_stfx_toy_problem, NULL, NULL, o, &rb);
         CU_ASSERT_EQUAL(ra.n, 20);
-        CU_ASSERT(same_seq(&ra, &rb));
+        CU_ASSERT(tt_stfx_same_seq(&ra, &rb));
     }
     /* rejection sampling still reaches every feasible config */
-    int total = toy_count(24);
-    run("random", 8, total, 1, obj_rough, toy, toy_space, toy_problem, NULL, NULL, o, &ra);
+    int total = tt_stfx_toy_count(24);
+    tt_stfx_run("random", 8, total, 1, tt_stfx_obj_rough, tt_stfx_toy, tt_stfx_toy_space, tt_stfx_toy_problem, NULL, NULL, o, &ra);
     CU_ASSERT_EQUAL((int)ra.n, total);
     /* exhaustive refuses an unbounded walk of a space it may not enumerate ... */
-    tt_strategy_config c = {.name = "exhaustive", .t = toy, .space = toy_space,
-                            .problem = toy_problem, .options = o};
+    tt_strategy_config c = {.name = "exhaustive", .t = tt_stfx_toy, .space = tt_stfx_toy_space,
+                            .problem = tt_stfx_toy_problem, .options = o};
     tt_strategy *st = NULL;
     CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, NULL), TT_OK);
     int64_t p[8];
@@ -620,14 +477,14 @@ static void test_sampled_spaces(void)
     CU_ASSERT_EQUAL(n, 0);
     tt_strategy_free(st);
     /* ... but walks the first `budget` feasible configs */
-    run("exhaustive", 0, 10, 2, obj_rough, toy, toy_space, toy_problem, NULL, NULL, o, &ra);
+    tt_stfx_run("exhaustive", 0, 10, 2, tt_stfx_obj_rough, tt_stfx_toy, tt_stfx_toy_space, tt_stfx_toy_problem, NULL, NULL, o, &ra);
     CU_ASSERT_EQUAL(ra.n, 10);
     json_decref(o);
 }
 
 static void test_planned(void)
 {
-    int total = toy_count(24);
+    int total = tt_stfx_toy_count(24);
     static const struct { const char *name; int64_t budget; int64_t want; } cases[] = {
         {"exhaustive", 0, -1}, {"exhaustive", 7, 7}, {"random", 5, 5}, {"random", 999, -1},
         {"random", 0, 64}, {"anneal", 0, 64}, {"model-refine", 0, 32}, {"model-topk", 0, 16},
@@ -635,8 +492,8 @@ static void test_planned(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t want = cases[i].want < 0 ? total : cases[i].want;
         if (want > total) want = total;
-        tt_strategy_config c = {.name = cases[i].name, .t = toy, .space = toy_space,
-                                .problem = toy_problem, .budget = cases[i].budget};
+        tt_strategy_config c = {.name = cases[i].name, .t = tt_stfx_toy, .space = tt_stfx_toy_space,
+                                .problem = tt_stfx_toy_problem, .budget = cases[i].budget};
         tt_strategy *st = NULL;
         CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, NULL), TT_OK);
         int64_t p[8];
@@ -645,172 +502,6 @@ static void test_planned(void)
         CU_ASSERT_EQUAL(tt_strategy_planned(st), want);
         tt_strategy_free(st);
     }
-}
-
-/* bo from several threads at once (the runner's workers): each run equals the same run done
- * alone (OpenBLAS is shared by the process; strategy_bo.c serialises its calls). */
-typedef struct bo_thread_arg {
-    uint64_t seed;
-    uint64_t keys[40];
-    size_t n;
-} bo_thread_arg;
-
-static void *bo_thread(void *ud)
-{
-    bo_thread_arg *a = ud;
-    tt_space *sp = NULL;
-    if (tt_space_new(toy, toy_problem, NULL, &sp, NULL) != TT_OK) return NULL;
-    tt_strategy_config c = {.name = "bo", .t = toy, .space = sp, .problem = toy_problem,
-                            .seed = a->seed, .budget = 40};
-    tt_strategy *st = NULL;
-    if (tt_strategy_new(&c, &st, NULL) == TT_OK) {
-        int64_t p[8], slots[TT_MAX_SLOTS];
-        size_t n;
-        while (tt_strategy_next(st, 1, p, &n) == TT_OK && n == 1 && a->n < 40) {
-            slots[0] = toy_problem[0];
-            memcpy(slots + 1, p, 3 * sizeof *p);
-            a->keys[a->n++] = tt_space_encode(sp, slots);
-            tt_strategy_report(st, p, TT_OK, obj_smooth(p));
-        }
-    }
-    tt_strategy_free(st);
-    tt_space_free(sp);
-    return NULL;
-}
-
-static void test_bo_threads(void)
-{
-    enum { NT = 6 };
-    bo_thread_arg alone[NT], together[NT];
-    memset(alone, 0, sizeof alone);
-    memset(together, 0, sizeof together);
-    for (int i = 0; i < NT; i++) {
-        alone[i].seed = together[i].seed = (uint64_t)i + 1;
-        bo_thread(&alone[i]);
-    }
-    pthread_t th[NT];
-    for (int i = 0; i < NT; i++) CU_ASSERT_EQUAL(pthread_create(&th[i], NULL, bo_thread, &together[i]), 0);
-    for (int i = 0; i < NT; i++) pthread_join(th[i], NULL);
-    for (int i = 0; i < NT; i++) {
-        CU_ASSERT(alone[i].n > 0);
-        CU_ASSERT_EQUAL(alone[i].n, together[i].n);
-        CU_ASSERT(memcmp(alone[i].keys, together[i].keys, alone[i].n * sizeof(uint64_t)) == 0);
-    }
-}
-
-
-/* bo's GP inputs, table-driven (and their kernel groups): the position of each value in its domain scaled to [0, 1]
- * (params with more than one value: x, y, f; the one-valued z has none), then, for x (at
- * least 8 values), its 2-adic valuation scaled over the domain: 16 = 2^4 ... 128 = 2^7, so
- * 48 and 80 (2^4 * odd) share 16's 0 while 32 and 96 (2^5 * odd) get 1/3, 64 2/3, 128 1. */
-static const char *bo_enc_json =
-    "{\"tiletune\":1,\"name\":\"enc\",\"version\":\"1\","
-    "\"inputs\":{\"N\":{\"type\":\"int\"}},"
-    "\"params\":{\"x\":[16,32,48,64,80,96,112,128],\"y\":[1,2,4],\"f\":[0,1],\"z\":[7]}}";
-
-static const struct {
-    int64_t x, y, f;
-    double in[4];   /* x position, y position, f, 2-adic of x */
-} bo_enc_rows[] = {
-    {16, 1, 0, {0, 0, 0, 0}},
-    {32, 2, 1, {1.0 / 7, 0.5, 1, 1.0 / 3}},
-    {48, 4, 0, {2.0 / 7, 1, 0, 0}},
-    {64, 1, 1, {3.0 / 7, 0, 1, 2.0 / 3}},
-    {80, 2, 0, {4.0 / 7, 0.5, 0, 0}},
-    {96, 4, 1, {5.0 / 7, 1, 1, 1.0 / 3}},
-    {112, 1, 0, {6.0 / 7, 0, 0, 0}},
-    {128, 2, 1, {1, 0.5, 1, 1}},
-};
-
-static void test_bo_inputs(void)
-{
-    tt_template *t = NULL;
-    tt_space *sp = NULL;
-    tt_errinfo e;
-    int64_t prob[TT_MAX_SLOTS] = {1};
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_string(bo_enc_json, strlen(bo_enc_json), NULL, &t, &e),
-                          TT_OK);
-    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, prob, NULL, &sp, &e), TT_OK);
-    tt_strategy_config c = {.name = "bo", .t = t, .space = sp, .problem = prob, .seed = 1,
-                            .budget = 4};
-    tt_strategy *st = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, &e), TT_OK);
-    int64_t p[4];
-    size_t n = 0;
-    CU_ASSERT_EQUAL_FATAL(tt_strategy_next(st, 1, p, &n), TT_OK);   /* starts the GP */
-    /* kernel groups: x (8 values) and its 2-adic input are "big" (> 4 values), y and f small */
-    static const int big[4] = {1, 0, 0, 1};
-    for (size_t j = 0; j < 4; j++) CU_ASSERT_EQUAL(tt__bo_dim_big(st, j), big[j]);
-    for (size_t r = 0; r < sizeof bo_enc_rows / sizeof bo_enc_rows[0]; r++) {
-        int64_t slots[TT_MAX_SLOTS] = {1, bo_enc_rows[r].x, bo_enc_rows[r].y, bo_enc_rows[r].f, 7};
-        uint64_t idx = tt_space_encode(sp, slots);
-        CU_ASSERT_FATAL(idx != UINT64_MAX);
-        double in[TT_MAX_SLOTS];
-        CU_ASSERT_EQUAL(tt__bo_inputs(st, idx, in), 4);
-        for (int j = 0; j < 4; j++) CU_ASSERT_DOUBLE_EQUAL(in[j], bo_enc_rows[r].in[j], 1e-12);
-    }
-    tt_strategy_free(st);
-    tt_space_free(sp);
-    tt_tmpl_free(t);
-}
-
-/* Hamming distance of two toy configs (all three params have several values). */
-static int toy_ham(const int64_t *a, const int64_t *b)
-{
-    return (a[0] != b[0]) + (a[1] != b[1]) + (a[2] != b[2]);
-}
-
-/* bo's exploit rounds: after the initial design, every 3rd round of model-free bo proposes
- * the candidate with the lowest posterior mean (on the toy space every unproposed feasible
- * config is a candidate, in a local round those within Hamming distance 2 of the best); the
- * other GP rounds take the highest expected improvement, which is not always that. */
-static void test_bo_exploit_rounds(void)
-{
-    tt_strategy_config c = {.name = "bo", .t = toy, .space = toy_space, .problem = toy_problem,
-                            .seed = 3, .budget = 40};
-    tt_strategy *st = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_strategy_new(&c, &st, NULL), TT_OK);
-    int64_t p[3], q[3], bestp[3], slots[TT_MAX_SLOTS];
-    size_t n, trials = 0, exploits = 0, ei_not_min = 0;
-    while (tt_strategy_next(st, 1, p, &n) == TT_OK && n == 1) {
-        trials++;
-        slots[0] = toy_problem[0];
-        memcpy(slots + 1, p, sizeof p);
-        uint64_t pick = tt_space_encode(toy_space, slots);
-        int kind = tt__bo_round(st);
-        CU_ASSERT_EQUAL(!!(kind & TT__BO_INIT), trials <= 8);
-        CU_ASSERT_EQUAL(!!(kind & TT__BO_EXPLOIT), trials > 8 && trials % 3 == 0);
-        double mu_pick, mu, sd;
-        int is_min = 1;
-        if (kind & TT__BO_GP) {
-            CU_ASSERT_FATAL(tt__bo_posterior(st, pick, &mu_pick, &sd));
-            tt_strategy_best(st, bestp, NULL);
-            for (int64_t a = 1; a <= 8; a++)
-                for (int64_t b = 1; b <= 8; b++)
-                    for (int64_t f = 0; f <= 1; f++) {
-                        q[0] = a, q[1] = b, q[2] = f;
-                        memcpy(slots + 1, q, sizeof q);
-                        uint64_t k = tt_space_encode(toy_space, slots);
-                        if (k == pick || !toy_feasible(a, b, f, toy_problem[0]) ||
-                            tt__u64set_has(&st->seen, k) ||
-                            ((kind & TT__BO_LOCAL) && toy_ham(q, bestp) > 2))
-                            continue;
-                        CU_ASSERT_FATAL(tt__bo_posterior(st, k, &mu, &sd));
-                        if (mu < mu_pick - 1e-9) is_min = 0;
-                    }
-            if (kind & TT__BO_EXPLOIT) {
-                CU_ASSERT(is_min);
-                exploits++;
-            } else {
-                ei_not_min += !is_min;
-            }
-        }
-        CU_ASSERT_EQUAL(tt_strategy_report(st, p, TT_OK, obj_rough(p)), TT_OK);
-    }
-    CU_ASSERT_EQUAL(trials, 40);
-    CU_ASSERT_EQUAL(exploits, 11);   /* trials 9, 12, ..., 39 */
-    CU_ASSERT(ei_not_min > 0);
-    tt_strategy_free(st);
 }
 
 static const tt_test_case toy_cases[] = {
@@ -824,17 +515,13 @@ static const tt_test_case toy_cases[] = {
     {"protocol_errors", test_protocol_errors},
     {"fallback_without_model", test_fallback_without_model},
     {"resolve", test_resolve},
-    {"bo_with_failures", test_bo_with_failures},
-    {"bo_threads", test_bo_threads},
-    {"bo_inputs", test_bo_inputs},
-    {"bo_exploit_rounds", test_bo_exploit_rounds},
     {"evolution_beats_random", test_evolution_beats_random},
     {NULL, NULL}};
 static const tt_test_case gemm_cases[] = {
     {"topk_is_model_order", test_topk_is_model_order},
     {"model_strategies_on_gemm", test_model_strategies_on_gemm},
     {NULL, NULL}};
-static const tt_test_suite suites[] = {{"strategy_toy", suite_init, suite_clean, toy_cases},
+static const tt_test_suite suites[] = {{"strategy_toy", tt_stfx_init, tt_stfx_cleanup, toy_cases},
                                        {"strategy_gemm", gemm_init, gemm_clean, gemm_cases},
                                        {NULL, NULL, NULL, NULL}};
 
