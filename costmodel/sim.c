@@ -249,11 +249,7 @@ static void pcache_free(pcache *c)
     free(c);
 }
 
-/* The key of a build of the walk gp[0..ngp) (allocates *key; returns its length, 0 when out
- * of memory): the marks, then per grid point its block signature (trip counts with the
- * truncation in force, element counts) and every loop's stages.  Leaves the grid slots at
- * gp[ngp - 1], as the build does. */
-static size_t pc_key(tt__sim *s, const int64_t *gp, size_t ngp, int64_t **key)
+size_t tt__sim_build_key(tt__sim *s, const int64_t *gp, size_t ngp, int64_t **key)
 {
     size_t nl = s->t->kernel->nloops;
     size_t width = tt__sim_block_sig(s, gp[0], NULL, 0);
@@ -372,7 +368,7 @@ static tt_rc build_cached(tt__srun *R, const int64_t *gp, size_t ngp,
                           tt__sprog progs[TT__AG__COUNT])
 {
     int64_t *key = NULL;
-    size_t nkey = pc_key(&R->s, gp, ngp, &key);
+    size_t nkey = tt__sim_build_key(&R->s, gp, ngp, &key);
     uint64_t h = nkey ? tt__sim_fnv(key, nkey) : 0;
     const pc_entry *e = nkey ? pc_find(R->pcache, key, nkey, h) : NULL;
     if (e) {

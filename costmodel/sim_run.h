@@ -68,6 +68,12 @@ uint64_t tt__sim_fnv(const int64_t *v, size_t n);
  * set). */
 tt_rc tt__sim_groups(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t rep, int traced,
                      tt__swave *out);
+/* What tt__sim_build() of the walk gp[0..ngp) (ngp >= 1) depends on (the key of the programs
+ * cached per run): the marks, then per grid point its block signature (trip counts with the
+ * truncation in force, element counts) and every loop's stages; equal keys, byte-identical
+ * programs.  Allocates *key (caller frees); returns its length, 0 when out of memory.  Leaves
+ * the grid slots at gp[ngp - 1], as the build does. */
+size_t tt__sim_build_key(tt__sim *s, const int64_t *gp, size_t ngp, int64_t **key);
 /* Simulate a wave with the shortcuts (sim_shortcut.c): walk marks and anchor walks of
  * persistent kernels, the steady-state shortcut of long loops (anchors, loop marks); in full
  * when traced or when opts.shortcut_ops < 0.  Returns as tt__sim_groups. */
