@@ -30,6 +30,7 @@ typedef struct xfer {
     int32_t agent, inst;
     double rem, rate, cap, cost, w, t0;
     double d;                 /* demanded fraction of the shared memory: cap * cost */
+    double rate_d;            /* the rate when it gets d: d / cost (one division per transfer) */
 } xfer;
 
 typedef struct agent {
@@ -170,7 +171,7 @@ static void recompute_rates(eng *e)
         double share = W > 0 ? R / W : 0;
         double d = x->d;
         double f = d <= share ? d : share;
-        x->rate = f / x->cost;
+        x->rate = d <= share ? x->rate_d : f / x->cost;
         R -= x->w * f;
         if (R < 0) R = 0;
         W -= x->w;
@@ -404,6 +405,7 @@ static int start_data(eng *e, int32_t ai, int32_t i)
     x->t0 = e->now;
     x->rate = in->cap;
     x->d = in->cap * in->cost;
+    x->rate_d = in->cost > 0 ? x->d / in->cost : in->cap;
     recompute_rates(e);
     return try_issue(e, ai, 1u << in->unit);   /* a transfer slot of the unit is free */
 }
