@@ -219,13 +219,17 @@ static void groups_free(tt__sgroup *g, size_t n)
  * marks (mark_mode, mark_loop) and the position in the walk; the rest of what it reads is
  * fixed for the run.  Those values are its key here: a program is built once per key and
  * copied afterwards (instructions, dependencies and marks byte for byte, so the results do
- * not change). */
+ * not change).  Longer programs are kept from the second build of their key on: a copy costs
+ * fresh memory (page faults on every run), and most long walks of persistent kernels never
+ * recur. */
 #define PCACHE_MAX_BYTES ((size_t)16 << 20)   /* bound of the programs kept per run */
+#define PCACHE_FIRST_INSTS 2048   /* programs up to this long are kept from their first build */
 
 typedef struct pc_entry {
     uint64_t hash;
     int64_t *key;
     size_t nkey;
+    int kept;                 /* 1: prog holds the programs; 0: the key was built once */
     tt__sprog prog[TT__AG__COUNT];
 } pc_entry;
 
@@ -282,16 +286,19 @@ static pc_entry *pc_find(const pcache *c, const int64_t *key, size_t nkey, uint6
 static int prog_append(tt__sprog *dst, const tt__sprog *src, int marks)
 {
     if (dst->n + src->n > dst->cap) {
-        tt__sinst *ni = realloc(dst->ins, (dst->n + src->n) * sizeof *ni);
+        size_t nc = dst->n + src->n > 2 * dst->cap ? dst->n + src->n : 2 * dst->cap;
+        tt__sinst *ni = realloc(dst->ins, nc * sizeof *ni);
         if (!ni) return -1;
         dst->ins = ni;
-        dst->cap = dst->n + src->n;
+        dst->cap = nc;
     }
     if (dst->ndeps + src->ndeps > dst->capdeps) {
-        uint32_t *nd = realloc(dst->deps, (dst->ndeps + src->ndeps) * sizeof *nd);
+        size_t nc = dst->ndeps + src->ndeps > 2 * dst->capdeps ? dst->ndeps + src->ndeps
+                                                               : 2 * dst->capdeps;
+        uint32_t *nd = realloc(dst->deps, nc * sizeof *nd);
         if (!nd) return -1;
         dst->deps = nd;
-        dst->capdeps = dst->ndeps + src->ndeps;
+        dst->capdeps = nc;
     }
     if (marks && dst->n + src->n > dst->capmk) {
         int32_t *nm = realloc(dst->mk, dst->cap * sizeof *nm);
@@ -311,18 +318,31 @@ static int prog_append(tt__sprog *dst, const tt__sprog *src, int marks)
     return 0;
 }
 
-/* Keep a copy of the programs just built for key (takes key); not when the cache is full or
- * memory is short (the programs are then built again next time). */
-static void pc_put(tt__srun *R, int64_t *key, size_t nkey, uint64_t h,
-                   const tt__sprog progs[TT__AG__COUNT])
+/* Keep a copy of the programs just built for entry e (a key built before). */
+static void pc_keep(tt__srun *R, pc_entry *e, const tt__sprog progs[TT__AG__COUNT])
 {
-    size_t bytes = nkey * sizeof *key;
+    size_t bytes = 0;
     for (int r = 0; r < TT__AG__COUNT; r++)
         bytes += progs[r].n * (sizeof *progs[r].ins + sizeof *progs[r].mk) +
                  progs[r].ndeps * sizeof *progs[r].deps;
+    if (R->pcache->bytes + bytes > PCACHE_MAX_BYTES) return;
+    int marks = R->s.mark_mode != TT__MK_NONE;
+    for (int r = 0; r < TT__AG__COUNT; r++)
+        if (prog_append(&e->prog[r], &progs[r], marks)) {
+            for (int q = 0; q < TT__AG__COUNT; q++) tt__sprog_free(&e->prog[q]);
+            return;
+        }
+    e->kept = 1;
+    R->pcache->bytes += bytes;
+}
+
+/* Note the first build of key (takes key): its entry, or NULL when the cache is full or
+ * memory is short (the key then counts as new next time too). */
+static pc_entry *pc_put(tt__srun *R, int64_t *key, size_t nkey, uint64_t h)
+{
     pcache *c = R->pcache;
     if (!c && !(c = R->pcache = calloc(1, sizeof *c))) goto drop;
-    if (c->bytes + bytes > PCACHE_MAX_BYTES || c->n >= INT32_MAX / 2) goto drop;
+    if (c->bytes + nkey * sizeof *key > PCACHE_MAX_BYTES || c->n >= INT32_MAX / 2) goto drop;
     if (2 * (c->n + 1) > c->nslot) {
         size_t ns = c->nslot ? c->nslot * 2 : 64;
         int32_t *sl = calloc(ns, sizeof *sl);
@@ -345,22 +365,17 @@ static void pc_put(tt__srun *R, int64_t *key, size_t nkey, uint64_t h,
     }
     pc_entry *e = &c->e[c->n];
     memset(e, 0, sizeof *e);
-    int marks = R->s.mark_mode != TT__MK_NONE;
-    for (int r = 0; r < TT__AG__COUNT; r++)
-        if (prog_append(&e->prog[r], &progs[r], marks)) {
-            for (int q = 0; q < TT__AG__COUNT; q++) tt__sprog_free(&e->prog[q]);
-            goto drop;
-        }
     e->hash = h;
     e->key = key;
     e->nkey = nkey;
     size_t j = h & (c->nslot - 1);
     while (c->slot[j]) j = (j + 1) & (c->nslot - 1);
     c->slot[j] = (int32_t)(++c->n);
-    c->bytes += bytes;
-    return;
+    c->bytes += nkey * sizeof *key;
+    return e;
 drop:
     free(key);
+    return NULL;
 }
 
 /* tt__sim_build() through the cache. */
@@ -370,17 +385,22 @@ static tt_rc build_cached(tt__srun *R, const int64_t *gp, size_t ngp,
     int64_t *key = NULL;
     size_t nkey = tt__sim_build_key(&R->s, gp, ngp, &key);
     uint64_t h = nkey ? tt__sim_fnv(key, nkey) : 0;
-    const pc_entry *e = nkey ? pc_find(R->pcache, key, nkey, h) : NULL;
-    if (e) {
+    pc_entry *e = nkey ? pc_find(R->pcache, key, nkey, h) : NULL;
+    int marks = R->s.mark_mode != TT__MK_NONE;
+    if (e && e->kept) {
         free(key);
-        int marks = R->s.mark_mode != TT__MK_NONE;
         for (int r = 0; r < TT__AG__COUNT; r++)
             if (prog_append(&progs[r], &e->prog[r], marks)) return TT_ENOMEM;
         return TT_OK;
     }
     tt_rc rc = tt__sim_build(&R->s, gp, ngp, progs, R->reason, R->rcap);
-    if (!rc && nkey) pc_put(R, key, nkey, h, progs);
-    else free(key);
+    if (!rc && nkey && !e) {
+        e = pc_put(R, key, nkey, h);
+        key = NULL;
+        if (e && progs[TT__AG_CUBE].n + progs[TT__AG_VEC].n > PCACHE_FIRST_INSTS) e = NULL;
+    }
+    if (!rc && e) pc_keep(R, e, progs);
+    free(key);
     return rc;
 }
 
