@@ -91,6 +91,8 @@ typedef struct eng {
     int64_t *pleft;           /* marked groups: instructions of each mark unit not yet done */
     double *pfig;             /* ... and the figures of each unit ([group][unit][TT__NFIG]) */
     int oom;
+    int dma_depth;            /* s->dma_depth, and the target's overheads, at hand */
+    double flag_cycles, issue_cycles;
 } eng;
 
 static int heap_less(const ev *a, const ev *b)
@@ -263,9 +265,10 @@ _Static_assert(TT_UNIT__COUNT <= 8, "agent.waiters holds one bit per unit");
 static int try_issue(eng *e, int32_t ai, unsigned mask)
 {
     agent *a = &e->ag[ai];
-    const tt_target *tgt = e->s->tgt;
     const tt__sinst *ins = a->p->ins;
+    const uint32_t *deps = a->p->deps;
     const double *done = a->done;
+    const double flag_cycles = e->flag_cycles;
     while (mask) {
         int u = __builtin_ctz(mask);
         mask &= mask - 1;
@@ -273,18 +276,18 @@ static int try_issue(eng *e, int32_t ai, unsigned mask)
         int32_t i = a->q[a->head[u]];
         const tt__sinst *in = &ins[i];
         int gm = in->kind == TT__SI_GM;
-        if (gm ? a->fn[u] >= e->s->dma_depth : (a->fn[u] || a->dat[u]))
+        if (gm ? a->fn[u] >= e->dma_depth : (a->fn[u] || a->dat[u]))
             continue;                       /* no free transfer slot / the unit is moving data */
         if (a->wait_on[u] >= 0 && done[a->wait_on[u]] < 0) continue;
         double ready = a->dready[u];
         int why = a->dwhy[u];
-        const uint32_t *dw = a->p->deps + in->dep_off;
+        const uint32_t *dw = deps + in->dep_off;
         unsigned d = a->dcur[u], nd = in->ndeps;
         for (; d < nd; d++) {
             uint32_t w = dw[d];
             double dt = done[TT__DEP_IDX(w)];
             if (dt < 0) break;
-            if (TT__DEP_CROSS(w)) dt += tgt->flag_cycles;
+            if (TT__DEP_CROSS(w)) dt += flag_cycles;
             if (dt > ready || why < 0) {
                 if (dt > ready) ready = dt;
                 why = TT__DEP_KIND(w);
@@ -313,7 +316,7 @@ static int try_issue(eng *e, int32_t ai, unsigned mask)
             a->waits[in->dir][in->flag]++;
         }
         double base = a->unit_free[u];
-        double issue = (double)(i + 1) * tgt->issue_cycles;
+        double issue = (double)(i + 1) * e->issue_cycles;
         if (issue > base) base = issue;
         double st = base;
         if (ready > st) st = ready;
@@ -584,6 +587,9 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
     e.ng = ngroups;
     e.rep = rep;
     e.out = out;
+    e.dma_depth = s->dma_depth;
+    e.flag_cycles = s->tgt->flag_cycles;
+    e.issue_cycles = s->tgt->issue_cycles;
     tt_rc rc = TT_OK;
     e.ag = calloc(ngroups * TT__AG__COUNT + 1, sizeof *e.ag);
     e.fl = calloc(ngroups * 2 * TT__NFLAGS + 1, sizeof *e.fl);
