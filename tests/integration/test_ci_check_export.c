@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT
- * test_ci_api.c - the CI / data-exchange handlers (POST /v1/check, GET /v1/export,
- * POST /v1/import) called directly on a hand-built tt_server with a temporary SQLite store:
- * verdicts (pass, regressed, improved, missing, error), the spread-aware tolerance, pinned
- * baselines, export formats (the C header compiles and its lookup works, the SPECIALIZATIONS
- * literal parses in Python, T4 is valid), import counts and idempotency with the real
- * datasets, and the error answers of each route.
+ * test_ci_check_export.c - POST /v1/check and GET /v1/export called directly on a hand-built
+ * tt_server with a temporary SQLite store (tests/helpers/ci_fixture): verdicts (pass,
+ * regressed, improved, missing, error), the spread-aware tolerance, pinned baselines,
+ * re-measurement, export formats (the C header compiles and its lookup works, the
+ * SPECIALIZATIONS literal parses in Python, the registry-inc compiles, T4 is valid), and the
+ * error answers of each route.  The export suite reads the trials the check suite recorded
+ * (one server for both: opened by the first suite, closed by the last).
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,74 +13,14 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wcomment"
-#include "api_int.h"
-#pragma GCC diagnostic pop
+#include "ci_fixture.h"
 #include "dataset.h"
 #include "jsonutil.h"
 #include "pg_cluster.h"
 #include "tt_test.h"
 
-/* A JSON string value, "" when absent (so that a failed lookup fails the assertion). */
-static const char *js(const json_t *v)
-{
-    const char *s = json_string_value(v);
-    return s ? s : "";
-}
-
-static tt_server g_srv;
-static tt_server g_srv_template;   /* limits and runner config, without store and catalog */
-static char g_pg_url[600];
-static char *g_dir;
-static const tt_template *g_gemm;
-static const tt_target *g_a2;
 #define PROBLEM "M=1024,N=1024,K=1024,dtype=float16"
 #define PKEY "M=1024,N=1024,K=1024,dtype=float16,out_dtype=float16"
-
-static int suite_init(void)
-{
-    g_dir = tt_test_tmpdir("tt-ci-api");
-    if (!g_dir) return -1;
-    char url[600];
-    snprintf(url, sizeof url, "sqlite:%s/tt.db", g_dir);
-    char *tdir = tt_test_src("templates"), *gdir = tt_test_src("costmodel/targets");
-    char *ddir = tt_test_shared("datasets");
-    tt_errinfo err;
-    tt_errinfo_clear(&err);
-    memset(&g_srv, 0, sizeof g_srv);
-    int rc = tt_store_open(url, &g_srv.store, &err) || tt_catalog_new(tdir, gdir, &g_srv.catalog, &err) ||
-             tt_catalog_sync(g_srv.catalog, g_srv.store);
-    free(tdir);
-    free(gdir);
-    if (rc) { fprintf(stderr, "init: %s %s\n", err.path, err.msg); free(ddir); return -1; }
-    g_srv.runner_cfg.catalog = g_srv.catalog;
-    g_srv.runner_cfg.datasets_dir = ddir;   /* freed in cleanup */
-    g_srv.runner_cfg.work_dir = g_dir;
-    g_srv.runner_cfg.repeats = 1;
-    g_srv.max_body_bytes = 64 << 20;
-    g_srv.max_json_depth = 64;
-    g_srv.max_space = 1e7;
-    g_srv.max_jobs_per_token = 100;
-    g_srv.open_reads = 1;
-    g_srv_template = g_srv;
-    g_srv_template.store = NULL;
-    g_srv_template.catalog = NULL;
-    if (tt_catalog_template(g_srv.catalog, g_srv.store, "gemm", NULL, &g_gemm, &err)) return -1;
-    g_a2 = tt_catalog_target(g_srv.catalog, "a2");
-    return g_a2 ? 0 : -1;
-}
-
-static int suite_cleanup(void)
-{
-    tt_catalog_free(g_srv.catalog);
-    tt_store_close(g_srv.store);
-    free((char *)g_srv.runner_cfg.datasets_dir);
-    if (CU_get_number_of_failures() == 0) tt_test_rmrf(g_dir);
-    else fprintf(stderr, "keeping %s\n", g_dir);
-    free(g_dir);
-    return 0;
-}
 
 /* Record a trial of gemm/a2 for problem kv with a config from the model's top-1 (so that it
  * is feasible and the simulator can re-measure it).  Returns the sim time of that config. */
@@ -90,76 +31,34 @@ static double record_best(const char *kv, const char *fp, double median, double 
     memset(slots, 0, sizeof slots);
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(g_gemm, kv, slots, &err), TT_OK);
-    json_t *a = tt__model_predict(g_gemm, g_a2, slots, NULL, top_index + 1, 1e7, NULL, &err);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(tt_cfx_gemm, kv, slots, &err), TT_OK);
+    json_t *a = tt__model_predict(tt_cfx_gemm, tt_cfx_a2, slots, NULL, top_index + 1, 1e7, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     const json_t *cfg = json_object_get(json_array_get(json_object_get(a, "results"),
                                                        (size_t)top_index), "config");
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_from_json(g_gemm, cfg, slots, &err), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_from_json(tt_cfx_gemm, cfg, slots, &err), TT_OK);
     json_decref(a);
-    json_t *sim = tt__sim_run(g_gemm, g_a2, slots, -1, NULL, &err);
+    json_t *sim = tt__sim_run(tt_cfx_gemm, tt_cfx_a2, slots, -1, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(sim);
     double sim_us = json_number_value(json_object_get(sim, "time_us"));
     json_decref(sim);
     char pkey[512], ckey[512];
-    tt_tmpl_problem_key(g_gemm, slots, pkey, sizeof pkey);
-    tt_tmpl_config_key(g_gemm, slots, ckey, sizeof ckey);
+    tt_tmpl_problem_key(tt_cfx_gemm, slots, pkey, sizeof pkey);
+    tt_tmpl_config_key(tt_cfx_gemm, slots, ckey, sizeof ckey);
     tt_trial t;
     memset(&t, 0, sizeof t);
     t.config_key = strdup(ckey);
-    t.config_hash = tt_tmpl_config_hash(g_gemm, slots);
-    json_t *cj = tt_tmpl_config_json(g_gemm, slots);
+    t.config_hash = tt_tmpl_config_hash(tt_cfx_gemm, slots);
+    json_t *cj = tt_tmpl_config_json(tt_cfx_gemm, slots);
     t.config_json = tt_json_dumps(cj, JSON_COMPACT);
     json_decref(cj);
     t.status = TT_OK;
     t.median_us = t.min_us = median;
     t.spread_us = spread;
-    tt_trial_key k = {g_gemm->hash, pkey, g_a2->name, fp};
-    CU_ASSERT_EQUAL(tt_store_trial_record(g_srv.store, &k, "gemm", job, seq, &t), TT_OK);
+    tt_trial_key k = {tt_cfx_gemm->hash, pkey, tt_cfx_a2->name, fp};
+    CU_ASSERT_EQUAL(tt_store_trial_record(tt_cfx_srv.store, &k, "gemm", job, seq, &t), TT_OK);
     tt_trial_clear(&t);
     return sim_us;
-}
-
-/* Call a handler with a JSON body or a query. */
-static void call(void (*fn)(tt_server *, const tt_req *, tt_resp *), const char *method,
-                 const char *body, json_t *query, tt_resp *resp)
-{
-    tt_req req;
-    memset(&req, 0, sizeof req);
-    req.method = method;
-    req.path = "/v1/test";
-    json_t *q = query ? query : json_object();
-    req.query = q;
-    json_t *b = body ? json_loads(body, 0, NULL) : NULL;
-    if (body && fn != tt_api_import) CU_ASSERT_PTR_NOT_NULL(b);
-    req.body = b;
-    req.raw_body = body;
-    req.raw_len = body ? strlen(body) : 0;
-    req.token_name = "tester";
-    req.scopes = TT_SCOPE_TUNE;
-    memset(resp, 0, sizeof *resp);
-    resp->status = 200;
-    fn(&g_srv, &req, resp);
-    json_decref(b);
-    json_decref(q);
-}
-
-static void resp_clear(tt_resp *r)
-{
-    json_decref(r->json);
-    free(r->text);
-    memset(r, 0, sizeof *r);
-}
-
-static const char *err_code(const tt_resp *r)
-{
-    const char *c = json_string_value(json_object_get(json_object_get(r->json, "error"), "code"));
-    return c ? c : "";
-}
-static const char *err_path(const tt_resp *r)
-{
-    const char *c = json_string_value(json_object_get(json_object_get(r->json, "error"), "path"));
-    return c ? c : "";
 }
 
 /* One check of a single entry with samples (JSON array text); returns the verdict. */
@@ -173,13 +72,13 @@ static const char *check_one(const char *problem, const char *samples, double to
              "\"samples_us\":%s}],\"tolerance\":%g,\"baseline\":\"%s\"}",
              problem, samples, tol, baseline);
     tt_resp r;
-    call(tt_api_check, "POST", body, NULL, &r);
+    tt_cfx_call(tt_api_check, "POST", body, NULL, &r);
     CU_ASSERT_EQUAL(r.status, 200);
     const json_t *e = json_array_get(json_object_get(r.json, "entries"), 0);
     snprintf(verdict, sizeof verdict, "%s",
              json_string_value(json_object_get(e, "verdict")) ? json_string_value(json_object_get(e, "verdict")) : "?");
     if (overall) snprintf(overall, cap, "%s", json_string_value(json_object_get(r.json, "verdict")));
-    resp_clear(&r);
+    tt_cfx_resp_clear(&r);
     return verdict;
 }
 
@@ -223,37 +122,37 @@ static void test_verdicts(void)
 static void test_check_numbers_and_missing(void)
 {
     tt_resp r;
-    call(tt_api_check, "POST",
+    tt_cfx_call(tt_api_check, "POST",
          "{\"entries\":[{\"template\":\"gemm\",\"target\":\"Ascend910B2\",\"problem\":{\"M\":1024,"
          "\"N\":1024,\"K\":1024},\"median_us\":110,\"spread_us\":1},{\"template\":\"gemm\","
          "\"target\":\"a2\",\"problem\":\"M=8,N=8,K=8\",\"samples_us\":[3]}]}",
          NULL, &r);
     CU_ASSERT_EQUAL(r.status, 200);
     const json_t *e0 = json_array_get(json_object_get(r.json, "entries"), 0);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(e0, "verdict")), "regressed");
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e0, "verdict")), "regressed");
     CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e0, "base_median_us")), 100, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e0, "new_median_us")), 110, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e0, "delta_pct")), 10, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e0, "limit_us")), 107, 1e-9);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(e0, "problem_key")), PKEY);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e0, "problem_key")), PKEY);
     CU_ASSERT_TRUE(json_is_object(json_object_get(e0, "config")));
     const json_t *cnt = json_object_get(r.json, "counts");
     CU_ASSERT_EQUAL(json_integer_value(json_object_get(cnt, "regressed")), 1);
     CU_ASSERT_EQUAL(json_integer_value(json_object_get(cnt, "missing")), 1);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(r.json, "verdict")), "regressed");
-    resp_clear(&r);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "verdict")), "regressed");
+    tt_cfx_resp_clear(&r);
     /* missing alone passes, unless fail_on_missing */
 #define MISSING_BODY(extra) "{\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\"," \
     "\"problem\":\"M=8,N=8,K=8\",\"samples_us\":[3]}]" extra "}"
     char body[512];
     snprintf(body, sizeof body, "%s", MISSING_BODY(""));
-    call(tt_api_check, "POST", body, NULL, &r);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(r.json, "verdict")), "pass");
-    resp_clear(&r);
+    tt_cfx_call(tt_api_check, "POST", body, NULL, &r);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "verdict")), "pass");
+    tt_cfx_resp_clear(&r);
     snprintf(body, sizeof body, "%s", MISSING_BODY(",\"fail_on_missing\":true"));
-    call(tt_api_check, "POST", body, NULL, &r);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(r.json, "verdict")), "regressed");
-    resp_clear(&r);
+    tt_cfx_call(tt_api_check, "POST", body, NULL, &r);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "verdict")), "regressed");
+    tt_cfx_resp_clear(&r);
 }
 
 static void test_pinned_baseline(void)
@@ -261,12 +160,12 @@ static void test_pinned_baseline(void)
     const char *p3 = "M=512,N=512,K=512,dtype=float16";
     record_best(p3, "sim", 200.0, 0.0, 0, 0, 0);
     tt_resp r;
-    call(tt_api_check, "POST",
+    tt_cfx_call(tt_api_check, "POST",
          "{\"pin\":\"release-1\",\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\","
          "\"problem\":\"M=512,N=512,K=512,dtype=float16\"}]}", NULL, &r);
     CU_ASSERT_EQUAL(r.status, 200);
     CU_ASSERT_EQUAL(json_integer_value(json_object_get(r.json, "pinned")), 1);
-    resp_clear(&r);
+    tt_cfx_resp_clear(&r);
     /* a later tune finds a faster config: best moves, the pinned baseline does not */
     record_best(p3, "sim", 150.0, 0.0, 0, 0, 1);
     CU_ASSERT_STRING_EQUAL(check_one(p3, "[200]", 0.05, "best", NULL, 0), "regressed");
@@ -274,15 +173,15 @@ static void test_pinned_baseline(void)
     CU_ASSERT_STRING_EQUAL(check_one(p3, "[150]", 0.05, "release-1", NULL, 0), "improved");
     /* an unknown baseline name: missing; pinning nothing: 404 */
     CU_ASSERT_STRING_EQUAL(check_one(p3, "[200]", 0.05, "no-such", NULL, 0), "missing");
-    call(tt_api_check, "POST",
+    tt_cfx_call(tt_api_check, "POST",
          "{\"pin\":\"x\",\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\","
          "\"problem\":\"M=3,N=3,K=3\"}]}", NULL, &r);
     CU_ASSERT_EQUAL(r.status, 404);
-    resp_clear(&r);
-    call(tt_api_check, "POST", "{\"pin\":\"best\",\"entries\":[{}]}", NULL, &r);
+    tt_cfx_resp_clear(&r);
+    tt_cfx_call(tt_api_check, "POST", "{\"pin\":\"best\",\"entries\":[{}]}", NULL, &r);
     CU_ASSERT_EQUAL(r.status, 400);
-    CU_ASSERT_STRING_EQUAL(err_path(&r), "pin");
-    resp_clear(&r);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "pin");
+    tt_cfx_resp_clear(&r);
 }
 
 static void test_remeasure(void)
@@ -300,16 +199,16 @@ static void test_remeasure(void)
              "{\"remeasure\":true,\"backend\":\"sim\",\"entries\":[{\"template\":\"gemm\","
              "\"target\":\"a2\",\"problem\":\"%s\"},{\"template\":\"gemm\",\"target\":\"a2\","
              "\"problem\":\"M=4,N=4,K=4\"}]}", p);
-    call(tt_api_check, "POST", body, NULL, &r);
+    tt_cfx_call(tt_api_check, "POST", body, NULL, &r);
     CU_ASSERT_EQUAL(r.status, 200);
     const json_t *e0 = json_array_get(json_object_get(r.json, "entries"), 0);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(e0, "verdict")), "regressed");
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e0, "verdict")), "regressed");
     CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e0, "new_median_us")), sim_us,
                            sim_us * 1e-6);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(e0, "measured_by")), "sim");
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e0, "measured_by")), "sim");
     const json_t *e1 = json_array_get(json_object_get(r.json, "entries"), 1);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(e1, "verdict")), "missing");
-    resp_clear(&r);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e1, "verdict")), "missing");
+    tt_cfx_resp_clear(&r);
     /* a baseline measured at the simulator's own time passes on re-measurement */
     const char *p5 = "M=640,N=640,K=640,dtype=float16";
     int64_t slots[TT_MAX_SLOTS];
@@ -319,11 +218,11 @@ static void test_remeasure(void)
     snprintf(body, sizeof body,
              "{\"remeasure\":true,\"backend\":\"sim\",\"entries\":[{\"template\":\"gemm\","
              "\"target\":\"a2\",\"problem\":\"%s\"}]}", p5);
-    call(tt_api_check, "POST", body, NULL, &r);
+    tt_cfx_call(tt_api_check, "POST", body, NULL, &r);
     e0 = json_array_get(json_object_get(r.json, "entries"), 0);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(e0, "verdict")), "pass");
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(r.json, "verdict")), "pass");
-    resp_clear(&r);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e0, "verdict")), "pass");
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "verdict")), "pass");
+    tt_cfx_resp_clear(&r);
 }
 
 static void test_check_errors(void)
@@ -357,13 +256,13 @@ static void test_check_errors(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tt_resp r;
-        call(tt_api_check, "POST", cases[i].body, NULL, &r);
-        if (r.status != cases[i].status || strcmp(err_code(&r), cases[i].code))
-            fprintf(stderr, "check error case %zu: %d %s %s\n", i, r.status, err_code(&r), err_path(&r));
+        tt_cfx_call(tt_api_check, "POST", cases[i].body, NULL, &r);
+        if (r.status != cases[i].status || strcmp(tt_cfx_err_code(&r), cases[i].code))
+            fprintf(stderr, "check error case %zu: %d %s %s\n", i, r.status, tt_cfx_err_code(&r), tt_cfx_err_path(&r));
         CU_ASSERT_EQUAL(r.status, cases[i].status);
-        CU_ASSERT_STRING_EQUAL(err_code(&r), cases[i].code);
-        if (cases[i].path) CU_ASSERT_STRING_EQUAL(err_path(&r), cases[i].path);
-        resp_clear(&r);
+        CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), cases[i].code);
+        if (cases[i].path) CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), cases[i].path);
+        tt_cfx_resp_clear(&r);
     }
 }
 
@@ -382,8 +281,8 @@ static int run(const char *cmd)
 static void test_export_json(void)
 {
     tt_resp r;
-    call(tt_api_export, "GET", NULL, q_export("json", "gemm"), &r);
-    if (r.status != 200) fprintf(stderr, "export: %s %s\n", err_code(&r), err_path(&r));
+    tt_cfx_call(tt_api_export, "GET", NULL, q_export("json", "gemm"), &r);
+    if (r.status != 200) fprintf(stderr, "export: %s %s\n", tt_cfx_err_code(&r), tt_cfx_err_path(&r));
     CU_ASSERT_EQUAL(r.status, 200);
     const json_t *recs = json_object_get(r.json, "records");
     CU_ASSERT(json_array_size(recs) >= 5);
@@ -397,19 +296,19 @@ static void test_export_json(void)
                     "M=512,N=512,K=512,dtype=float16,out_dtype=float16")) {
             seen512++;
             CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e, "median_us")), 150, 1e-9);
-            CU_ASSERT_STRING_EQUAL(js(json_object_get(e, "variant_key")),
+            CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e, "variant_key")),
                                    "gemm_M512_N512_K512_float16_float16");
         }
     }
     CU_ASSERT_EQUAL(seen512, 1);
-    resp_clear(&r);
+    tt_cfx_resp_clear(&r);
 }
 
 /* GET /v1/export?format=fmt of gemm on a2 into *r (status 200 required), its text written to path. */
 static void export_to_file(const char *fmt, const char *path, tt_resp *r)
 {
-    call(tt_api_export, "GET", NULL, q_export(fmt, "gemm"), r);
-    if (r->status != 200) fprintf(stderr, "export %s: %d %s %s\n", fmt, r->status, err_code(r), err_path(r));
+    tt_cfx_call(tt_api_export, "GET", NULL, q_export(fmt, "gemm"), r);
+    if (r->status != 200) fprintf(stderr, "export %s: %d %s %s\n", fmt, r->status, tt_cfx_err_code(r), tt_cfx_err_path(r));
     CU_ASSERT_EQUAL_FATAL(r->status, 200);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r->text);
     FILE *f = fopen(path, "w");
@@ -424,7 +323,7 @@ static void test_export_specializations_parse(void)
 {
     tt_resp r;
     char path[600], cmd[1400];
-    snprintf(path, sizeof path, "%s/spec.py", g_dir);
+    snprintf(path, sizeof path, "%s/spec.py", tt_cfx_dir);
     export_to_file("specializations", path, &r);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "from ....common.spec import DispatchField\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "    DispatchField(\"M\", \"int32\"),\n"));
@@ -442,7 +341,7 @@ static void test_export_specializations_parse(void)
     fclose(f);
     CU_ASSERT_NOT_EQUAL(run(cmd), 0);
     free(checker);
-    resp_clear(&r);
+    tt_cfx_resp_clear(&r);
 }
 
 /* format=registry-inc compiles (g++ -fsyntax-only) inside xLLM's namespace after a stand-in of
@@ -451,8 +350,8 @@ static void test_export_registry_inc_compiles(void)
 {
     tt_resp r;
     char inc[600], cc[600], cmd[2400];
-    snprintf(inc, sizeof inc, "%s/registry.inc", g_dir);
-    snprintf(cc, sizeof cc, "%s/use_registry.cc", g_dir);
+    snprintf(inc, sizeof inc, "%s/registry.inc", tt_cfx_dir);
+    snprintf(cc, sizeof cc, "%s/use_registry.cc", tt_cfx_dir);
     export_to_file("registry-inc", inc, &r);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "struct GemmSpecialization {\n  int32_t M;"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.text, "extern \"C\" function_type_t<GemmKernelFn> "
@@ -475,28 +374,28 @@ static void test_export_registry_inc_compiles(void)
     free(standin);
     snprintf(cmd, sizeof cmd, "g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only %s", cc);
     CU_ASSERT_EQUAL(run(cmd), 0);
-    resp_clear(&r);
+    tt_cfx_resp_clear(&r);
 }
 
 /* Nothing tuned: 404, as for the other formats (the refusals are in test_export_xllm.c). */
 static void test_export_registry_inc_nothing_tuned(void)
 {
     tt_resp r;
-    call(tt_api_export, "GET", NULL, q_export("registry-inc", "softmax"), &r);
+    tt_cfx_call(tt_api_export, "GET", NULL, q_export("registry-inc", "softmax"), &r);
     CU_ASSERT_EQUAL(r.status, 404);
-    resp_clear(&r);
+    tt_cfx_resp_clear(&r);
 }
 
 static void test_export_c_header_compiles(void)
 {
     tt_resp r;
-    call(tt_api_export, "GET", NULL, q_export("c-header", "gemm"), &r);
+    tt_cfx_call(tt_api_export, "GET", NULL, q_export("c-header", "gemm"), &r);
     CU_ASSERT_EQUAL_FATAL(r.status, 200);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r.text);
     char h[600], c[600], o[600], cmd[4000];
-    snprintf(h, sizeof h, "%s/gemm_tuned.h", g_dir);
-    snprintf(c, sizeof c, "%s/use.c", g_dir);
-    snprintf(o, sizeof o, "%s/use", g_dir);
+    snprintf(h, sizeof h, "%s/gemm_tuned.h", tt_cfx_dir);
+    snprintf(c, sizeof c, "%s/use.c", tt_cfx_dir);
+    snprintf(o, sizeof o, "%s/use", tt_cfx_dir);
     FILE *f = fopen(h, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs(r.text, f);
@@ -514,7 +413,7 @@ static void test_export_c_header_compiles(void)
     snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -c -o %s.o %s && "
              "cc -std=c11 -Wall -Wextra -Werror -o %s %s && %s", o, c, o, c, o);
     CU_ASSERT_EQUAL(run(cmd), 0);
-    resp_clear(&r);
+    tt_cfx_resp_clear(&r);
 }
 
 static void test_export_t4(void)
@@ -523,20 +422,20 @@ static void test_export_t4(void)
     tt_job j;
     memset(&j, 0, sizeof j);
     snprintf(j.template_name, sizeof j.template_name, "gemm");
-    snprintf(j.template_hash, sizeof j.template_hash, "%s", g_gemm->hash);
-    snprintf(j.target, sizeof j.target, "%s", g_a2->name);
+    snprintf(j.template_hash, sizeof j.template_hash, "%s", tt_cfx_gemm->hash);
+    snprintf(j.target, sizeof j.target, "%s", tt_cfx_a2->name);
     snprintf(j.backend, sizeof j.backend, "sim");
     snprintf(j.backend_fp, sizeof j.backend_fp, "sim");
     snprintf(j.strategy, sizeof j.strategy, "random");
     j.problem_key = strdup("M=768,N=768,K=768,dtype=float16,out_dtype=float16");
     j.problem_json = strdup("{\"M\":768,\"N\":768,\"K\":768,\"dtype\":\"float16\",\"out_dtype\":\"float16\"}");
-    CU_ASSERT_EQUAL_FATAL(tt_store_job_create(g_srv.store, &j), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_create(tt_cfx_srv.store, &j), TT_OK);
     for (int i = 0; i < 3; i++)
         record_best("M=768,N=768,K=768,dtype=float16", "sim", 10.0 + i, 0.5, j.id, i + 1, i);
     tt_resp r;
     json_t *q = q_export("t4", "gemm");
     json_object_set_new(q, "problem", json_string("M=768,N=768,K=768,dtype=float16"));
-    call(tt_api_export, "GET", NULL, q, &r);
+    tt_cfx_call(tt_api_export, "GET", NULL, q, &r);
     CU_ASSERT_EQUAL_FATAL(r.status, 200);
     json_t *doc = json_loads(r.text, 0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
@@ -551,12 +450,12 @@ static void test_export_t4(void)
         CU_ASSERT_DOUBLE_EQUAL(ds->records[0].median_us, 10.0, 1e-6);
     }
     tt_dataset_free(ds);
-    resp_clear(&r);
+    tt_cfx_resp_clear(&r);
     /* many problems and no job: the request must choose */
-    call(tt_api_export, "GET", NULL, q_export("t4", "gemm"), &r);
+    tt_cfx_call(tt_api_export, "GET", NULL, q_export("t4", "gemm"), &r);
     CU_ASSERT_EQUAL(r.status, 400);
-    CU_ASSERT_STRING_EQUAL(err_path(&r), "job");
-    resp_clear(&r);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "job");
+    tt_cfx_resp_clear(&r);
     tt_job_clear(&j);
 }
 
@@ -575,263 +474,18 @@ static void test_export_errors(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tt_resp r;
-        call(tt_api_export, "GET", NULL,
+        tt_cfx_call(tt_api_export, "GET", NULL,
              json_pack("{s:s, s:s, s:s}", "template", cases[i].tmpl, "target", cases[i].target,
                        "format", cases[i].fmt), &r);
         CU_ASSERT_EQUAL(r.status, cases[i].status);
-        CU_ASSERT_STRING_EQUAL(err_code(&r), cases[i].code);
-        resp_clear(&r);
+        CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), cases[i].code);
+        tt_cfx_resp_clear(&r);
     }
     tt_resp r;
-    call(tt_api_export, "GET", NULL, json_pack("{s:s}", "target", "a2"), &r);
+    tt_cfx_call(tt_api_export, "GET", NULL, json_pack("{s:s}", "target", "a2"), &r);
     CU_ASSERT_EQUAL(r.status, 400);
-    CU_ASSERT_STRING_EQUAL(err_path(&r), "template");
-    resp_clear(&r);
-}
-
-/* ---- import ---------------------------------------------------------------------- */
-static void import_file(const char *rel, json_t *query, tt_resp *r)
-{
-    char *path = tt_test_shared(rel);
-    size_t len = 0;
-    char *data = tt_test_read_file(path, &len);
-    free(path);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
-    tt_req req;
-    memset(&req, 0, sizeof req);
-    req.method = "POST";
-    req.path = "/v1/import";
-    req.query = query;
-    req.raw_body = data;
-    req.raw_len = len;
-    req.token_name = "tester";
-    req.scopes = TT_SCOPE_TUNE;
-    memset(r, 0, sizeof *r);
-    tt_api_import(&g_srv, &req, r);
-    json_decref(query);
-    free(data);
-}
-
-static json_int_t jint(const tt_resp *r, const char *k)
-{
-    return json_integer_value(json_object_get(r->json, k));
-}
-
-static void test_import_t1_then_data(void)
-{
-    tt_resp r;
-    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "template", "convolution"), &r);
-    CU_ASSERT_EQUAL(r.status, 201);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(r.json, "kind")), "template");
-    CU_ASSERT_EQUAL(jint(&r, "added"), 1);
-    resp_clear(&r);
-    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "template", "convolution"), &r);
-    CU_ASSERT_EQUAL(r.status, 200);
-    CU_ASSERT_EQUAL(jint(&r, "added"), 0);
-    CU_ASSERT_EQUAL(jint(&r, "skipped"), 1);
-    resp_clear(&r);
-    const tt_template *conv;
-    CU_ASSERT_EQUAL_FATAL(tt_catalog_template(g_srv.catalog, g_srv.store, "convolution", NULL,
-                                              &conv, NULL), TT_OK);
-    CU_ASSERT(conv->nparams >= 4);
-    CU_ASSERT_PTR_NULL(conv->kernel);
-
-    /* Kernel Tuner cache: every record is added or rejected; the second import adds none */
-    tt_dataset *ds = NULL;
-    char *kt = tt_test_shared("datasets/convolution_A100.kt-cache.json.gz");
-    CU_ASSERT_EQUAL_FATAL(tt_dataset_load_file(kt, &ds, NULL), TT_OK);
-    free(kt);
-    size_t nrec = ds->nrecords;
-    tt_dataset_free(ds);
-    import_file("datasets/convolution_A100.kt-cache.json.gz",
-                json_pack("{s:s, s:s}", "template", "convolution", "file", "kt.json.gz"), &r);
-    CU_ASSERT_EQUAL(r.status, 201);
-    json_int_t added = jint(&r, "added"), rejected = jint(&r, "rejected");
-    CU_ASSERT(added > 4000);
-    CU_ASSERT_EQUAL((size_t)(added + rejected), nrec);
-    CU_ASSERT_EQUAL(jint(&r, "skipped"), 0);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(r.json, "format")), "kt-cache");
-    json_int_t job = jint(&r, "job");
-    char target[64];
-    snprintf(target, sizeof target, "%s", json_string_value(json_object_get(r.json, "target")));
-    CU_ASSERT(strstr(target, "a100") != NULL);
-    resp_clear(&r);
-    import_file("datasets/convolution_A100.kt-cache.json.gz",
-                json_pack("{s:s, s:s}", "template", "convolution", "format", "kt-cache"), &r);
-    CU_ASSERT_EQUAL(r.status, 200);
-    CU_ASSERT_EQUAL(jint(&r, "added"), 0);
-    CU_ASSERT_EQUAL(jint(&r, "skipped"), added);
-    CU_ASSERT_EQUAL(jint(&r, "rejected"), rejected);
-    CU_ASSERT_TRUE(json_is_null(json_object_get(r.json, "job")));
-    resp_clear(&r);
-
-    /* the import job is done, with strategy import and every trial linked */
-    tt_job j;
-    CU_ASSERT_EQUAL_FATAL(tt_store_job_get(g_srv.store, job, &j), TT_OK);
-    CU_ASSERT_EQUAL(j.state, TT_JOB_DONE);
-    CU_ASSERT_STRING_EQUAL(j.strategy, "import");
-    CU_ASSERT(strncmp(j.backend_fp, "import:", 7) == 0);
-    CU_ASSERT_EQUAL(j.done, added);
-    CU_ASSERT(j.best_us > 0);
-    /* best updated: the fastest ok record of the file */
-    tt_best_query bq = {"convolution", target, "", NULL, NULL};
-    tt_best b;
-    memset(&b, 0, sizeof b);
-    CU_ASSERT_EQUAL(tt_store_best_get(g_srv.store, &bq, &b), TT_OK);
-    CU_ASSERT_DOUBLE_EQUAL(b.median_us, j.best_us, 1e-9);
-    tt_best_clear(&b);
-    tt_job_clear(&j);
-}
-
-static void test_import_errors(void)
-{
-    tt_resp r;
-    /* no template for data */
-    import_file("datasets/convolution_A100.t4.json.gz", json_object(), &r);
-    CU_ASSERT_EQUAL(r.status, 400);
-    CU_ASSERT_STRING_EQUAL(err_path(&r), "template");
-    resp_clear(&r);
-    /* wrong declared format */
-    import_file("datasets/convolution_A100.t4.json.gz",
-                json_pack("{s:s, s:s}", "template", "convolution", "format", "kt-cache"), &r);
-    CU_ASSERT_EQUAL(r.status, 422);
-    CU_ASSERT_STRING_EQUAL(err_path(&r), "format");
-    resp_clear(&r);
-    /* params of the file do not match the template */
-    import_file("datasets/convolution_A100.t4.json.gz", json_pack("{s:s}", "template",
-                "convolution"), &r);   /* T4 names no device */
-    CU_ASSERT_EQUAL(r.status, 422);
-    CU_ASSERT_STRING_EQUAL(err_code(&r), "invalid_target");
-    resp_clear(&r);
-    import_file("datasets/convolution_A100.t4.json.gz",
-                json_pack("{s:s, s:s}", "template", "gemm", "target", "a2"), &r);
-    CU_ASSERT_EQUAL(r.status, 422);
-    CU_ASSERT_STRING_EQUAL(err_code(&r), "invalid_problem");   /* gemm has inputs */
-    resp_clear(&r);
-    import_file("datasets/convolution_A100.t4.json.gz",
-                json_pack("{s:s, s:s, s:s}", "template", "gemm", "problem", "M=64,N=64,K=64",
-                          "target", "a2"), &r);
-    if (r.status != 422) fprintf(stderr, "import gemm: %d %s %s\n", r.status, err_code(&r), err_path(&r));
-    CU_ASSERT_EQUAL(r.status, 422);
-    CU_ASSERT_STRING_EQUAL(err_code(&r), "unsupported");
-    resp_clear(&r);
-    /* unknown format name, unknown query member */
-    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "format", "csv"), &r);
-    CU_ASSERT_EQUAL(r.status, 400);
-    resp_clear(&r);
-    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "colour", "red"), &r);
-    CU_ASSERT_EQUAL(r.status, 400);
-    resp_clear(&r);
-    /* not JSON at all */
-    call(tt_api_import, "POST", "this is not a dataset", json_object(), &r);
-    CU_ASSERT(r.status == 400);
-    resp_clear(&r);
-    call(tt_api_import, "POST", NULL, json_object(), &r);
-    CU_ASSERT_EQUAL(r.status, 400);
-    resp_clear(&r);
-    /* T1 with a non-integer param */
-    call(tt_api_import, "POST",
-         "{\"ConfigurationSpace\":{\"TuningParameters\":[{\"Name\":\"x\",\"Type\":\"float\","
-         "\"Values\":\"[0.5]\"}],\"Conditions\":[]},\"General\":{\"BenchmarkName\":\"b\"}}",
-         json_pack("{s:s}", "format", "t1"), &r);
-    CU_ASSERT(r.status == 422 || r.status == 400);
-    CU_ASSERT(strstr(err_path(&r), "TuningParameters") != NULL);
-    resp_clear(&r);
-}
-
-static void test_import_t4_second_device(void)
-{
-    /* the T4 of the same measurement is another recording (its own fingerprint) */
-    tt_resp r;
-    import_file("datasets/convolution_A100.t4.json.gz",
-                json_pack("{s:s, s:s}", "template", "convolution", "target", "a100-t4"), &r);
-    CU_ASSERT_EQUAL(r.status, 201);
-    CU_ASSERT(jint(&r, "added") > 4000);
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(r.json, "target")), "a100-t4");
-    CU_ASSERT_STRING_EQUAL(js(json_object_get(r.json, "format")), "t4");
-    resp_clear(&r);
-    /* export of imported data works for templates without inputs */
-    call(tt_api_export, "GET", NULL,
-         json_pack("{s:s, s:s, s:s}", "template", "convolution", "target", "a2", "format", "json"),
-         &r);
-    CU_ASSERT_EQUAL(r.status, 404);   /* nothing for a2 */
-    resp_clear(&r);
-}
-
-/* ---- the import job on PostgreSQL (the job row is inserted through the engine) ---------- */
-static tt_pg_cluster g_pg;
-
-static int pg_init(void)
-{
-    char err[512], url[600];
-    if (tt_pg_cluster_start(&g_pg, err, sizeof err) ||
-        tt_pg_cluster_createdb(&g_pg, "ci_import", url, sizeof url, err, sizeof err)) {
-        fprintf(stderr, "postgres: %s\n", err);
-        return -1;
-    }
-    snprintf(g_pg_url, sizeof g_pg_url, "%s", url);
-    return 0;
-}
-
-static int pg_cleanup(void)
-{
-    tt_pg_cluster_stop(&g_pg);
-    return suite_cleanup();
-}
-
-static void test_import_pg(void)
-{
-    tt_server pg = g_srv_template;
-    tt_errinfo err;
-    tt_errinfo_clear(&err);
-    char *tdir = tt_test_src("templates"), *gdir = tt_test_src("costmodel/targets");
-    int rc = tt_store_open(g_pg_url, &pg.store, &err) ||
-             tt_catalog_new(tdir, gdir, &pg.catalog, &err) || tt_catalog_sync(pg.catalog, pg.store);
-    free(tdir);
-    free(gdir);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    pg.runner_cfg.catalog = pg.catalog;
-    tt_server saved = g_srv;
-    g_srv = pg;                      /* import_file() talks to g_srv */
-    tt_resp r;
-    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "template", "conv"), &r);
-    CU_ASSERT_EQUAL(r.status, 201);
-    resp_clear(&r);
-    /* 25 records of the recording, as a T4 file */
-    tt_dataset *ds = NULL, *small = NULL;
-    char *kt = tt_test_shared("datasets/convolution_A100.kt-cache.json.gz");
-    CU_ASSERT_EQUAL_FATAL(tt_dataset_load_file(kt, &ds, NULL), TT_OK);
-    free(kt);
-    CU_ASSERT_EQUAL_FATAL(tt_dataset_new((const char *const *)ds->params, ds->nparams, &small, NULL), TT_OK);
-    for (size_t i = 0; i < 25 && i < ds->nrecords; i++) {
-        const tt_ds_record *rec = &ds->records[i];
-        tt_dataset_add(small, tt_ds_values(ds, rec), rec->status, tt_ds_samples(ds, rec),
-                       rec->nsamples, rec->compile_s, NULL, NULL);
-    }
-    char *t4 = NULL;
-    size_t len = 0;
-    CU_ASSERT_EQUAL_FATAL(tt_dataset_write_t4_buffer(small, 0, &t4, &len, NULL), TT_OK);
-    for (int round = 0; round < 2; round++) {
-        call(tt_api_import, "POST", t4, json_pack("{s:s, s:s}", "template", "conv", "target", "a100"), &r);
-        CU_ASSERT_EQUAL(r.status, round ? 200 : 201);
-        CU_ASSERT_EQUAL(jint(&r, "added"), round ? 0 : 25);
-        CU_ASSERT_EQUAL(jint(&r, "skipped"), round ? 25 : 0);
-        if (!round) {
-            tt_job j;
-            CU_ASSERT_EQUAL(tt_store_job_get(g_srv.store, jint(&r, "job"), &j), TT_OK);
-            CU_ASSERT_EQUAL(j.state, TT_JOB_DONE);
-            CU_ASSERT_EQUAL(j.done, 25);
-            CU_ASSERT_STRING_EQUAL(j.strategy, "import");
-            tt_job_clear(&j);
-        }
-        resp_clear(&r);
-    }
-    free(t4);
-    tt_dataset_free(small);
-    tt_dataset_free(ds);
-    g_srv = saved;
-    tt_catalog_free(pg.catalog);
-    tt_store_close(pg.store);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "template");
+    tt_cfx_resp_clear(&r);
 }
 
 static const tt_test_case check_cases[] = {
@@ -850,19 +504,10 @@ static const tt_test_case export_cases[] = {
     {"t4", test_export_t4},
     {"errors", test_export_errors},
     {NULL, NULL}};
-static const tt_test_case import_cases[] = {
-    {"t1_then_data_idempotent", test_import_t1_then_data},
-    {"errors", test_import_errors},
-    {"t4_second_recording", test_import_t4_second_device},
-    {NULL, NULL}};
-static const tt_test_case import_pg_cases[] = {{"import_job_on_postgres", test_import_pg},
-                                               {NULL, NULL}};
 static const tt_test_suite suites[] = {
-    /* one server for all three suites: opened by the first, closed by the last */
-    {"ci_api", suite_init, NULL, check_cases},
-    {"ci_export", NULL, NULL, export_cases},
-    {"ci_import", NULL, NULL, import_cases},
-    {"ci_import_pg", pg_init, pg_cleanup, import_pg_cases},   /* closes the shared server */
+    /* one server for both suites: opened by the first, closed by the last */
+    {"ci_api", tt_cfx_init, NULL, check_cases},
+    {"ci_export", NULL, tt_cfx_cleanup, export_cases},
     {NULL, NULL, NULL, NULL}};
 
 int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }

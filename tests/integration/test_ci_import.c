@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT
+ * test_ci_import.c - POST /v1/import called directly on a hand-built tt_server with a
+ * temporary SQLite store (tests/helpers/ci_fixture): import counts and idempotency with the
+ * real datasets (T1, Kernel Tuner cache, T4 of a second recording), the error answers, and
+ * the import job on PostgreSQL (the job row inserted through the engine).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "ci_fixture.h"
+#include "dataset.h"
+#include "jsonutil.h"
+#include "pg_cluster.h"
+#include "tt_test.h"
+
+static char g_pg_url[600];
+
+/* ---- import ---------------------------------------------------------------------- */
+static void import_file(const char *rel, json_t *query, tt_resp *r)
+{
+    char *path = tt_test_shared(rel);
+    size_t len = 0;
+    char *data = tt_test_read_file(path, &len);
+    free(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    tt_req req;
+    memset(&req, 0, sizeof req);
+    req.method = "POST";
+    req.path = "/v1/import";
+    req.query = query;
+    req.raw_body = data;
+    req.raw_len = len;
+    req.token_name = "tester";
+    req.scopes = TT_SCOPE_TUNE;
+    memset(r, 0, sizeof *r);
+    tt_api_import(&tt_cfx_srv, &req, r);
+    json_decref(query);
+    free(data);
+}
+
+static json_int_t jint(const tt_resp *r, const char *k)
+{
+    return json_integer_value(json_object_get(r->json, k));
+}
+
+static void test_import_t1_then_data(void)
+{
+    tt_resp r;
+    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "template", "convolution"), &r);
+    CU_ASSERT_EQUAL(r.status, 201);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "kind")), "template");
+    CU_ASSERT_EQUAL(jint(&r, "added"), 1);
+    tt_cfx_resp_clear(&r);
+    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "template", "convolution"), &r);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_EQUAL(jint(&r, "added"), 0);
+    CU_ASSERT_EQUAL(jint(&r, "skipped"), 1);
+    tt_cfx_resp_clear(&r);
+    const tt_template *conv;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_template(tt_cfx_srv.catalog, tt_cfx_srv.store, "convolution", NULL,
+                                              &conv, NULL), TT_OK);
+    CU_ASSERT(conv->nparams >= 4);
+    CU_ASSERT_PTR_NULL(conv->kernel);
+
+    /* Kernel Tuner cache: every record is added or rejected; the second import adds none */
+    tt_dataset *ds = NULL;
+    char *kt = tt_test_shared("datasets/convolution_A100.kt-cache.json.gz");
+    CU_ASSERT_EQUAL_FATAL(tt_dataset_load_file(kt, &ds, NULL), TT_OK);
+    free(kt);
+    size_t nrec = ds->nrecords;
+    tt_dataset_free(ds);
+    import_file("datasets/convolution_A100.kt-cache.json.gz",
+                json_pack("{s:s, s:s}", "template", "convolution", "file", "kt.json.gz"), &r);
+    CU_ASSERT_EQUAL(r.status, 201);
+    json_int_t added = jint(&r, "added"), rejected = jint(&r, "rejected");
+    CU_ASSERT(added > 4000);
+    CU_ASSERT_EQUAL((size_t)(added + rejected), nrec);
+    CU_ASSERT_EQUAL(jint(&r, "skipped"), 0);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "format")), "kt-cache");
+    json_int_t job = jint(&r, "job");
+    char target[64];
+    snprintf(target, sizeof target, "%s", json_string_value(json_object_get(r.json, "target")));
+    CU_ASSERT(strstr(target, "a100") != NULL);
+    tt_cfx_resp_clear(&r);
+    import_file("datasets/convolution_A100.kt-cache.json.gz",
+                json_pack("{s:s, s:s}", "template", "convolution", "format", "kt-cache"), &r);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_EQUAL(jint(&r, "added"), 0);
+    CU_ASSERT_EQUAL(jint(&r, "skipped"), added);
+    CU_ASSERT_EQUAL(jint(&r, "rejected"), rejected);
+    CU_ASSERT_TRUE(json_is_null(json_object_get(r.json, "job")));
+    tt_cfx_resp_clear(&r);
+
+    /* the import job is done, with strategy import and every trial linked */
+    tt_job j;
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_get(tt_cfx_srv.store, job, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.state, TT_JOB_DONE);
+    CU_ASSERT_STRING_EQUAL(j.strategy, "import");
+    CU_ASSERT(strncmp(j.backend_fp, "import:", 7) == 0);
+    CU_ASSERT_EQUAL(j.done, added);
+    CU_ASSERT(j.best_us > 0);
+    /* best updated: the fastest ok record of the file */
+    tt_best_query bq = {"convolution", target, "", NULL, NULL};
+    tt_best b;
+    memset(&b, 0, sizeof b);
+    CU_ASSERT_EQUAL(tt_store_best_get(tt_cfx_srv.store, &bq, &b), TT_OK);
+    CU_ASSERT_DOUBLE_EQUAL(b.median_us, j.best_us, 1e-9);
+    tt_best_clear(&b);
+    tt_job_clear(&j);
+}
+
+static void test_import_errors(void)
+{
+    tt_resp r;
+    /* no template for data */
+    import_file("datasets/convolution_A100.t4.json.gz", json_object(), &r);
+    CU_ASSERT_EQUAL(r.status, 400);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "template");
+    tt_cfx_resp_clear(&r);
+    /* wrong declared format */
+    import_file("datasets/convolution_A100.t4.json.gz",
+                json_pack("{s:s, s:s}", "template", "convolution", "format", "kt-cache"), &r);
+    CU_ASSERT_EQUAL(r.status, 422);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "format");
+    tt_cfx_resp_clear(&r);
+    /* params of the file do not match the template */
+    import_file("datasets/convolution_A100.t4.json.gz", json_pack("{s:s}", "template",
+                "convolution"), &r);   /* T4 names no device */
+    CU_ASSERT_EQUAL(r.status, 422);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), "invalid_target");
+    tt_cfx_resp_clear(&r);
+    import_file("datasets/convolution_A100.t4.json.gz",
+                json_pack("{s:s, s:s}", "template", "gemm", "target", "a2"), &r);
+    CU_ASSERT_EQUAL(r.status, 422);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), "invalid_problem");   /* gemm has inputs */
+    tt_cfx_resp_clear(&r);
+    import_file("datasets/convolution_A100.t4.json.gz",
+                json_pack("{s:s, s:s, s:s}", "template", "gemm", "problem", "M=64,N=64,K=64",
+                          "target", "a2"), &r);
+    if (r.status != 422) fprintf(stderr, "import gemm: %d %s %s\n", r.status, tt_cfx_err_code(&r), tt_cfx_err_path(&r));
+    CU_ASSERT_EQUAL(r.status, 422);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), "unsupported");
+    tt_cfx_resp_clear(&r);
+    /* unknown format name, unknown query member */
+    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "format", "csv"), &r);
+    CU_ASSERT_EQUAL(r.status, 400);
+    tt_cfx_resp_clear(&r);
+    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "colour", "red"), &r);
+    CU_ASSERT_EQUAL(r.status, 400);
+    tt_cfx_resp_clear(&r);
+    /* not JSON at all */
+    tt_cfx_call(tt_api_import, "POST", "this is not a dataset", json_object(), &r);
+    CU_ASSERT(r.status == 400);
+    tt_cfx_resp_clear(&r);
+    tt_cfx_call(tt_api_import, "POST", NULL, json_object(), &r);
+    CU_ASSERT_EQUAL(r.status, 400);
+    tt_cfx_resp_clear(&r);
+    /* T1 with a non-integer param */
+    tt_cfx_call(tt_api_import, "POST",
+         "{\"ConfigurationSpace\":{\"TuningParameters\":[{\"Name\":\"x\",\"Type\":\"float\","
+         "\"Values\":\"[0.5]\"}],\"Conditions\":[]},\"General\":{\"BenchmarkName\":\"b\"}}",
+         json_pack("{s:s}", "format", "t1"), &r);
+    CU_ASSERT(r.status == 422 || r.status == 400);
+    CU_ASSERT(strstr(tt_cfx_err_path(&r), "TuningParameters") != NULL);
+    tt_cfx_resp_clear(&r);
+}
+
+static void test_import_t4_second_device(void)
+{
+    /* the T4 of the same measurement is another recording (its own fingerprint) */
+    tt_resp r;
+    import_file("datasets/convolution_A100.t4.json.gz",
+                json_pack("{s:s, s:s}", "template", "convolution", "target", "a100-t4"), &r);
+    CU_ASSERT_EQUAL(r.status, 201);
+    CU_ASSERT(jint(&r, "added") > 4000);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "target")), "a100-t4");
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "format")), "t4");
+    tt_cfx_resp_clear(&r);
+    /* export of imported data works for templates without inputs */
+    tt_cfx_call(tt_api_export, "GET", NULL,
+         json_pack("{s:s, s:s, s:s}", "template", "convolution", "target", "a2", "format", "json"),
+         &r);
+    CU_ASSERT_EQUAL(r.status, 404);   /* nothing for a2 */
+    tt_cfx_resp_clear(&r);
+}
+
+/* ---- the import job on PostgreSQL (the job row is inserted through the engine) ---------- */
+static tt_pg_cluster g_pg;
+
+static int pg_init(void)
+{
+    char err[512], url[600];
+    if (tt_pg_cluster_start(&g_pg, err, sizeof err) ||
+        tt_pg_cluster_createdb(&g_pg, "ci_import", url, sizeof url, err, sizeof err)) {
+        fprintf(stderr, "postgres: %s\n", err);
+        return -1;
+    }
+    snprintf(g_pg_url, sizeof g_pg_url, "%s", url);
+    return 0;
+}
+
+static int pg_cleanup(void)
+{
+    tt_pg_cluster_stop(&g_pg);
+    return tt_cfx_cleanup();
+}
+
+static void test_import_pg(void)
+{
+    tt_server pg = tt_cfx_srv_template;
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    char *tdir = tt_test_src("templates"), *gdir = tt_test_src("costmodel/targets");
+    int rc = tt_store_open(g_pg_url, &pg.store, &err) ||
+             tt_catalog_new(tdir, gdir, &pg.catalog, &err) || tt_catalog_sync(pg.catalog, pg.store);
+    free(tdir);
+    free(gdir);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    pg.runner_cfg.catalog = pg.catalog;
+    tt_server saved = tt_cfx_srv;
+    tt_cfx_srv = pg;                      /* import_file() talks to g_srv */
+    tt_resp r;
+    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "template", "conv"), &r);
+    CU_ASSERT_EQUAL(r.status, 201);
+    tt_cfx_resp_clear(&r);
+    /* 25 records of the recording, as a T4 file */
+    tt_dataset *ds = NULL, *small = NULL;
+    char *kt = tt_test_shared("datasets/convolution_A100.kt-cache.json.gz");
+    CU_ASSERT_EQUAL_FATAL(tt_dataset_load_file(kt, &ds, NULL), TT_OK);
+    free(kt);
+    CU_ASSERT_EQUAL_FATAL(tt_dataset_new((const char *const *)ds->params, ds->nparams, &small, NULL), TT_OK);
+    for (size_t i = 0; i < 25 && i < ds->nrecords; i++) {
+        const tt_ds_record *rec = &ds->records[i];
+        tt_dataset_add(small, tt_ds_values(ds, rec), rec->status, tt_ds_samples(ds, rec),
+                       rec->nsamples, rec->compile_s, NULL, NULL);
+    }
+    char *t4 = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(tt_dataset_write_t4_buffer(small, 0, &t4, &len, NULL), TT_OK);
+    for (int round = 0; round < 2; round++) {
+        tt_cfx_call(tt_api_import, "POST", t4, json_pack("{s:s, s:s}", "template", "conv", "target", "a100"), &r);
+        CU_ASSERT_EQUAL(r.status, round ? 200 : 201);
+        CU_ASSERT_EQUAL(jint(&r, "added"), round ? 0 : 25);
+        CU_ASSERT_EQUAL(jint(&r, "skipped"), round ? 25 : 0);
+        if (!round) {
+            tt_job j;
+            CU_ASSERT_EQUAL(tt_store_job_get(tt_cfx_srv.store, jint(&r, "job"), &j), TT_OK);
+            CU_ASSERT_EQUAL(j.state, TT_JOB_DONE);
+            CU_ASSERT_EQUAL(j.done, 25);
+            CU_ASSERT_STRING_EQUAL(j.strategy, "import");
+            tt_job_clear(&j);
+        }
+        tt_cfx_resp_clear(&r);
+    }
+    free(t4);
+    tt_dataset_free(small);
+    tt_dataset_free(ds);
+    tt_cfx_srv = saved;
+    tt_catalog_free(pg.catalog);
+    tt_store_close(pg.store);
+}
+
+static const tt_test_case import_cases[] = {
+    {"t1_then_data_idempotent", test_import_t1_then_data},
+    {"errors", test_import_errors},
+    {"t4_second_recording", test_import_t4_second_device},
+    {NULL, NULL}};
+static const tt_test_case import_pg_cases[] = {{"import_job_on_postgres", test_import_pg},
+                                               {NULL, NULL}};
+static const tt_test_suite suites[] = {
+    /* one server for both suites: opened by the first, closed by the last */
+    {"ci_import", tt_cfx_init, NULL, import_cases},
+    {"ci_import_pg", pg_init, pg_cleanup, import_pg_cases},   /* closes the shared server */
+    {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
