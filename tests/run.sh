@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # run.sh - the whole test suite: install deps, build (warnings are errors) and run every
 # test with ctest, then the same again under AddressSanitizer + UndefinedBehaviorSanitizer,
-# then (when clang is installed) a clang -Werror build.
+# then (when clang is installed) a clang -Werror build and its tests (but the Python and
+# browser suites).
 #   bash tests/run.sh            # both builds
 #   TT_NO_SANITIZE=1 bash tests/run.sh   # the plain build only
 set -euo pipefail
@@ -31,5 +32,8 @@ if command -v clang >/dev/null 2>&1 && [ -z "${TT_NO_CLANG:-}" ]; then
   echo "== build with clang (-Werror; a second compiler's warnings) =="
   CC=clang cmake -S . -B build-clang -DTT_WERROR=ON >/dev/null
   cmake --build build-clang -j"$jobs" >/dev/null
+  echo "== tests of the clang build (a second compiler's code; the Python and browser suites"
+  echo "   drive the same daemon and ran above) =="
+  (cd build-clang && ctest --output-on-failure -j"$jobs" -E "test_python|test_ui_browser")
 fi
 echo "tests/run.sh: all tests passed"
