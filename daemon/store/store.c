@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store_internal.h"
+#include "store_q.h"
 #include "jsonutil.h"
 
 /* ---- the queries: common SQL, and a PostgreSQL variant where the dialects differ ----- */
@@ -267,23 +267,7 @@ tt_rc tt__q_end(tt__res *r)
     return rc;
 }
 
-/* This file's queries by id. */
-#define q_start(s, id, p, np, r) tt__q_start(s, id, tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define q_exec(s, id, p, np, ch) tt__q_exec(s, id, tt_q[id].sql, tt_q[id].pg, p, np, ch)
-#define q_first(s, id, p, np, r) tt__q_first(s, id, tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define q_step tt__q_step
-#define q_end tt__q_end
-#define tt_store_lock tt__store_lock
-#define tt_store_unlock tt__store_unlock
-#define tt_cpy tt__cpy
-#define tt_dup tt__dup
-#define PT TT__PT
-#define PI TT__PI
-#define PF TT__PF
-#define NP TT__NP
-#define C_T TT__CT
-#define C_I TT__CI
-#define C_F TT__CF
+#define TT__Q_BASE 0   /* this file's first query id (store_q.h) */
 
 /* ---- lifecycle ---------------------------------------------------------------------- */
 static tt_rc tt_store_migrate(tt_store *s)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store_internal.h"
+#include "store_q.h"
 
 #define BEST_COLS                                                                         \
     "template_name, template_hash, target, backend_fp, problem_key, problem_json, "         \
@@ -29,13 +29,7 @@ static const struct {
     [Q_DATA_VERSION] = {"PRAGMA data_version", NULL},   /* SQLite only */
 };
 
-#define QID(id) (TT__Q_STORE_BEST + (id))
-#define q_start(s, id, p, np, r) tt__q_start(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define q_first(s, id, p, np, r) tt__q_first(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define PT TT__PT
-#define NP TT__NP
-#define C_I TT__CI
-#define C_F TT__CF
+#define TT__Q_BASE TT__Q_STORE_BEST   /* this file's first query id (store_q.h) */
 
 void tt_best_clear(tt_best *b)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "store_q.h"
 
 #define CHECK_COLS "id, created_at, template_name, target, problem_key, verdict, token_name, entry_json"
 
@@ -24,7 +24,7 @@ static const struct {
                       "LIMIT $4", NULL},
 };
 
-#define QID(id) (TT__Q_STORE_CHECKS + (id))
+#define TT__Q_BASE TT__Q_STORE_CHECKS   /* this file's first query id (store_q.h) */
 
 void tt_check_rec_clear(tt_check_rec *c)
 {
@@ -42,8 +42,7 @@ tt_rc tt_store_check_add(tt_store *s, const char *template_name, const char *tar
     tt__param p[] = {TT__PT(template_name), TT__PT(target), TT__PT(problem_key),
                      TT__PT(verdict), TT__PT(token_name ? token_name : ""), TT__PT(entry_json)};
     tt__store_lock(s);
-    return tt__store_unlock(s, tt__q_exec(s, QID(Q_CHECK_ADD), tt_q[Q_CHECK_ADD].sql,
-                                          tt_q[Q_CHECK_ADD].pg, p, TT__NP(p), NULL));
+    return tt__store_unlock(s, q_exec(s, Q_CHECK_ADD, p, TT__NP(p), NULL));
 }
 
 static tt_rc tt_check_row(tt__res *r, void *e)
@@ -77,8 +76,7 @@ tt_rc tt_store_check_list(tt_store *s, const char *template_name, const char *ta
     tt__param p[] = {TT__PT(template_name), TT__PT(target), TT__PT(problem_key), TT__PI(limit)};
     tt__res r;
     tt__store_lock(s);
-    tt_rc rc = tt__q_start(s, QID(Q_CHECK_LIST), tt_q[Q_CHECK_LIST].sql, tt_q[Q_CHECK_LIST].pg, p,
-                           TT__NP(p), &r);
+    tt_rc rc = q_start(s, Q_CHECK_LIST, p, TT__NP(p), &r);
     if (rc) return tt__store_unlock(s, rc);
     void *v = NULL;
     rc = tt__store_collect(s, &r, sizeof(tt_check_rec), tt_check_row, tt_check_clear_v, &v, n);

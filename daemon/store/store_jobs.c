@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "jsonutil.h"
-#include "store_internal.h"
+#include "store_q.h"
 
 #define JOB_COLS                                                                          \
     "id, template_name, template_hash, target, backend, backend_fp, strategy, problem_key, " \
@@ -71,23 +71,7 @@ static const struct {
                       "state IN ('queued', 'running')", NULL},
 };
 
-#define QID(id) (TT__Q_STORE_JOBS + (id))
-#define q_start(s, id, p, np, r) tt__q_start(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define q_exec(s, id, p, np, ch) tt__q_exec(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, ch)
-#define q_first(s, id, p, np, r) tt__q_first(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define q_step tt__q_step
-#define q_end tt__q_end
-#define tt_store_lock tt__store_lock
-#define tt_store_unlock tt__store_unlock
-#define tt_cpy tt__cpy
-#define tt_dup tt__dup
-#define PT TT__PT
-#define PI TT__PI
-#define PF TT__PF
-#define NP TT__NP
-#define C_T TT__CT
-#define C_I TT__CI
-#define C_F TT__CF
+#define TT__Q_BASE TT__Q_STORE_JOBS   /* this file's first query id (store_q.h) */
 
 /* ---- jobs --------------------------------------------------------------------------- */
 static const char *const tt_job_states[TT_JOB__COUNT] = {"queued", "running", "done",

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "store_q.h"
 
 #define BASE_COLS                                                                         \
     "name, template_name, template_hash, target, backend_fp, problem_key, problem_json, "   \
@@ -47,17 +47,7 @@ static const struct {
                      "template_name, target, problem_key, backend_fp", NULL},
 };
 
-#define QID(id) (TT__Q_STORE_META + (id))
-#define q_start(s, id, p, np, r) tt__q_start(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define q_exec(s, id, p, np, ch) tt__q_exec(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, ch)
-#define q_first(s, id, p, np, r) tt__q_first(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define PT TT__PT
-#define PI TT__PI
-#define PF TT__PF
-#define NP TT__NP
-#define C_T TT__CT
-#define C_I TT__CI
-#define C_F TT__CF
+#define TT__Q_BASE TT__Q_STORE_META   /* this file's first query id (store_q.h) */
 
 /* ---- calibrations ------------------------------------------------------------------- */
 tt_rc tt_store_calib_put(tt_store *s, const char *target, const char *backend_fp,

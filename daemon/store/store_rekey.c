@@ -15,11 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "store_q.h"
 
-#define PT TT__PT
-#define PI TT__PI
-#define NP TT__NP
 
 typedef struct tt_rk_row {
     int64_t id, hash;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "jsonutil.h"
-#include "store_internal.h"
+#include "store_q.h"
 
 #define TRIAL_COLS                                                                        \
     "t.id, t.job_id, t.config_key, t.config_hash, t.config_json, t.status, t.error, "       \
@@ -106,17 +106,7 @@ static const struct {
                        "($1, $29, $30, $31) ON CONFLICT (job_id, seq) DO NOTHING", NULL},
 };
 
-#define QID(id) (TT__Q_STORE_TRIALS + (id))
-#define q_start(s, id, p, np, r) tt__q_start(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define q_exec(s, id, p, np, ch) tt__q_exec(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, ch)
-#define q_first(s, id, p, np, r) tt__q_first(s, QID(id), tt_q[id].sql, tt_q[id].pg, p, np, r)
-#define PT TT__PT
-#define PI TT__PI
-#define PF TT__PF
-#define NP TT__NP
-#define C_T TT__CT
-#define C_I TT__CI
-#define C_F TT__CF
+#define TT__Q_BASE TT__Q_STORE_TRIALS   /* this file's first query id (store_q.h) */
 
 static int64_t tt_u2s(uint64_t u)
 {
@@ -823,7 +813,7 @@ static tt_rc tt_trial_stats_row(tt__res *r, json_t *o)
 
 tt_rc tt_store_trial_stats(tt_store *s, char **json)
 {
-    return tt__store_json_query(s, QID(Q_TRIAL_STATS), tt_q[Q_TRIAL_STATS].sql,
+    return tt__store_json_query(s, TT__Q_BASE + Q_TRIAL_STATS, tt_q[Q_TRIAL_STATS].sql,
                                 tt_q[Q_TRIAL_STATS].pg, NULL, 0, json_object(),
                                 tt_trial_stats_row, json);
 }
