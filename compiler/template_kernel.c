@@ -51,8 +51,8 @@ static tt_rc kp_ref(tt__tp *p, const json_t *v, const char *path, tt_ref *r, tt_
 
 static tt_rc kp_buffer_in(tt__tp *p, const json_t *v, const char *path, tt_scope want, int *out)
 {
-    tt_ref r;
-    tt_scope sc;
+    tt_ref r = {0};
+    tt_scope sc = want;
     tt_rc rc = kp_ref(p, v, path, &r, &sc);
     if (rc) return rc;
     if (sc != want)

@@ -35,10 +35,18 @@ static tt_rc tgt_keys(const json_t *obj, const char *path, const char *const *ke
     return TT_OK;
 }
 
+/* "ppath.key" (or "key" at the top) into path[cap]; a path too long for the buffer is cut:
+ * it only names the field in an error message. */
+static void tgt_path(char *path, size_t cap, const char *ppath, const char *key)
+{
+    int n = snprintf(path, cap, "%s%s%s", ppath, *ppath ? "." : "", key);
+    if (n < 0 && cap) path[0] = '\0';
+}
+
 static tt_rc tgt_obj(const json_t *parent, const char *key, const char *ppath, char *path,
                      size_t cap, const json_t **out, tt_errinfo *err)
 {
-    snprintf(path, cap, "%s%s%s", ppath, *ppath ? "." : "", key);
+    tgt_path(path, cap, ppath, key);
     const json_t *v = json_object_get(parent, key);
     if (!v) return tt_errf(err, TT_ETARGET, path, "missing field");
     if (!json_is_object(v)) return tt_errf(err, TT_ETARGET, path, "not an object");
@@ -51,7 +59,7 @@ static tt_rc tgt_num(const json_t *parent, const char *key, const char *ppath, d
                      tt_errinfo *err)
 {
     char path[160];
-    snprintf(path, sizeof path, "%s%s%s", ppath, *ppath ? "." : "", key);
+    tgt_path(path, sizeof path, ppath, key);
     const json_t *v = json_object_get(parent, key);
     if (!v) return tt_errf(err, TT_ETARGET, path, "missing field");
     if (!json_is_number(v)) return tt_errf(err, TT_ETARGET, path, "not a number");
@@ -66,7 +74,7 @@ static tt_rc tgt_int(const json_t *parent, const char *key, const char *ppath, i
                      tt_errinfo *err)
 {
     char path[160];
-    snprintf(path, sizeof path, "%s%s%s", ppath, *ppath ? "." : "", key);
+    tgt_path(path, sizeof path, ppath, key);
     const json_t *v = json_object_get(parent, key);
     if (!v) return tt_errf(err, TT_ETARGET, path, "missing field");
     if (!json_is_integer(v)) return tt_errf(err, TT_ETARGET, path, "not an integer");
@@ -80,7 +88,7 @@ static tt_rc tgt_str(const json_t *parent, const char *key, const char *ppath, c
                      size_t cap, tt_errinfo *err)
 {
     char path[160];
-    snprintf(path, sizeof path, "%s%s%s", ppath, *ppath ? "." : "", key);
+    tgt_path(path, sizeof path, ppath, key);
     const json_t *v = json_object_get(parent, key);
     if (!v) return tt_errf(err, TT_ETARGET, path, "missing field");
     if (!json_is_string(v)) return tt_errf(err, TT_ETARGET, path, "not a string");
@@ -95,7 +103,7 @@ static tt_rc tgt_pathcost(const json_t *parent, const char *key, const char *ppa
 {
     static const char *const keys[] = {"bytes_per_cycle", "latency_cycles", NULL};
     char path[160];
-    const json_t *o;
+    const json_t *o = NULL;
     tt_rc rc = tgt_obj(parent, key, ppath, path, sizeof path, &o, err);
     if (!rc) rc = tgt_keys(o, path, keys, err);
     if (!rc) rc = tgt_num(o, "bytes_per_cycle", path, &out->bytes_per_cycle, err);
@@ -161,7 +169,7 @@ static tt_rc tgt_caps(const json_t *doc, tt_target *t, tt_errinfo *err)
     static const char *const secs[2] = {"capacity_bytes", "align_bytes"};
     for (int s = 0; s < 2; s++) {
         char path[160];
-        const json_t *o;
+        const json_t *o = NULL;
         tt_rc rc = tgt_obj(doc, secs[s], "", path, sizeof path, &o, err);
         if (!rc) rc = tgt_keys(o, path, tgt_scope_keys, err);
         if (rc) return rc;
@@ -185,7 +193,7 @@ static tt_rc tgt_paths(const json_t *doc, tt_target *t, tt_errinfo *err)
     for (int p = 0; p < TT_PATH__COUNT; p++) keys[p] = tt_path_name((tt_path)p);
     keys[TT_PATH__COUNT] = NULL;
     char path[160];
-    const json_t *o;
+    const json_t *o = NULL;
     tt_rc rc = tgt_obj(doc, "paths", "", path, sizeof path, &o, err);
     if (!rc) rc = tgt_keys(o, path, keys, err);
     for (int p = 0; !rc && p < TT_PATH__COUNT; p++)
@@ -198,7 +206,7 @@ static tt_rc tgt_cube_vector(const json_t *doc, tt_target *t, tt_errinfo *err)
 {
     static const char *const ckeys[] = {"fixed_cycles", "c", NULL};
     char path[160], cpath[160];
-    const json_t *o, *c;
+    const json_t *o = NULL, *c = NULL;
     tt_rc rc = tgt_obj(doc, "cube", "", path, sizeof path, &o, err);
     if (!rc) rc = tgt_keys(o, path, ckeys, err);
     if (!rc) rc = tgt_num(o, "fixed_cycles", path, &t->cube_fixed_cycles, err);
@@ -222,7 +230,7 @@ static tt_rc tgt_cube_vector(const json_t *doc, tt_target *t, tt_errinfo *err)
     if ((rc = tgt_keys(o, path, vkeys, err))) return rc;
     for (int i = 0; i < TT_V__COUNT; i++) {
         static const char *const ekeys[] = {"bytes_per_cycle", "head_cycles", NULL};
-        const json_t *e;
+        const json_t *e = NULL;
         if ((rc = tgt_obj(o, vkeys[i], path, cpath, sizeof cpath, &e, err))) return rc;
         if ((rc = tgt_keys(e, cpath, ekeys, err))) return rc;
         if ((rc = tgt_num(e, "head_cycles", cpath, &t->vec_head_cycles[i], err))) return rc;
@@ -258,7 +266,7 @@ static tt_rc tgt_opt_int(const json_t *o, const char *key, const char *path, int
 {
     *out = def;
     if (!json_object_get(o, key)) return TT_OK;
-    int64_t v;
+    int64_t v = 0;
     tt_rc rc = tgt_int(o, key, path, &v, err);
     if (rc) return rc;
     if (v < lo || v > hi) {
@@ -279,7 +287,7 @@ static tt_rc tgt_memory(const json_t *doc, tt_target *t, tt_errinfo *err)
                                         "cross_sync_cycles", "mix_launch_extra_us",
                                         "block_cycles", "dma_outstanding", NULL};
     char path[160];
-    const json_t *o;
+    const json_t *o = NULL;
     tt_rc rc = tgt_obj(doc, "memory", "", path, sizeof path, &o, err);
     if (!rc) rc = tgt_keys(o, path, mkeys, err);
     if (!rc) rc = tgt_num(o, "hbm_gbps", path, &t->hbm_gbps, err);

@@ -13,8 +13,10 @@ void tt__path_join(char *out, size_t cap, const char *prefix, const char *name)
 {
     if (!cap) return;
     int hp = prefix && *prefix, hn = name && *name;
-    if (hp && hn) snprintf(out, cap, "%s%s%s", prefix, name[0] == '[' ? "" : ".", name);
-    else snprintf(out, cap, "%s", hp ? prefix : hn ? name : "");
+    int n; /* a path cut at cap only shortens an error message's field name */
+    if (hp && hn) n = snprintf(out, cap, "%s%s%s", prefix, name[0] == '[' ? "" : ".", name);
+    else n = snprintf(out, cap, "%s", hp ? prefix : hn ? name : "");
+    if (n < 0) out[0] = '\0';
 }
 
 void tt__err_prefix(tt_errinfo *err, const char *prefix)
