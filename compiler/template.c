@@ -44,6 +44,7 @@ tt_rc tt_tmpl_parse_json(const json_t *doc, const char *base_dir, tt_template **
     tt_rc rc = tt__tmpl_parse_doc(&p, doc, base_dir);
     free(p.allloops);
     if (rc == TT_OK) {
+        tt__tmpl_order_params(t);
         t->doc = json_incref((json_t *)doc);
         rc = tmpl_hash(t, err);
     }

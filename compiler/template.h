@@ -260,6 +260,9 @@ typedef struct tt_template {
     char *source_text;        /* its contents when loaded from a directory, or NULL */
     json_t *doc;              /* the document as given (owned reference) */
     char *source_script;      /* "source.script" as written, or NULL */
+    /* The params in canonical order (by name, strcmp: tt_tmpl_config_key), set once by the
+     * parse: a config's key, JSON text and hash are built on every trial. */
+    uint16_t cfg_order[TT_MAX_SLOTS];
 } tt_template;
 
 /* Slot index helpers. */

@@ -32,6 +32,8 @@ typedef struct tt__tp {
 
 /* Walk a whole template document into p->t (template_parse.c). */
 tt_rc tt__tmpl_parse_doc(tt__tp *p, const json_t *doc, const char *base_dir);
+/* Fill t->cfg_order (template_values.c), once the params are parsed. */
+void tt__tmpl_order_params(tt_template *t);
 /* Fill p->err with an out-of-memory error at path; returns TT_ENOMEM. */
 tt_rc tt__tp_oom(tt__tp *p, const char *path);
 /* JSON type name for messages ("object", "array", "string", "integer", ...). */

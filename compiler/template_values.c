@@ -227,19 +227,31 @@ tt_rc tt_tmpl_config_from_json(const tt_template *t, const json_t *obj, int64_t 
 
 /* The canonical order of a side: problems in declared order, configs by param name in byte
  * order (strcmp), so that a config's key, JSON and hash do not depend on the order the
- * params were declared in (a stored template is reloaded with its keys sorted).  Fills
- * idx[0..n) with indices into the side; returns n. */
+ * params were declared in (a stored template is reloaded with its keys sorted): the order
+ * the parse put in t->cfg_order.  Fills idx[0..n) with indices into the side; returns n. */
 static size_t vorder(const tt_template *t, const vside *s, size_t *idx)
 {
-    for (size_t i = 0; i < s->n; i++) {
+    if (s->is_config) {
+        for (size_t i = 0; i < s->n; i++) idx[i] = t->cfg_order[i];
+        return s->n;
+    }
+    for (size_t i = 0; i < s->n; i++) idx[i] = i;
+    return s->n;
+}
+
+void tt__tmpl_order_params(tt_template *t)
+{
+    vside sv = side_of(t, 1), *s = &sv;
+    size_t idx[TT_MAX_SLOTS];
+    for (size_t i = 0; i < s->n; i++) {   /* insertion sort: a few dozen names at most */
         size_t j = i;
-        while (j > 0 && s->is_config && strcmp(vname(t, s, idx[j - 1]), vname(t, s, i)) > 0) {
+        while (j > 0 && strcmp(vname(t, s, idx[j - 1]), vname(t, s, i)) > 0) {
             idx[j] = idx[j - 1];
             j--;
         }
         idx[j] = i;
     }
-    return s->n;
+    for (size_t i = 0; i < s->n; i++) t->cfg_order[i] = (uint16_t)idx[i];
 }
 
 /* v in decimal into num (at least 21 bytes); returns num.  The key is built on every
