@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: MIT
 # run.sh - the whole test suite: install deps, build (warnings are errors) and run every
 # test with ctest, then the same again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then gcc -Werror builds at -O3 (Release) and -Os (MinSizeRel), compile only (gcc's
+# flow warnings, maybe-uninitialized and format-truncation, differ by optimisation level),
 # then (when clang is installed) a clang -Werror build and its tests (but the Python and
 # browser suites).
 #   bash tests/run.sh            # both builds
@@ -11,7 +13,7 @@ cd "$(dirname "$0")/.."
 bash deploy/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
-echo "== build (Release, -Werror) =="
+echo "== build (RelWithDebInfo, -Werror) =="
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 echo "== tests =="
@@ -28,6 +30,11 @@ if [ -z "${TT_NO_SANITIZE:-}" ]; then
   (cd build-asan && TT_SANITIZED=1 ctest --output-on-failure -j"$jobs")
   cat build-asan/pytest-summary.txt 2>/dev/null || true
 fi
+for bt in Release MinSizeRel; do
+  echo "== build ($bt, -Werror; compile only) =="
+  cmake -S . -B "build-$bt" -DCMAKE_BUILD_TYPE="$bt" -DTT_WERROR=ON >/dev/null
+  cmake --build "build-$bt" -j"$jobs" >/dev/null
+done
 if command -v clang >/dev/null 2>&1 && [ -z "${TT_NO_CLANG:-}" ]; then
   echo "== build with clang (-Werror; a second compiler's warnings) =="
   CC=clang cmake -S . -B build-clang -DTT_WERROR=ON >/dev/null

@@ -673,7 +673,7 @@ static tt_rc tt_bo_refill(tt_strategy *st)
     tt_bo *b = st->impl;
     b->rounds++;
     b->kind = 0;
-    uint64_t v;
+    uint64_t v = 0;
     if (st->have_best && st->best_us < b->last_best) {
         b->last_best = st->best_us;
         b->stale = 0;

@@ -116,7 +116,7 @@ static char *substitute(const char *src, const row *r)
 static char *render_row(const row *r)
 {
     char rel[160];
-    snprintf(rel, sizeof rel, "templates/%s.json", r->name);
+    snprintf(rel, sizeof rel, "templates/%.120s.json", r->name);
     char *jpath = tt_test_src(rel);
     struct stat st;
     tt_template *t = NULL;
@@ -136,7 +136,7 @@ static char *render_row(const row *r)
         if (rc) fprintf(stderr, "%s: %s [%s] %s\n", r->name, tt_rc_code(rc), e.path, e.msg);
         CU_ASSERT_EQUAL(rc, TT_OK);
     } else {
-        snprintf(rel, sizeof rel, "templates/%s.py.in", r->name);
+        snprintf(rel, sizeof rel, "templates/%.120s.py.in", r->name);
         char *spath = tt_test_src(rel);
         char *src = tt_test_read_file(spath, NULL);
         free(spath);
@@ -168,7 +168,7 @@ static void test_every_source_compiles(void)
         if (!text) continue;
         CU_ASSERT_PTR_NULL(strstr(text, "{{"));
         char py[700], cmd[2400];
-        snprintf(py, sizeof py, "%s/%s.py", g_tmp, rows[i].name);
+        snprintf(py, sizeof py, "%.500s/%.120s.py", g_tmp, rows[i].name);
         FILE *f = fopen(py, "w");
         CU_ASSERT_PTR_NOT_NULL_FATAL(f);
         fputs(text, f);
