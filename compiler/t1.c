@@ -2,6 +2,7 @@
  * t1.c - T1 search-space file -> tiletune template document (params and constraints).
  */
 #include "t1.h"
+#include "t1_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,65 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TT_T1_MAX_VALUES 4096   /* as TT_MAX_PARAM_VALUES of template.h */
-
 static tt_rc tt_oom(tt_errinfo *err) { return tt_errf(err, TT_ENOMEM, "", "out of memory"); }
 
-/* Parse a Python list literal of integers "[16, 32, -1]" (trailing comma allowed) into a new
- * JSON array.  Returns TT_OK, or TT_EUNSUPPORTED naming the element that is not an integer. */
-static tt_rc tt_parse_pylist(const char *s, const char *path, json_t **out, tt_errinfo *err)
-{
-    *out = NULL;
-    const char *p = s;
-    while (isspace((unsigned char)*p)) p++;
-    if (*p != '[')
-        return tt_errf(err, TT_EUNSUPPORTED, path,
-                       "expected a list of integers such as \"[16, 32]\", got \"%.40s\"", s);
-    p++;
-    json_t *arr = json_array();
-    if (!arr) return tt_oom(err);
-    size_t idx = 0;
-    for (;;) {
-        while (isspace((unsigned char)*p)) p++;
-        if (*p == ']') break;
-        const char *start = p;
-        errno = 0;
-        char *end;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || errno == ERANGE) {
-            json_decref(arr);
-            return tt_errf(err, TT_EUNSUPPORTED, path, "element %zu (\"%.20s\") is not an integer",
-                           idx, start);
-        }
-        p = end;
-        while (isspace((unsigned char)*p)) p++;
-        if (*p != ',' && *p != ']') {
-            json_decref(arr);
-            return tt_errf(err, TT_EUNSUPPORTED, path, "element %zu (\"%.20s\") is not an integer",
-                           idx, start);
-        }
-        if (idx >= TT_T1_MAX_VALUES) {
-            json_decref(arr);
-            return tt_errf(err, TT_EUNSUPPORTED, path, "more than %d values", TT_T1_MAX_VALUES);
-        }
-        if (json_array_append_new(arr, json_integer((json_int_t)v)) != 0) {
-            json_decref(arr);
-            return tt_oom(err);
-        }
-        idx++;
-        if (*p == ',') p++;
-    }
-    p++;
-    while (isspace((unsigned char)*p)) p++;
-    if (*p) {
-        json_decref(arr);
-        return tt_errf(err, TT_EUNSUPPORTED, path, "text after the list: \"%.20s\"", p);
-    }
-    *out = arr;
-    return TT_OK;
-}
-
-/* Values given as a JSON array: integers only (a copy). */
+/* Values given as a JSON array: integers only (a copy; a repeated value kept once, at its
+ * first place, as in the string form). */
 static tt_rc tt_copy_int_array(const json_t *a, const char *path, json_t **out, tt_errinfo *err)
 {
     *out = NULL;
@@ -83,8 +29,19 @@ static tt_rc tt_copy_int_array(const json_t *a, const char *path, json_t **out, 
             return tt_errf(err, TT_EUNSUPPORTED, ep, "not an integer");
         }
     }
-    *out = json_deep_copy(a);
-    return *out ? TT_OK : tt_oom(err);
+    json_t *arr = json_array();
+    if (!arr) return tt_oom(err);
+    json_array_foreach(a, i, v) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = json_integer_value(json_array_get(a, j)) == json_integer_value(v);
+        if (!seen && json_array_append_new(arr, json_integer(json_integer_value(v))) != 0) {
+            json_decref(arr);
+            return tt_oom(err);
+        }
+    }
+    *out = arr;
+    return TT_OK;
 }
 
 static tt_rc tt_t1_params(const json_t *tps, json_t *params, tt_errinfo *err)
@@ -116,7 +73,7 @@ static tt_rc tt_t1_params(const json_t *tps, json_t *params, tt_errinfo *err)
         json_t *arr = NULL;
         tt_rc rc;
         if (json_is_string(vals))
-            rc = tt_parse_pylist(json_string_value(vals), ep, &arr, err);
+            rc = tt__t1_values(json_string_value(vals), ep, &arr, err);
         else if (json_is_array(vals))
             rc = tt_copy_int_array(vals, ep, &arr, err);
         else

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT
  * test_t1.c - T1 search-space import: the convolution T1 file becomes a template that the
  * parser accepts and whose space has exactly the configs the T1 conditions allow; malformed
- * T1 documents are rejected with the path of the offender (tests/data/t1/bad.json).
+ * T1 documents are rejected with the path of the offender (tests/data/t1/bad.json); the
+ * Python list expressions of "Values" evaluate as Python evaluates them (a table, expected
+ * values from python3), and a T1 file written in those forms, with chained comparisons and
+ * `not`/`and`/`or` conditions (tests/data/t1/forms.json), has the feasible configs Python's
+ * eval of its conditions admits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +131,80 @@ static void test_bad_table(void)
     json_decref(cases);
 }
 
+/* "Values" strings and what python3 -c 'print(list(eval(V)))' prints (duplicates kept once). */
+static void test_values_table(void)
+{
+    static const struct {
+        const char *values, *want;
+    } rows[] = {
+        {"[16, 32]", "[16,32]"},
+        {"[1, 2, 4] + list(range(32, 128+1, 32))", "[1,2,4,32,64,96,128]"},
+        {"[2**i for i in range(0, 6)]", "[1,2,4,8,16,32]"},
+        {"[i for i in range(1, 5)]", "[1,2,3,4]"},
+        {"range(3)", "[0,1,2]"},
+        {"range(10, 0, -3)", "[10,7,4,1]"},
+        {"list(range(-2, 3, 2))", "[-2,0,2]"},
+        {"[i * i for i in [1, 2, 3] if i != 2]", "[1,9]"},
+        {"[u for u in range(1, 9) if 8 % u == 0]", "[1,2,4,8]"},
+        {"[1, 2,] + [2, 3] + list(range(4, 5))", "[1,2,3,4]"},
+        {"[ 0x10 , 0b11, True ]", "[16,3,1]"},
+        {"[max(1, k // 2) for k in range(4)]", "[1]"},
+        {"list(range(0)) + [7]", "[7]"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char doc[512];
+        snprintf(doc, sizeof doc, "{\"General\": {\"BenchmarkName\": \"v\"}, "
+                 "\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", "
+                 "\"Type\": \"int\", \"Values\": \"%s\"}]}}", rows[i].values);
+        json_t *in = json_loads(doc, 0, NULL), *out = NULL;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+        tt_errinfo e;
+        tt_errinfo_clear(&e);
+        tt_rc rc = tt_t1_to_template(in, NULL, &out, &e);
+        char *got = rc ? NULL : json_dumps(json_object_get(json_object_get(out, "params"), "a"),
+                                           JSON_COMPACT);
+        CU_ASSERT_EQUAL(rc, TT_OK);
+        CU_ASSERT(got && strcmp(got, rows[i].want) == 0);
+        if (rc || !got || strcmp(got, rows[i].want))
+            fprintf(stderr, "%s: %s %s, want %s\n", rows[i].values, tt_rc_code(rc),
+                    got ? got : e.msg, rows[i].want);
+        free(got);
+        json_decref(out);
+        json_decref(in);
+    }
+}
+
+/* tests/data/t1/forms.json: 20 x 5 x 6 x 4 x 4 x 2 = 19200 configs, of which 2590 pass its
+ * four conditions (python3: itertools.product of the evaluated Values, eval of each
+ * Expression). */
+static void test_forms_space(void)
+{
+    char *path = tt_test_src("tests/data/t1/forms.json");
+    json_t *doc = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = tt_t1_file_to_template(path, NULL, &doc, &e);
+    free(path);
+    if (rc) fprintf(stderr, "forms: %s: %s\n", e.path, e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    tt_template *t = NULL;
+    rc = tt_tmpl_parse_json(doc, NULL, &t, &e);
+    json_decref(doc);
+    if (rc) fprintf(stderr, "parse: %s: %s\n", e.path, e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    tt_space *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, NULL, &s, &e), TT_OK);
+    uint64_t n = 0;
+    tt_space_counts c;
+    CU_ASSERT_EQUAL(tt_space_enumerate(s, count_visit, &n, 0, &c), TT_OK);
+    CU_ASSERT_EQUAL(c.total, 19200);
+    CU_ASSERT_EQUAL(n, 2590);
+    CU_ASSERT_EQUAL(c.feasible, 2590);
+    tt_space_free(s);
+    tt_tmpl_free(t);
+}
+
 static void test_files(void)
 {
     json_t *out = NULL;
@@ -162,6 +240,8 @@ static const tt_test_case cases[] = {
     {"convolution_doc", test_convolution_doc},
     {"convolution_space", test_convolution_space},
     {"bad_table", test_bad_table},
+    {"values_table", test_values_table},
+    {"forms_space", test_forms_space},
     {"files", test_files},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"t1", NULL, NULL, cases}, {NULL, NULL, NULL, NULL}};
