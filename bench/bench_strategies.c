@@ -6,6 +6,11 @@
  *
  *   bench_strategies [--seeds N (default 50)] [--seed-base N] [--datasets DIR]
  *                    [--strategies a,b] [--budgets a,b,c] [--terms]
+ *                    [--space T1FILE DATASET[,DATASET...]]
+ *
+ * --space scores another recorded space: its T1 search-space file (the template, as
+ * `tlctl import` makes it) and one or more recordings of it (Kernel Tuner cache or T4, plain
+ * or gzip), instead of ../shared/datasets' convolution files.
  *
  * Objective: each config's recorded objective (Kernel Tuner cache `time`, the mean of its
  * runtimes; T4 `measurements` "time"), as replay uses by default.  Every trial counts as a
@@ -116,6 +121,7 @@ static int load_space(const tt_template *t, tt_space *sp, const char *path, tt_b
     int map[TT_MAX_SLOTS];
     for (size_t p = 0; p < t->nparams; p++)
         if ((map[p] = tt_dataset_param(ds, t->params[p].name)) < 0) {
+            printf("%s: skipped (the recording has no param %s)\n", path, t->params[p].name);
             tt_dataset_free(ds);
             return -1;
         }
@@ -242,6 +248,7 @@ int main(int argc, char **argv)
     int seeds = 50;
     uint64_t seed_base = 1;
     const char *dsdir = TT_DEFAULT_DATASETS_DIR, *only = NULL, *budgets_arg = NULL;
+    const char *space_t1 = NULL, *space_files = NULL;
     int show_terms = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -251,22 +258,27 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--strategies") && v) only = argv[++i];
         else if (!strcmp(argv[i], "--budgets") && v) budgets_arg = argv[++i];
         else if (!strcmp(argv[i], "--terms")) show_terms = 1;
-        else {
+        else if (!strcmp(argv[i], "--space") && v && i + 2 < argc) {
+            space_t1 = argv[++i];
+            space_files = argv[++i];
+        } else {
             fprintf(stderr, "usage: %s [--seeds N] [--seed-base N] [--datasets DIR] "
-                    "[--strategies a,b] [--budgets a,b,c] [--terms]\n", argv[0]);
+                    "[--strategies a,b] [--budgets a,b,c] [--terms] "
+                    "[--space T1FILE DATASET[,DATASET...]]\n", argv[0]);
             return 2;
         }
     }
     if (seeds < 1) return 2;
     char path[1024];
-    snprintf(path, sizeof path, "%.900s/convolution.t1.json", dsdir);
+    if (space_t1) snprintf(path, sizeof path, "%s", space_t1);
+    else snprintf(path, sizeof path, "%.900s/convolution.t1.json", dsdir);
     json_t *tdoc = NULL;
     tt_errinfo e;
     tt_template *t = NULL;
-    if (tt_t1_file_to_template(path, "convolution", &tdoc, &e) != TT_OK ||
+    if (tt_t1_file_to_template(path, space_t1 ? NULL : "convolution", &tdoc, &e) != TT_OK ||
         tt_tmpl_parse_json(tdoc, NULL, &t, &e) != TT_OK) {
-        printf("skipped: %s: %s\n", path, e.msg);
-        return 0;
+        printf("skipped: %s: %s: %s\n", path, e.path, e.msg);
+        return space_t1 ? 1 : 0;
     }
     json_decref(tdoc);
     int64_t prob[1] = {0};
@@ -276,16 +288,23 @@ int main(int argc, char **argv)
      * strategies run their fallback (bo) on this template and are left out */
     static const char *const names[] = {"random", "evolution", "anneal", "bo", "auto"};
     enum { NS = sizeof names / sizeof names[0] };
-    static const char *const files[] = {"convolution_A100.kt-cache.json.gz",
-                                        "convolution_MI250X.t4.json.gz"};
+    const char *files[16] = {"convolution_A100.kt-cache.json.gz", "convolution_MI250X.t4.json.gz"};
+    size_t nfiles = 2;
+    char *flist = space_files ? strdup(space_files) : NULL;
+    if (flist) {
+        nfiles = 0;
+        for (char *tok = strtok(flist, ","); tok && nfiles < 16; tok = strtok(NULL, ","))
+            files[nfiles++] = tok;
+    }
     printf("== autotuning-methodology score on recorded GPU spaces (%d seeds from %llu) ==\n",
            seeds, (unsigned long long)seed_base);
     printf("score: autotuning-methodology performance score over function evaluations (median "
            "rank over seeds vs random search's calculated curve, b = start..B); mean-score: "
            "mean over seeds and b = 1..B of (E_rand(b) - f(b)) / (E_rand(b) - f_opt); "
            "strategies run with budget B\n");
-    for (size_t fi = 0; fi < sizeof files / sizeof files[0]; fi++) {
-        snprintf(path, sizeof path, "%.900s/%s", dsdir, files[fi]);
+    for (size_t fi = 0; fi < nfiles; fi++) {
+        if (flist) snprintf(path, sizeof path, "%s", files[fi]);
+        else snprintf(path, sizeof path, "%.900s/%s", dsdir, files[fi]);
         tt_bobj o;
         if (load_space(t, sp, path, &o) != 0) continue;
         double *sorted = malloc(o.n * sizeof *sorted);
@@ -361,5 +380,6 @@ int main(int argc, char **argv)
     }
     tt_space_free(sp);
     tt_tmpl_free(t);
+    free(flist);
     return 0;
 }
