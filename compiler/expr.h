@@ -8,8 +8,11 @@
  * Python: `a < b <= c`), `and or` (also `&& ||`, short-circuit, the value is 0/1),
  * `x if c else y`, parentheses, and the functions min(a,b,...), max(a,b,...), ceildiv(a,b),
  * floordiv(a,b), align_up(a,b), log2(a) (floor; a > 0), sizeof(dtype) (bytes), abs(a).
- * All values are int64.  `/` and `//` are floor division and `%` is Python's modulo (sign of
- * the divisor); `**` needs a non-negative exponent.
+ * Values are int64.  `//` is floor division and `%` is Python's modulo (sign of the divisor);
+ * `/` is Python's true division: an exact quotient is an integer, an inexact one evaluates
+ * the expression as Python would, with floats from there on (expr_vm.c), and its result must
+ * be an integer value (comparisons and booleans are; `7 / 2 * 2` is 7; `7 / 2` alone is
+ * TT_EDOMAIN); `**` needs a non-negative exponent.
  *
  * Evaluation never allocates and never invokes undefined behaviour: overflow gives
  * TT_EOVERFLOW, division or modulo by zero TT_EDIVZERO, log2 of a non-positive value or a

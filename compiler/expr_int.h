@@ -23,6 +23,7 @@ enum {
     OP_NEG, OP_NOT, OP_BNOT, OP_BOOL, OP_ABS, OP_LOG2, OP_SIZEOF,
     OP_ADD, OP_SUB, OP_MUL, OP_FDIV, OP_MOD, OP_POW, OP_SHL, OP_SHR,
     OP_BAND, OP_BOR, OP_BXOR, OP_MIN, OP_MAX, OP_CEILDIV, OP_ALIGN,
+    OP_TDIV,    /* `/`: Python's true division (exact quotient, else expr_vm.c's mixed mode) */
     OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
     /* k: the binary op with the constant k as right operand (`x % 32`, `x <= 1024`) */
     OP_ADDK, OP_SUBK, OP_MULK, OP_FDIVK, OP_MODK, OP_BANDK,
@@ -153,6 +154,25 @@ static inline tt_rc ex_sizeof(int64_t a, int64_t *r)
     int sz = tt_dtype_size(a);
     if (sz <= 0) return TT_EDOMAIN;
     *r = sz;
+    return TT_OK;
+}
+
+/* Not a tt_rc of the API: an inexact `/`, which evaluation finishes in the mixed
+ * integer/float mode (expr_vm.c) and constant folding leaves to evaluation. */
+#define TT__EXPR_INEXACT ((tt_rc)TT_RC__COUNT)
+
+/* `/` while both operands are integers: the quotient when it is exact (Python gives a float
+ * equal to it, and every use of it agrees), TT__EXPR_INEXACT otherwise. */
+static inline tt_rc ex_tdiv(int64_t a, int64_t b, int64_t *r)
+{
+    if (b == 0) return TT_EDIVZERO;
+    if (b == -1) {
+        if (a == INT64_MIN) return TT_EOVERFLOW;
+        *r = -a;
+        return TT_OK;
+    }
+    if (a % b != 0) return TT__EXPR_INEXACT;
+    *r = a / b;
     return TT_OK;
 }
 

@@ -31,6 +31,7 @@ static tt_rc ex_binop(int op, int64_t a, int64_t b, int64_t *r)
     case OP_SUB: return __builtin_sub_overflow(a, b, r) ? TT_EOVERFLOW : TT_OK;
     case OP_MUL: return __builtin_mul_overflow(a, b, r) ? TT_EOVERFLOW : TT_OK;
     case OP_FDIV: return ex_fdiv(a, b, r);
+    case OP_TDIV: return ex_tdiv(a, b, r);   /* inexact: not folded */
     case OP_MOD: return ex_mod(a, b, r);
     case OP_POW: return ex_pow(a, b, r);
     case OP_SHL: return ex_shl(a, b, r);
@@ -538,7 +539,7 @@ static int parse_left(parser *p, int (*sub)(parser *), const int *tokens, const 
 static int parse_term(parser *p)
 {
     static const int t[] = {TK_STAR, TK_SLASH, TK_DSLASH, TK_PCT};
-    static const int o[] = {OP_MUL, OP_FDIV, OP_FDIV, OP_MOD};
+    static const int o[] = {OP_MUL, OP_TDIV, OP_FDIV, OP_MOD};
     return parse_left(p, parse_unary, t, o, 4);
 }
 

@@ -7,8 +7,7 @@
  * expression T1 files write -- "[16, 32]", "[1, 2] + list(range(32, 1024+1, 32))",
  * "[2**i for i in range(0, 6)]", with an optional `if` filter; t1_values.c) as params
  * (a repeated value kept once), and ConfigurationSpace.Conditions[].Expression as
- * constraints, verbatim (tiletune expressions are Python-compatible, but `/` is floor
- * division: docs/datasets.md).  The template gets no inputs and no
+ * constraints, verbatim (tiletune expressions are Python-compatible, `/` included).  The template gets no inputs and no
  * kernel: it serves the replay: and cmd: backends only.  Its name is the given one, else
  * General.BenchmarkName, else KernelSpecification.KernelName; its description notes the
  * origin.  Only integer params are supported: any other Type, or a value that is not an
