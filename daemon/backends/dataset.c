@@ -627,6 +627,30 @@ static tt_rc tt_parse_t4(const json_t *doc, tt_dataset **out, tt_errinfo *err)
     return TT_OK;
 }
 
+/* Kernel Tuner appends each result to its cache file as it goes (an entry and a ","), and
+ * closes the two objects only when the session ends; a session that was killed leaves the
+ * file open, and Kernel Tuner reads such a file by dropping the trailing comma and closing
+ * them (kernel_tuner/util.py, correct_open_cache).  The same here, for text that failed to
+ * parse and has a Kernel Tuner header; NULL when it is not that (the first error stands). */
+static json_t *tt_kt_reopen(const char *text, size_t len)
+{
+    size_t head = len < 65536 ? len : 65536;
+    if (!memmem(text, head, "\"tune_params_keys\"", 18) || !memmem(text, len, "\"cache\"", 7))
+        return NULL;
+    while (len && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r' ||
+                   text[len - 1] == '\t'))
+        len--;
+    if (len && text[len - 1] == ',') len--;
+    char *buf = malloc(len + 3);
+    if (!buf) return NULL;
+    memcpy(buf, text, len);
+    memcpy(buf + len, "}\n}", 3);
+    json_error_t je;
+    json_t *doc = json_loadb(buf, len + 3, 0, &je);
+    free(buf);
+    return doc;
+}
+
 tt_rc tt_dataset_load_buffer(const void *data, size_t len, tt_dataset **out, tt_errinfo *err)
 {
     return tt_dataset_load_buffer_max(data, len, TT_DATASET_MAX_BYTES, out, err);
@@ -651,6 +675,9 @@ tt_rc tt_dataset_load_buffer_max(const void *data, size_t len, size_t max_bytes,
     uint64_t h = tt_fnv(TT_FNV_OFF, text, plen);
     json_error_t je;
     json_t *doc = json_loadb(text, plen, 0, &je);
+    int reopened = 0;
+    if (!doc && json_error_code(&je) != json_error_out_of_memory)
+        reopened = (doc = tt_kt_reopen(text, plen)) != NULL;
     free(plain);
     if (!doc && json_error_code(&je) == json_error_out_of_memory)
         return tt_errf(err, TT_ENOMEM, "", "out of memory");
@@ -669,6 +696,7 @@ tt_rc tt_dataset_load_buffer_max(const void *data, size_t len, size_t max_bytes,
                      "(\"results\")");
     json_decref(doc);
     if (rc == TT_OK) {
+        (*out)->reopened = reopened;
         (*out)->content_hash = h;
         snprintf((*out)->hash, sizeof (*out)->hash, "%016llx", (unsigned long long)h);
     }

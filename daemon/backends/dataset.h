@@ -78,6 +78,8 @@ typedef struct tt_dataset {
     size_t nsamples_total;
     size_t count[TT_DS__COUNT];  /* records by status */
     size_t nduplicates;       /* repeated configs (the first record is kept) */
+    int reopened;             /* a Kernel Tuner cache left open by an interrupted session,
+                                 read as Kernel Tuner reads it (docs/datasets.md) */
     uint64_t content_hash;    /* FNV-1a 64 of the decompressed bytes (0 for a built dataset) */
     char hash[17];            /* the same in 16 hex digits */
     /* private */

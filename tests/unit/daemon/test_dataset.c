@@ -526,11 +526,71 @@ static void test_cache_threads(void)
     free(p);
 }
 
+/* A Kernel Tuner cache left open by an interrupted session (its entries each followed by ",",
+ * the cache and the document not closed: kernel_tuner/util.py store_cache) reads as Kernel
+ * Tuner reads it: the same records as the closed file; an open cache without entries is an
+ * empty cache; broken JSON elsewhere stays a JSON error. */
+static void test_kt_open_cache(void)
+{
+    char *gz = tt_test_shared("datasets/convolution_A100.kt-cache.json.gz");
+    gzFile gf = gzopen(gz, "rb");
+    free(gz);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gf);
+    size_t cap = 8 << 20, n = 0;
+    char *text = malloc(cap + 8);
+    int r;
+    while ((r = gzread(gf, text + n, (unsigned)(cap - n))) > 0) n += (size_t)r;
+    gzclose(gf);
+    CU_ASSERT_FATAL(n > 3 && memcmp(text + n - 3, "}\n}", 3) == 0);
+    /* as Kernel Tuner leaves it: "...<last entry>,"  (and a newline or not) */
+    size_t open_len = n - 2;   /* the cache's "}" becomes the entry's "," */
+    text[n - 3] = ',';
+    static const char *const tails[] = {"", "\n", "  \n"};
+    for (size_t k = 0; k < sizeof tails / sizeof *tails; k++) {
+        memcpy(text + open_len, tails[k], strlen(tails[k]));
+        tt_dataset *d = NULL;
+        tt_errinfo e;
+        tt_rc rc = tt_dataset_load_buffer(text, open_len + strlen(tails[k]), &d, &e);
+        CU_ASSERT_EQUAL(rc, TT_OK);
+        if (rc) fprintf(stderr, "open cache: %s\n", e.msg);
+        if (!d) continue;
+        CU_ASSERT_EQUAL(d->reopened, 1);
+        CU_ASSERT_EQUAL(d->nrecords, g_kt->nrecords);
+        for (int st = 0; st < TT_DS__COUNT; st++) CU_ASSERT_EQUAL(d->count[st], g_kt->count[st]);
+        size_t same = 0;   /* record by record (NaN: a failure, in both) */
+        for (size_t i = 0; i < d->nrecords && i < g_kt->nrecords; i++) {
+            double x = d->records[i].value_us, y = g_kt->records[i].value_us;
+            same += (isnan(x) && isnan(y)) || x == y;
+        }
+        CU_ASSERT_EQUAL(same, g_kt->nrecords);
+        tt_dataset_free(d);
+    }
+    CU_ASSERT_EQUAL(g_kt->reopened, 0);
+    /* the same file without its last comma (Kernel Tuner accepts that too) */
+    tt_dataset *d = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL(tt_dataset_load_buffer(text, open_len - 1, &d, &e), TT_OK);
+    tt_dataset_free(d);
+    d = NULL;
+    /* the header only: an open cache with no entry is an empty cache */
+    char *hdr = strstr(text, "\"cache\": {");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hdr);
+    size_t hlen = (size_t)(hdr - text) + strlen("\"cache\": {");
+    CU_ASSERT_EQUAL(tt_dataset_load_buffer(text, hlen, &d, &e), TT_EINVAL);
+    CU_ASSERT_PTR_NULL(d);
+    /* broken in the middle: still a JSON error, with its position */
+    text[n / 2] = '#';
+    CU_ASSERT_EQUAL(tt_dataset_load_buffer(text, open_len, &d, &e), TT_EJSON);
+    CU_ASSERT_PTR_NULL(d);
+    free(text);
+}
+
 static const tt_test_case cases[] = {
     {"a100_kt", test_a100_kt},
     {"kt_t4_agree", test_kt_t4_agree},
     {"mi250x", test_mi250x},
     {"gzip_detection", test_gzip_detection},
+    {"kt_open_cache", test_kt_open_cache},
     {"bad_table", test_bad_table},
     {"units", test_units},
     {"t4_roundtrip", test_t4_roundtrip},
