@@ -23,7 +23,7 @@ static tt_rc tt_copy_int_array(const json_t *a, const char *path, json_t **out, 
     size_t i;
     const json_t *v;
     json_array_foreach(a, i, v) {
-        if (!json_is_integer(v)) {
+        if (!json_is_integer(v) && !json_is_boolean(v)) {
             char ep[200];
             snprintf(ep, sizeof ep, "%s[%zu]", path, i);
             return tt_errf(err, TT_EUNSUPPORTED, ep, "not an integer");
@@ -31,11 +31,14 @@ static tt_rc tt_copy_int_array(const json_t *a, const char *path, json_t **out, 
     }
     json_t *arr = json_array();
     if (!arr) return tt_oom(err);
-    json_array_foreach(a, i, v) {
+    json_array_foreach(a, i, v) {   /* true / false are 1 / 0, as in the recordings */
+        json_int_t x = json_is_boolean(v) ? json_is_true(v) : json_integer_value(v);
         int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = json_integer_value(json_array_get(a, j)) == json_integer_value(v);
-        if (!seen && json_array_append_new(arr, json_integer(json_integer_value(v))) != 0) {
+        for (size_t j = 0; j < i && !seen; j++) {
+            const json_t *w = json_array_get(a, j);
+            seen = (json_is_boolean(w) ? json_is_true(w) : json_integer_value(w)) == x;
+        }
+        if (!seen && json_array_append_new(arr, json_integer(x)) != 0) {
             json_decref(arr);
             return tt_oom(err);
         }
@@ -64,10 +67,11 @@ static tt_rc tt_t1_params(const json_t *tps, json_t *params, tt_errinfo *err)
         const json_t *type = json_object_get(tp, "Type");
         snprintf(ep, sizeof ep, "%s.Type", path);
         if (type && !json_is_string(type)) return tt_errf(err, TT_EINVAL, ep, "not a string");
-        if (type && strcmp(json_string_value(type), "int") != 0)
+        int is_bool = type && strcmp(json_string_value(type), "bool") == 0;
+        if (type && !is_bool && strcmp(json_string_value(type), "int") != 0)
             return tt_errf(err, TT_EUNSUPPORTED, ep,
-                           "parameter \"%s\" has type \"%s\": only int parameters are supported",
-                           name, json_string_value(type));
+                           "parameter \"%s\" has type \"%s\": only int and bool parameters "
+                           "are supported", name, json_string_value(type));
         const json_t *vals = json_object_get(tp, "Values");
         snprintf(ep, sizeof ep, "%s.Values", path);
         json_t *arr = NULL;
@@ -82,6 +86,16 @@ static tt_rc tt_t1_params(const json_t *tps, json_t *params, tt_errinfo *err)
         if (json_array_size(arr) == 0) {
             json_decref(arr);
             return tt_errf(err, TT_EINVAL, ep, "empty list of values");
+        }
+        size_t k;
+        const json_t *bv;
+        json_array_foreach(arr, k, bv) {
+            json_int_t x = json_integer_value(bv);
+            if (is_bool && x != 0 && x != 1) {
+                json_decref(arr);
+                return tt_errf(err, TT_EUNSUPPORTED, ep, "a bool parameter takes True/False "
+                               "(1/0), not %lld", (long long)x);
+            }
         }
         if (json_object_set_new(params, name, arr) != 0) return tt_oom(err);
     }

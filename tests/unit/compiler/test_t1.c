@@ -174,6 +174,32 @@ static void test_values_table(void)
     }
 }
 
+/* Type "bool": Python's True/False (or JSON true/false, or 1/0) become 1/0, as the
+ * recordings store booleans. */
+static void test_bool_params(void)
+{
+    static const struct {
+        const char *values, *want;
+    } rows[] = {{"\"[True, False]\"", "[1,0]"}, {"[false, true, 1]", "[0,1]"}, {"\"[0, 1]\"", "[0,1]"}};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char doc[512];
+        snprintf(doc, sizeof doc, "{\"General\": {\"BenchmarkName\": \"b\"}, "
+                 "\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"flag\", "
+                 "\"Type\": \"bool\", \"Values\": %s}]}}", rows[i].values);
+        json_t *in = json_loads(doc, 0, NULL), *out = NULL;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+        tt_errinfo e;
+        tt_rc rc = tt_t1_to_template(in, NULL, &out, &e);
+        CU_ASSERT_EQUAL(rc, TT_OK);
+        char *got = rc ? NULL : json_dumps(json_object_get(json_object_get(out, "params"),
+                                                           "flag"), JSON_COMPACT);
+        CU_ASSERT(got && strcmp(got, rows[i].want) == 0);
+        free(got);
+        json_decref(out);
+        json_decref(in);
+    }
+}
+
 /* tests/data/t1/forms.json: 20 x 5 x 6 x 4 x 4 x 2 = 19200 configs, of which 2095 pass its
  * five conditions (python3: itertools.product of the evaluated Values, eval of each
  * Expression).  Its last condition divides with `/`: read as floor division it would admit
@@ -242,6 +268,7 @@ static const tt_test_case cases[] = {
     {"convolution_space", test_convolution_space},
     {"bad_table", test_bad_table},
     {"values_table", test_values_table},
+    {"bool_params", test_bool_params},
     {"forms_space", test_forms_space},
     {"files", test_files},
     {NULL, NULL}};
