@@ -3,15 +3,15 @@
  * tiletune template document.
  *
  * From a T1 document this takes ConfigurationSpace.TuningParameters (each {"Name", "Type":
- * "int" or "bool" (True/False as 1/0), "Values": ...}: a JSON array of integers, or a string with the Python list
- * expression T1 files write -- "[16, 32]", "[1, 2] + list(range(32, 1024+1, 32))",
- * "[2**i for i in range(0, 6)]", with an optional `if` filter; t1_values.c) as params
- * (a repeated value kept once), and ConfigurationSpace.Conditions[].Expression as
- * constraints, verbatim (tiletune expressions are Python-compatible, `/` included).  The template gets no inputs and no
- * kernel: it serves the replay: and cmd: backends only.  Its name is the given one, else
- * General.BenchmarkName, else KernelSpecification.KernelName; its description notes the
- * origin.  Only integer (and bool) params are supported: any other Type, or a value that is
- * not an integer, is rejected with the JSON path of the offender.
+ * "int" or "bool" (True/False as 1/0), "Values": ...}: a JSON array of integers, or a string
+ * with the Python list expression T1 files write -- "[16, 32]", "[1, 2] + list(range(32,
+ * 1024+1, 32))", "[2**i for i in range(0, 6)]", with an optional `if` filter; t1_values.c)
+ * as params (a repeated value kept once), and ConfigurationSpace.Conditions[].Expression as
+ * constraints, verbatim (tiletune expressions are Python-compatible, `/` included).  The
+ * template gets no inputs and no kernel: it serves the replay: and cmd: backends only.  Its
+ * name is the given one, else General.BenchmarkName, else KernelSpecification.KernelName;
+ * its description notes the origin.  Only integer (and bool) params are supported: any other
+ * Type, or a value that is not an integer, is rejected with the JSON path of the offender.
  *
  * Ownership: the returned document is new (caller decrefs); the input is borrowed.
  * Thread-safety: pure; safe from many threads.
