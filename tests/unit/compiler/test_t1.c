@@ -131,73 +131,58 @@ static void test_bad_table(void)
     json_decref(cases);
 }
 
-/* "Values" strings and what python3 -c 'print(list(eval(V)))' prints (duplicates kept once). */
+/* One param of type `type` with Values `values` (JSON text) imports as the array `want`. */
+static void values_row(const char *type, const char *values, const char *want)
+{
+    char doc[512];
+    snprintf(doc, sizeof doc, "{\"General\": {\"BenchmarkName\": \"v\"}, "
+             "\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", "
+             "\"Type\": \"%s\", \"Values\": %s}]}}", type, values);
+    json_t *in = json_loads(doc, 0, NULL), *out = NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = tt_t1_to_template(in, NULL, &out, &e);
+    char *got = rc ? NULL : json_dumps(json_object_get(json_object_get(out, "params"), "a"),
+                                       JSON_COMPACT);
+    CU_ASSERT_EQUAL(rc, TT_OK);
+    CU_ASSERT(got && strcmp(got, want) == 0);
+    if (rc || !got || strcmp(got, want))
+        fprintf(stderr, "%s %s: %s %s, want %s\n", type, values, tt_rc_code(rc),
+                got ? got : e.msg, want);
+    free(got);
+    json_decref(out);
+    json_decref(in);
+}
+
+/* "Values" strings and what python3 -c 'print(list(eval(V)))' prints (duplicates kept once);
+ * Type "bool": Python's True/False (or JSON true/false, or 1/0) become 1/0, as the
+ * recordings store booleans. */
 static void test_values_table(void)
 {
     static const struct {
-        const char *values, *want;
+        const char *type, *values, *want;
     } rows[] = {
-        {"[16, 32]", "[16,32]"},
-        {"[1, 2, 4] + list(range(32, 128+1, 32))", "[1,2,4,32,64,96,128]"},
-        {"[2**i for i in range(0, 6)]", "[1,2,4,8,16,32]"},
-        {"[i for i in range(1, 5)]", "[1,2,3,4]"},
-        {"range(3)", "[0,1,2]"},
-        {"range(10, 0, -3)", "[10,7,4,1]"},
-        {"list(range(-2, 3, 2))", "[-2,0,2]"},
-        {"[i * i for i in [1, 2, 3] if i != 2]", "[1,9]"},
-        {"[u for u in range(1, 9) if 8 % u == 0]", "[1,2,4,8]"},
-        {"[1, 2,] + [2, 3] + list(range(4, 5))", "[1,2,3,4]"},
-        {"[ 0x10 , 0b11, True ]", "[16,3,1]"},
-        {"[max(1, k // 2) for k in range(4)]", "[1]"},
-        {"list(range(0)) + [7]", "[7]"},
+        {"int", "\"[16, 32]\"", "[16,32]"},
+        {"int", "\"[1, 2, 4] + list(range(32, 128+1, 32))\"", "[1,2,4,32,64,96,128]"},
+        {"int", "\"[2**i for i in range(0, 6)]\"", "[1,2,4,8,16,32]"},
+        {"int", "\"[i for i in range(1, 5)]\"", "[1,2,3,4]"},
+        {"int", "\"range(3)\"", "[0,1,2]"},
+        {"int", "\"range(10, 0, -3)\"", "[10,7,4,1]"},
+        {"int", "\"list(range(-2, 3, 2))\"", "[-2,0,2]"},
+        {"int", "\"[i * i for i in [1, 2, 3] if i != 2]\"", "[1,9]"},
+        {"int", "\"[u for u in range(1, 9) if 8 % u == 0]\"", "[1,2,4,8]"},
+        {"int", "\"[1, 2,] + [2, 3] + list(range(4, 5))\"", "[1,2,3,4]"},
+        {"int", "\"[ 0x10 , 0b11, True ]\"", "[16,3,1]"},
+        {"int", "\"[max(1, k // 2) for k in range(4)]\"", "[1]"},
+        {"int", "\"list(range(0)) + [7]\"", "[7]"},
+        {"int", "[4, 2, 4]", "[4,2]"},
+        {"bool", "\"[True, False]\"", "[1,0]"},
+        {"bool", "[false, true, 1]", "[0,1]"},
+        {"bool", "\"[0, 1]\"", "[0,1]"},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        char doc[512];
-        snprintf(doc, sizeof doc, "{\"General\": {\"BenchmarkName\": \"v\"}, "
-                 "\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"a\", "
-                 "\"Type\": \"int\", \"Values\": \"%s\"}]}}", rows[i].values);
-        json_t *in = json_loads(doc, 0, NULL), *out = NULL;
-        CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-        tt_errinfo e;
-        tt_errinfo_clear(&e);
-        tt_rc rc = tt_t1_to_template(in, NULL, &out, &e);
-        char *got = rc ? NULL : json_dumps(json_object_get(json_object_get(out, "params"), "a"),
-                                           JSON_COMPACT);
-        CU_ASSERT_EQUAL(rc, TT_OK);
-        CU_ASSERT(got && strcmp(got, rows[i].want) == 0);
-        if (rc || !got || strcmp(got, rows[i].want))
-            fprintf(stderr, "%s: %s %s, want %s\n", rows[i].values, tt_rc_code(rc),
-                    got ? got : e.msg, rows[i].want);
-        free(got);
-        json_decref(out);
-        json_decref(in);
-    }
-}
-
-/* Type "bool": Python's True/False (or JSON true/false, or 1/0) become 1/0, as the
- * recordings store booleans. */
-static void test_bool_params(void)
-{
-    static const struct {
-        const char *values, *want;
-    } rows[] = {{"\"[True, False]\"", "[1,0]"}, {"[false, true, 1]", "[0,1]"}, {"\"[0, 1]\"", "[0,1]"}};
-    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        char doc[512];
-        snprintf(doc, sizeof doc, "{\"General\": {\"BenchmarkName\": \"b\"}, "
-                 "\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"flag\", "
-                 "\"Type\": \"bool\", \"Values\": %s}]}}", rows[i].values);
-        json_t *in = json_loads(doc, 0, NULL), *out = NULL;
-        CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-        tt_errinfo e;
-        tt_rc rc = tt_t1_to_template(in, NULL, &out, &e);
-        CU_ASSERT_EQUAL(rc, TT_OK);
-        char *got = rc ? NULL : json_dumps(json_object_get(json_object_get(out, "params"),
-                                                           "flag"), JSON_COMPACT);
-        CU_ASSERT(got && strcmp(got, rows[i].want) == 0);
-        free(got);
-        json_decref(out);
-        json_decref(in);
-    }
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        values_row(rows[i].type, rows[i].values, rows[i].want);
 }
 
 /* tests/data/t1/forms.json: 20 x 5 x 6 x 4 x 4 x 2 = 19200 configs, of which 2095 pass its
@@ -268,7 +253,6 @@ static const tt_test_case cases[] = {
     {"convolution_space", test_convolution_space},
     {"bad_table", test_bad_table},
     {"values_table", test_values_table},
-    {"bool_params", test_bool_params},
     {"forms_space", test_forms_space},
     {"files", test_files},
     {NULL, NULL}};
