@@ -16,9 +16,9 @@
 #include "template.h"
 #include "tt_test.h"
 
-static json_t *load_conv(const char *name)
+/* The template document of the T1 file at path (freed here), named name (NULL: its own). */
+static json_t *load_t1(char *path, const char *name)
 {
-    char *path = tt_test_shared("datasets/convolution.t1.json");
     json_t *doc = NULL;
     tt_errinfo e;
     tt_errinfo_clear(&e);
@@ -27,6 +27,11 @@ static json_t *load_conv(const char *name)
     CU_ASSERT_EQUAL(rc, TT_OK);
     if (rc != TT_OK) fprintf(stderr, "t1: %s: %s\n", e.path, e.msg);
     return doc;
+}
+
+static json_t *load_conv(const char *name)
+{
+    return load_t1(tt_test_shared("datasets/convolution.t1.json"), name);
 }
 
 static void test_convolution_doc(void)
@@ -191,16 +196,11 @@ static void test_values_table(void)
  * 2038. */
 static void test_forms_space(void)
 {
-    char *path = tt_test_src("tests/data/t1/forms.json");
-    json_t *doc = NULL;
+    json_t *doc = load_t1(tt_test_src("tests/data/t1/forms.json"), NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
     tt_errinfo e;
-    tt_errinfo_clear(&e);
-    tt_rc rc = tt_t1_file_to_template(path, NULL, &doc, &e);
-    free(path);
-    if (rc) fprintf(stderr, "forms: %s: %s\n", e.path, e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
     tt_template *t = NULL;
-    rc = tt_tmpl_parse_json(doc, NULL, &t, &e);
+    tt_rc rc = tt_tmpl_parse_json(doc, NULL, &t, &e);
     json_decref(doc);
     if (rc) fprintf(stderr, "parse: %s: %s\n", e.path, e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
