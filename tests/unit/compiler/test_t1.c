@@ -69,36 +69,56 @@ static int count_visit(void *ud, const int64_t *slots)
     return 0;
 }
 
+/* The template of an imported document (consumed), or NULL with the reason printed. */
+static tt_template *parse_doc(json_t *doc)
+{
+    tt_template *t = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    tt_rc rc = doc ? tt_tmpl_parse_json(doc, NULL, &t, &e) : TT_EINVAL;
+    json_decref(doc);
+    if (rc != TT_OK) fprintf(stderr, "parse: %s: %s\n", e.path, e.msg);
+    CU_ASSERT_EQUAL(rc, TT_OK);
+    return t;
+}
+
+/* Enumerate t's space (kept in *s for more checks): *n configs visited, the counts. */
+static tt_space_counts count_space(const tt_template *t, tt_space **s, uint64_t *n)
+{
+    static int64_t slots[TT_MAX_SLOTS];
+    tt_space_counts c;
+    memset(&c, 0, sizeof c);
+    tt_errinfo e;
+    *s = NULL;
+    *n = 0;
+    CU_ASSERT_EQUAL(tt_space_new(t, slots, NULL, s, &e), TT_OK);
+    if (*s) CU_ASSERT_EQUAL(tt_space_enumerate(*s, count_visit, n, 0, &c), TT_OK);
+    return c;
+}
+
 /* The template parser accepts the import and its space is what the T1 conditions allow:
  * 4362 of the 10240 configs of the product (checked independently with Python's eval of the
  * same expressions over the product; test_backend_replay checks they are exactly the
  * dataset's configs). */
 static void test_convolution_space(void)
 {
-    json_t *doc = load_conv(NULL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-    tt_template *t = NULL;
-    tt_errinfo e;
-    tt_errinfo_clear(&e);
-    tt_rc rc = tt_tmpl_parse_json(doc, NULL, &t, &e);
-    json_decref(doc);
-    if (rc != TT_OK) fprintf(stderr, "parse: %s: %s\n", e.path, e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
+    tt_template *t = parse_doc(load_conv(NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL(t->nparams, 10);
     CU_ASSERT_EQUAL(t->ninputs, 0);
     CU_ASSERT_EQUAL(t->nconstraints, 4);
     CU_ASSERT_PTR_NULL(t->kernel);
-    int64_t slots[TT_MAX_SLOTS] = {0};
     tt_space *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, NULL, &s, &e), TT_OK);
     uint64_t n = 0;
-    tt_space_counts c;
-    CU_ASSERT_EQUAL(tt_space_enumerate(s, count_visit, &n, 0, &c), TT_OK);
+    tt_space_counts c = count_space(t, &s, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_EQUAL(n, 4362);
     CU_ASSERT_EQUAL(c.feasible, 4362);
     CU_ASSERT_EQUAL(c.total, 10240);
     CU_ASSERT_EQUAL(c.complete, 1);
     /* one config the conditions reject: use_padding=1 with block_size_x % 32 == 0 */
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    tt_errinfo e;
     CU_ASSERT_EQUAL(tt_tmpl_config_parse(t, "block_size_x=32,block_size_y=1,tile_size_x=1,"
                                             "tile_size_y=1,read_only=0,use_padding=1,use_shmem=1,"
                                             "use_cmem=1,filter_height=15,filter_width=15",
@@ -196,20 +216,11 @@ static void test_values_table(void)
  * 2038. */
 static void test_forms_space(void)
 {
-    json_t *doc = load_t1(tt_test_src("tests/data/t1/forms.json"), NULL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-    tt_errinfo e;
-    tt_template *t = NULL;
-    tt_rc rc = tt_tmpl_parse_json(doc, NULL, &t, &e);
-    json_decref(doc);
-    if (rc) fprintf(stderr, "parse: %s: %s\n", e.path, e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, TT_OK);
-    int64_t slots[TT_MAX_SLOTS] = {0};
+    tt_template *t = parse_doc(load_t1(tt_test_src("tests/data/t1/forms.json"), NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     tt_space *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, NULL, &s, &e), TT_OK);
     uint64_t n = 0;
-    tt_space_counts c;
-    CU_ASSERT_EQUAL(tt_space_enumerate(s, count_visit, &n, 0, &c), TT_OK);
+    tt_space_counts c = count_space(t, &s, &n);
     CU_ASSERT_EQUAL(c.total, 19200);
     CU_ASSERT_EQUAL(n, 2095);
     CU_ASSERT_EQUAL(c.feasible, 2095);
