@@ -108,7 +108,12 @@ static void tt_import_t1(tt_server *srv, const tt_req *req, const char *name, co
                       : tt_catalog_put_as(srv->catalog, srv->store, NULL, tdoc,
                                           req->token_name ? req->token_name : "",
                                           (req->scopes & TT_SCOPE_ADMIN) != 0, &t, &err);
-    if (rc) {
+    if (rc == TT_EFORBIDDEN && !name) {   /* the file's own name is a built-in's */
+        tt_errf(&err, TT_EFORBIDDEN, "name", "the T1 file names its template '%.64s', a "
+                "built-in's name (built-ins are read-only): import it under another name "
+                "(template=NAME; tlctl import -T NAME)", parsed->name);
+        tt_resp_errinfo(resp, &err);
+    } else if (rc) {
         tt_resp_errinfo(resp, &err);
     } else {
         size_t np = parsed->nparams;

@@ -166,6 +166,20 @@ static void test_import_errors(void)
     CU_ASSERT(r.status == 422 || r.status == 400);
     CU_ASSERT(strstr(tt_cfx_err_path(&r), "TuningParameters") != NULL);
     tt_cfx_resp_clear(&r);
+    /* a T1 file whose BenchmarkName is a built-in's ("gemm", as the community's CLBlast
+     * space): refused, and the answer says how to import it under another name */
+    static const char *const gemm_t1 =
+        "{\"ConfigurationSpace\":{\"TuningParameters\":[{\"Name\":\"MWG\",\"Type\":\"int\","
+        "\"Values\":\"[16, 32]\"}],\"Conditions\":[]},\"General\":{\"BenchmarkName\":\"gemm\"}}";
+    tt_cfx_call(tt_api_import, "POST", gemm_t1, json_pack("{s:s}", "format", "t1"), &r);
+    CU_ASSERT_EQUAL(r.status, 403);
+    const char *msg = tt_cfx_js(json_object_get(json_object_get(r.json, "error"), "message"));
+    CU_ASSERT(msg && strstr(msg, "-T NAME") != NULL);
+    tt_cfx_resp_clear(&r);
+    tt_cfx_call(tt_api_import, "POST", gemm_t1,
+                json_pack("{s:s, s:s}", "format", "t1", "template", "gemm_clblast"), &r);
+    CU_ASSERT_EQUAL(r.status, 201);
+    tt_cfx_resp_clear(&r);
 }
 
 static void test_import_t4_second_device(void)
