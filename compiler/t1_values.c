@@ -10,8 +10,9 @@
  * Elements, bounds, EXPR and COND are tiletune expressions (compiler/expr.h: integers,
  * Python's operators, `**`, min/max, ...); EXPR and COND may name the loop variable.  A
  * value repeated in the result is kept once, at its first place (a search space is a set).
- * Anything else -- floats, strings, other functions, nested comprehensions -- is
- * TT_EUNSUPPORTED naming what was not understood; more than TT_T1_MAX_VALUES values too.
+ * Anything else -- floats, strings, other functions, two `for` in one comprehension -- is
+ * TT_EUNSUPPORTED naming what was not understood; so are more than TT_T1_MAX_VALUES values
+ * and nesting (a comprehension over a comprehension, list(list(..))) deeper than 8.
  */
 #include "t1_int.h"
 
@@ -22,11 +23,14 @@
 
 #include "expr.h"
 
+#define TT_T1_MAX_NEST 8        /* comprehensions over comprehensions, list(list(..)) */
+
 typedef struct vctx {
     const char *path;
     tt_errinfo *err;
     int64_t *v;                /* the values so far */
     size_t n;
+    int depth;                 /* nesting of values() */
 } vctx;
 
 static tt_rc bad(vctx *c, const char *b, const char *e, const char *what)
@@ -171,7 +175,7 @@ static tt_rc comprehension(vctx *c, const char *b, const char *e, const char *f)
         if (!isspace((unsigned char)*q)) return bad(c, f, e, "one loop variable only");
     const char *ib = in + 2, *cond = top_find(ib, e, "if"), *ie = cond ? cond : e;
     if (top_find(ib, ie, "for")) return bad(c, f, e, "one 'for' only");
-    vctx it = {c->path, c->err, malloc(TT_T1_MAX_VALUES * sizeof(int64_t)), 0};
+    vctx it = {c->path, c->err, malloc(TT_T1_MAX_VALUES * sizeof(int64_t)), 0, c->depth};
     if (!it.v) return tt_errf(c->err, TT_ENOMEM, c->path, "out of memory");
     tt_rc rc = values(&it, ib, ie);
     for (size_t i = 0; !rc && i < it.n; i++) {
@@ -223,10 +227,14 @@ static tt_rc term(vctx *c, const char *b, const char *e)
 
 static tt_rc values(vctx *c, const char *b, const char *e)
 {
+    if (++c->depth > TT_T1_MAX_NEST) return bad(c, b, e, "nested more than 8 deep");
     for (;;) {
         const char *plus = top_find(b, e, "+");
         tt_rc rc = term(c, b, plus ? plus : e);
-        if (rc || !plus) return rc;
+        if (rc || !plus) {
+            c->depth--;
+            return rc;
+        }
         b = plus + 1;
     }
 }
@@ -234,7 +242,7 @@ static tt_rc values(vctx *c, const char *b, const char *e)
 tt_rc tt__t1_values(const char *src, const char *path, json_t **out, tt_errinfo *err)
 {
     *out = NULL;
-    vctx c = {path, err, malloc(TT_T1_MAX_VALUES * sizeof(int64_t)), 0};
+    vctx c = {path, err, malloc(TT_T1_MAX_VALUES * sizeof(int64_t)), 0, 0};
     if (!c.v) return tt_errf(err, TT_ENOMEM, path, "out of memory");
     tt_rc rc = values(&c, src, src + strlen(src));
     json_t *arr = rc ? NULL : json_array();
