@@ -518,6 +518,14 @@ static int tt_t4_status(const char *s, tt_ds_status *st)
     return 0;
 }
 
+/* The compile time of a result's `times`: "compilation" as Kernel Tuner writes it, or
+ * "compilation_time" as the T4 results schema (TuningSchema results-schema.json) names it. */
+static const json_t *tt_t4_compile(const json_t *times)
+{
+    const json_t *c = json_object_get(times, "compilation");
+    return c ? c : json_object_get(times, "compilation_time");
+}
+
 /* measurements[] entry named "time": its numeric value, or NAN. */
 static double tt_t4_measured(const json_t *r, double factor)
 {
@@ -613,7 +621,7 @@ static tt_rc tt_parse_t4(const json_t *doc, tt_dataset **out, tt_errinfo *err)
         }
         if (rc != TT_OK) break;
         rc = tt_add(ds, vals, st, buf, ns, measured,
-                    tt_num_or_nan(json_object_get(times, "compilation"), factor * 1e-6),
+                    tt_num_or_nan(tt_t4_compile(times), factor * 1e-6),
                     json_string_value(json_object_get(r, "timestamp")), 0, err);
         if (rc == TT_EEXISTS) rc = TT_OK;
         if (rc != TT_OK) break;
