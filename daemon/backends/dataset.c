@@ -10,6 +10,11 @@
 #include <string.h>
 #include <zlib.h>
 
+/* Kernel Tuner before its typed errors (its issue #140, 2022) recorded a failed config as
+ * "time": 1e20 (ms) instead of a failure string: such an entry is a failure (invalid), not a
+ * measurement. */
+#define TT_KT_FAILED_MS 1e20
+
 #define TT_FNV_OFF 14695981039346656037ULL
 #define TT_FNV_PRIME 1099511628211ULL
 
@@ -464,6 +469,8 @@ static tt_rc tt_parse_kt(const json_t *doc, tt_dataset **out, tt_errinfo *err)
             else rc = tt_errf(err, TT_EINVAL, ep, "unknown failure \"%.40s\"", s);
         } else if (!json_is_number(t)) {
             rc = tt_errf(err, TT_EINVAL, ep, "expected a number (ms) or a failure string");
+        } else if (json_number_value(t) >= TT_KT_FAILED_MS) {
+            st = TT_DS_INVALID;   /* Kernel Tuner before its typed errors: the 1e20 sentinel */
         }
         if (rc == TT_OK && st == TT_DS_OK) {
             const json_t *times = json_object_get(e, "times");
@@ -472,7 +479,7 @@ static tt_rc tt_parse_kt(const json_t *doc, tt_dataset **out, tt_errinfo *err)
             else rc = tt_one_sample(json_number_value(t) * 1000.0, &buf, &cap, &ns, err);
         }
         if (rc != TT_OK) break;
-        rc = tt_add(ds, vals, st, buf, ns, tt_num_or_nan(t, 1000.0),
+        rc = tt_add(ds, vals, st, buf, ns, st == TT_DS_OK ? tt_num_or_nan(t, 1000.0) : NAN,
                     tt_num_or_nan(json_object_get(e, "compile_time"), 1e-3),
                     json_string_value(json_object_get(e, "timestamp")), keep, err);
         if (rc == TT_EEXISTS) rc = TT_OK;

@@ -588,12 +588,42 @@ static void test_kt_open_cache(void)
     free(text);
 }
 
+/* An old Kernel Tuner cache (before its typed errors) marks a failed config "time": 1e20 (ms):
+ * a failure (invalid), not a 1e20 ms measurement. */
+static void test_kt_old_sentinel(void)
+{
+    static const char *const text =
+        "{\"device_name\": \"d\", \"kernel_name\": \"k\", \"problem_size\": [1],"
+        " \"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [1, 2, 3]},"
+        " \"cache\": {\"1\": {\"x\": 1, \"time\": 0.5, \"times\": [0.5, 0.5]},"
+        " \"2\": {\"x\": 2, \"time\": 1e20},"
+        " \"3\": {\"x\": 3, \"time\": 1e20, \"times\": [1e20]}}}";
+    tt_dataset *d = NULL;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_dataset_load_buffer(text, strlen(text), &d, &e), TT_OK);
+    CU_ASSERT_EQUAL(d->nrecords, 3);
+    CU_ASSERT_EQUAL(d->count[TT_DS_OK], 1);
+    CU_ASSERT_EQUAL(d->count[TT_DS_INVALID], 2);
+    int64_t v[1] = {2};
+    const tt_ds_record *r = tt_dataset_find(d, v);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->status, TT_DS_INVALID);
+    CU_ASSERT(isnan(r->value_us));
+    CU_ASSERT_EQUAL(r->nsamples, 0);
+    v[0] = 1;
+    r = tt_dataset_find(d, v);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_DOUBLE_EQUAL(r->value_us, 500.0, 1e-9);
+    tt_dataset_free(d);
+}
+
 static const tt_test_case cases[] = {
     {"a100_kt", test_a100_kt},
     {"kt_t4_agree", test_kt_t4_agree},
     {"mi250x", test_mi250x},
     {"gzip_detection", test_gzip_detection},
     {"kt_open_cache", test_kt_open_cache},
+    {"kt_old_sentinel", test_kt_old_sentinel},
     {"bad_table", test_bad_table},
     {"units", test_units},
     {"t4_roundtrip", test_t4_roundtrip},
