@@ -323,6 +323,9 @@ static int tt_json_int(const json_t *v, int64_t *out)
 {
     if (json_is_integer(v)) *out = (int64_t)json_integer_value(v);
     else if (json_is_boolean(v)) *out = json_is_true(v);
+    else if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+             fabs(json_real_value(v)) < 9.0e15)
+        *out = (int64_t)json_real_value(v);   /* 16.0: a Python float that is an integer */
     else return 0;
     return 1;
 }

@@ -589,7 +589,8 @@ static void test_kt_open_cache(void)
 }
 
 /* An old Kernel Tuner cache (before its typed errors) marks a failed config "time": 1e20 (ms):
- * a failure (invalid), not a 1e20 ms measurement. */
+ * a failure (invalid), not a 1e20 ms measurement.  A param written as a Python float with an
+ * integer value (3.0) is that integer. */
 static void test_kt_old_sentinel(void)
 {
     static const char *const text =
@@ -597,7 +598,7 @@ static void test_kt_old_sentinel(void)
         " \"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [1, 2, 3]},"
         " \"cache\": {\"1\": {\"x\": 1, \"time\": 0.5, \"times\": [0.5, 0.5]},"
         " \"2\": {\"x\": 2, \"time\": 1e20},"
-        " \"3\": {\"x\": 3, \"time\": 1e20, \"times\": [1e20]}}}";
+        " \"3\": {\"x\": 3.0, \"time\": 1e20, \"times\": [1e20]}}}";
     tt_dataset *d = NULL;
     tt_errinfo e;
     CU_ASSERT_EQUAL_FATAL(tt_dataset_load_buffer(text, strlen(text), &d, &e), TT_OK);
@@ -614,6 +615,8 @@ static void test_kt_old_sentinel(void)
     r = tt_dataset_find(d, v);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_DOUBLE_EQUAL(r->value_us, 500.0, 1e-9);
+    v[0] = 3;
+    CU_ASSERT_PTR_NOT_NULL(tt_dataset_find(d, v));
     tt_dataset_free(d);
 }
 
