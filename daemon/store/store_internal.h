@@ -126,10 +126,11 @@ double tt__store_now(void);
 
 /* ---- helpers shared by store.c and store_trials.c ----------------------------------- */
 /* Query ids (cache slots): store.c uses 0.., store_jobs.c TT__Q_STORE_JOBS.., store_trials.c
- * TT__Q_STORE_TRIALS.., store_best.c TT__Q_STORE_BEST.., store_meta.c TT__Q_STORE_META..,
- * store_checks.c TT__Q_STORE_CHECKS.. */
+ * TT__Q_STORE_TRIALS.., store_remeasure.c TT__Q_STORE_REMEASURE.., store_best.c
+ * TT__Q_STORE_BEST.., store_meta.c TT__Q_STORE_META.., store_checks.c TT__Q_STORE_CHECKS.. */
 #define TT__Q_STORE_JOBS 8
 #define TT__Q_STORE_TRIALS 24
+#define TT__Q_STORE_REMEASURE 40
 #define TT__Q_STORE_BEST 56
 #define TT__Q_STORE_META 64
 #define TT__Q_STORE_CHECKS 88
