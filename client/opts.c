@@ -142,8 +142,10 @@ const tl_cmd tl_cmds[] = {
      "c-header a static dispatch table with an exact-shape find_<template>_entry() lookup.", o_export, 0, 0, tl_cmd_export},
     {"import", "FILE [--format t4|kt-cache|t1] [-T TEMPLATE] [-t TARGET] [-p K=V,..]",
      "import recorded measurements or a T1 search space",
-     "POST /v1/import.  T4 and Kernel Tuner cache files (gzip accepted) become trials of a done "
-     "job with strategy import; a T1 file becomes a template.  Importing the same file again "
+     "POST /v1/import.  T4 and Kernel Tuner cache files (gzip accepted, and a cache left open "
+     "by an interrupted Kernel Tuner run) become trials of a done job with strategy import; a "
+     "T1 file becomes a template (its Values may be the Python list expressions T1 files write; "
+     "a file named like a built-in template needs -T NAME).  Importing the same file again "
      "adds nothing; the counts added / skipped / rejected are printed.", o_import, 1, 1,
      tl_cmd_import},
     {"help", "[COMMAND] [--markdown]", "show help", NULL, o_help, 0, 1, tl_cmd_help},
