@@ -326,7 +326,8 @@ static void reason_text(const tt_space *s, uint32_t r, char *buf, size_t cap, ch
     tt_rc rc = (tt_rc)((r >> 16) & 0xff);
     switch (kind) {
     case R_LET:
-        tt__path(buf, cap, "let %s: %s", t->lets[idx].name, tt__rc_word(rc));
+        tt__path(buf, cap, "let %s: %s", t->lets[idx].name,
+                 tt__expr_rc_word(t->lets[idx].expr, rc));
         tt__path(path, pcap, "let.%s", t->lets[idx].name);
         break;
     case R_CONS:

@@ -112,7 +112,8 @@ tt_rc tt_tmpl_eval_lets(const tt_template *t, int64_t *slots, tt_errinfo *err)
         if (rc != TT_OK) {
             char path[160];
             snprintf(path, sizeof path, "let.%s", t->lets[i].name);
-            return tt_errf(err, rc, path, "let %s: %s", t->lets[i].name, tt__rc_word(rc));
+            return tt_errf(err, rc, path, "let %s: %s", t->lets[i].name,
+                           tt__expr_rc_word(t->lets[i].expr, rc));
         }
     }
     return TT_OK;

@@ -50,6 +50,26 @@ const char *tt__rc_word(tt_rc rc)
     }
 }
 
+/* 1 when src has a `/` that is not part of `//` (Python's true division). */
+static int has_true_div(const char *src)
+{
+    for (const char *p = src ? strchr(src, '/') : NULL; p; p = strchr(p + 1, '/')) {
+        if (p[1] == '/') {
+            p++;
+            continue;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+const char *tt__expr_rc_word(const tt_expr *e, tt_rc rc)
+{
+    if (rc == TT_EDOMAIN && has_true_div(tt_expr_source(e)))
+        return "domain error (a fraction? `/` is true division, `//` floors)";
+    return tt__rc_word(rc);
+}
+
 tt_rc tt__tp_oom(tt__tp *p, const char *path)
 {
     return tt_errf(p->err, TT_ENOMEM, path, "out of memory");

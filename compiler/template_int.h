@@ -53,6 +53,9 @@ tt_rc tt__tmpl_parse_kernel(tt__tp *p, const json_t *k);
 void tt__tmpl_free_kernel(tt_kernel *k);
 /* Short word for an evaluation error: "overflow", "division by zero", "domain error". */
 const char *tt__rc_word(tt_rc rc);
+/* The same for an evaluation of e; a domain error of an expression with a true division
+ * (`/`) says that a fraction is the likely cause. */
+const char *tt__expr_rc_word(const tt_expr *e, tt_rc rc);
 /* snprintf into a path buffer; truncates silently (paths are for messages). */
 void tt__path(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* strdup that returns NULL on NULL. */

@@ -283,6 +283,19 @@ static void test_expression_errors(void)
     CU_ASSERT_STRING_EQUAL(e.path, "let.x");
     tt_space_free(s);
     tt_tmpl_free(t);
+
+    /* `/` is true division: a let that divides inexactly is a domain error whose reason
+     * names the likely cause; `//` and an exact `/` are integers */
+    t = parse("{\"tiletune\":1,\"name\":\"td\",\"params\":{\"a\":[2,3,4,6]},"
+              "\"let\":{\"h\":\"a / 2\",\"f\":\"a // 4\"},\"constraints\":[\"h + f > 0\"]}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, NULL, NULL, &s, NULL), TT_OK);
+    tt_space_enumerate(s, NULL, NULL, 0, &c);
+    CU_ASSERT_EQUAL(c.feasible, 3);   /* a = 2, 4, 6 */
+    CU_ASSERT_EQUAL(rejected(&c, "let h: domain error (a fraction? `/` is true division, "
+                                 "`//` floors)"), 1);
+    tt_space_free(s);
+    tt_tmpl_free(t);
 }
 
 /* ---- size, limits, visitor ---------------------------------------------------------------- */
