@@ -596,9 +596,14 @@ int tt_http_port(const tt_http *h) { return h ? h->port : 0; }
 int tt_http_stop(tt_http *h, double grace_s)
 {
     if (!h) return 0;
-    MHD_socket s = MHD_quiesce_daemon(h->d);   /* stop accepting first */
+    /* No MHD_quiesce_daemon: on an epoll daemon with its own threads it races with the event
+     * loop, which may take the listen socket out of its epoll set at the same moment; the
+     * loser's epoll_ctl gets ENOENT and libmicrohttpd aborts the process ("Failed to remove
+     * listen FD from epoll set", an open libmicrohttpd defect; seen once in CI as exit 134 on
+     * SIGTERM).  The listen socket stays open until MHD_stop_daemon instead, and every
+     * request that arrives meanwhile is answered 503 "the server is shutting down". */
     pthread_mutex_lock(&h->mu);
-    atomic_store(&h->stopping, 1);              /* heavy requests answer 503 at their next check */
+    atomic_store(&h->stopping, 1);              /* new requests 503; heavy ones at their next check */
     pthread_mutex_unlock(&h->mu);
     tt__sse_wake_all(h);                        /* parked SSE streams end */
     double until = tt_now_mono() + grace_s;
@@ -619,8 +624,7 @@ int tt_http_stop(tt_http *h, double grace_s)
     }
     if (left > 0) tt_info("http: %d request(s) still open after the grace period", left);
     tt__sse_wake_all(h);
-    MHD_stop_daemon(h->d);                     /* joins the event-loop threads */
-    if (s != MHD_INVALID_SOCKET) close(s);
+    MHD_stop_daemon(h->d);                     /* closes the listen socket, joins the threads */
     tt__http_threads_stop(h);
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
