@@ -4,9 +4,7 @@
 #include "t1.h"
 #include "t1_int.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

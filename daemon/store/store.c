@@ -22,10 +22,7 @@ enum {
 };
 _Static_assert(Q__COUNT <= TT__Q_STORE_JOBS, "store_jobs.c query ids start there");
 
-static const struct {
-    const char *sql;
-    const char *pg;   /* NULL: same as sql */
-} tt_q[Q__COUNT] = {
+static const tt__qdef tt_q[Q__COUNT] = {
     [Q_PING] = {"SELECT 1", NULL},
     [Q_TPL_PUT] = {"INSERT INTO templates (name, hash, version, doc, seq, created_at) "
                    "VALUES ($1, $2, $3, $4, (SELECT COALESCE(MAX(seq), 0) + 1 FROM templates), "

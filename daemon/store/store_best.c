@@ -15,10 +15,7 @@
 enum { Q_BEST_GET, Q_BEST_LIST, Q_DATA_VERSION, Q__COUNT };
 _Static_assert(TT__Q_STORE_BEST + Q__COUNT <= TT__Q_STORE_META, "store_meta.c query ids start there");
 
-static const struct {
-    const char *sql;
-    const char *pg;   /* NULL: same as sql */
-} tt_q[Q__COUNT] = {
+static const tt__qdef tt_q[Q__COUNT] = {
     [Q_BEST_GET] = {"SELECT " BEST_COLS " FROM best WHERE template_name = $1 AND target = $2 "
                     "AND problem_key = $3 AND ($4 IS NULL OR backend_fp = $4) AND "
                     "($5 IS NULL OR template_hash = $5) ORDER BY median_us LIMIT 1", NULL},

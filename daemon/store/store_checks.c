@@ -12,10 +12,7 @@
 enum { Q_CHECK_ADD, Q_CHECK_LIST, Q__COUNT };
 _Static_assert(TT__Q_STORE_CHECKS + Q__COUNT <= TT__Q_MAX, "raise TT__Q_MAX");
 
-static const struct {
-    const char *sql;
-    const char *pg;   /* NULL: same as sql */
-} tt_q[Q__COUNT] = {
+static const tt__qdef tt_q[Q__COUNT] = {
     [Q_CHECK_ADD] = {"INSERT INTO check_history (created_at, template_name, target, "
                      "problem_key, verdict, token_name, entry_json) VALUES (tt_now(), $1, $2, "
                      "$3, $4, $5, $6)", NULL},

@@ -128,6 +128,12 @@ double tt__store_now(void);
 /* Query ids (cache slots): store.c uses 0.., store_jobs.c TT__Q_STORE_JOBS.., store_trials.c
  * TT__Q_STORE_TRIALS.., store_remeasure.c TT__Q_STORE_REMEASURE.., store_best.c
  * TT__Q_STORE_BEST.., store_meta.c TT__Q_STORE_META.., store_checks.c TT__Q_STORE_CHECKS.. */
+/* One entry of a store file's query table `tt_q[]`: its SQL, and the PostgreSQL text when it
+ * differs (NULL: the same). */
+typedef struct tt__qdef {
+    const char *sql;
+    const char *pg;
+} tt__qdef;
 #define TT__Q_STORE_JOBS 8
 #define TT__Q_STORE_TRIALS 24
 #define TT__Q_STORE_REMEASURE 40

@@ -29,10 +29,7 @@ enum {
 };
 _Static_assert(TT__Q_STORE_JOBS + Q__COUNT <= TT__Q_STORE_TRIALS, "store_trials.c query ids start there");
 
-static const struct {
-    const char *sql;
-    const char *pg;   /* NULL: same as sql */
-} tt_q[Q__COUNT] = {
+static const tt__qdef tt_q[Q__COUNT] = {
     [Q_JOB_CREATE] = {"INSERT INTO jobs (template_name, template_hash, target, backend, "
                       "backend_fp, strategy, problem_key, problem_json, options_json, "
                       "budget_trials, budget_seconds, seed, owner, created_at) VALUES ($1, $2, "

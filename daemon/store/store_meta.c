@@ -18,10 +18,7 @@ enum {
 };
 _Static_assert(TT__Q_STORE_META + Q__COUNT <= TT__Q_MAX, "raise TT__Q_MAX");
 
-static const struct {
-    const char *sql;
-    const char *pg;   /* NULL: same as sql */
-} tt_q[Q__COUNT] = {
+static const tt__qdef tt_q[Q__COUNT] = {
     [Q_CALIB_PUT] = {"INSERT INTO calibrations (target, backend_fp, calib_json, npoints, "
                      "error, updated_at) VALUES ($1, $2, $3, $4, $5, tt_now()) ON CONFLICT "
                      "(target, backend_fp) DO UPDATE SET calib_json = excluded.calib_json, "

@@ -21,10 +21,7 @@ enum {
 _Static_assert(TT__Q_STORE_REMEASURE + Q__COUNT <= TT__Q_STORE_BEST,
                "store_best.c query ids start there");
 
-static const struct {
-    const char *sql;
-    const char *pg;   /* NULL: same as sql */
-} tt_q[Q__COUNT] = {
+static const tt__qdef tt_q[Q__COUNT] = {
     [Q_JOB_OPTIONS] = {"SELECT options_json, problem_json FROM jobs WHERE id = $1",
                        "SELECT options_json, problem_json FROM jobs WHERE id = $1 FOR UPDATE"},
     [Q_TRIAL_BY_ID] = {"SELECT " TRIAL_COLS " FROM trials t WHERE t.id = $1 AND "

@@ -28,10 +28,7 @@ enum {
 _Static_assert(TT__Q_STORE_TRIALS + Q__COUNT <= TT__Q_STORE_REMEASURE,
                "store_remeasure.c query ids start there");
 
-static const struct {
-    const char *sql;
-    const char *pg;   /* NULL: same as sql */
-} tt_q[Q__COUNT] = {
+static const tt__qdef tt_q[Q__COUNT] = {
     [Q_TRIAL_LOOKUP] = {"SELECT " TRIAL_COLS " FROM trials t WHERE t.template_hash = $1 AND "
                         "t.problem_key = $2 AND t.target = $3 AND t.backend_fp = $4 AND "
                         "t.config_hash = $5", NULL},

@@ -29,13 +29,8 @@ static int resolve(void *ud, const char *name, size_t len)
     return -1;
 }
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "fuzz_expr: invariant failed: %s (line %d)\n", #c, __LINE__);         \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#define FUZZ_NAME "fuzz_expr"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
