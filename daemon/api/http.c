@@ -393,8 +393,10 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
         }
         int open = rt->scope == TT_SCOPE_READ && srv->open_reads;
         if (!open && !hc->who[0]) {
-            tt_resp_error(resp, TT_EUNAUTH, NULL, "this route needs a bearer token with scope %s",
-                          sc);
+            /* a server started without tokens refuses every write: say how to give it one */
+            tt_resp_error(resp, TT_EUNAUTH, NULL, "this route needs a bearer token with scope %s%s",
+                          sc, tt_auth_count(h->auth) ? "" : " (this server has no tokens: start "
+                          "it with --tokens or \"tokens\" in its config file; README, \"Quick tour\")");
             return -1;
         }
         if (!open && !(scopes & rt->scope)) {

@@ -400,6 +400,29 @@ static void test_config_route(void)
     tt_hres_free(&r);
 }
 
+/* A write without a token: 401.  A server that has no tokens at all refuses every write, so
+ * its answer also says how to give it one; one that has tokens does not. */
+static void test_no_tokens_hint(void)
+{
+    tt_hres r = req("POST", "/v1/tune", NULL, TUNE_BODY, 401, "unauthorized");
+    const char *m = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+    CU_ASSERT(m && strstr(m, "scope tune") && !strstr(m, "no tokens"));
+    tt_hres_free(&r);
+    tt_daemon bare;
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_start(&bare, "{\"tokens\": [], \"workers\": 0}"), 0);
+    CU_ASSERT_EQUAL(tt_daemon_req(&bare, "POST", "/v1/tune", NULL, TUNE_BODY, strlen(TUNE_BODY),
+                                  &r), 0);
+    CU_ASSERT_EQUAL(r.status, 401);
+    m = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+    CU_ASSERT(m && strstr(m, "scope tune") && strstr(m, "no tokens") && strstr(m, "--tokens"));
+    tt_hres_free(&r);
+    CU_ASSERT_EQUAL(tt_daemon_req(&bare, "GET", "/v1/templates", NULL, NULL, 0, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 200);          /* reads stay open */
+    tt_hres_free(&r);
+    CU_ASSERT_EQUAL(tt_daemon_stop(&bare), 0);
+    tt_daemon_cleanup(&bare);
+}
+
 /* GET /v1/best answers from a cache (daemon/api/bestcache.h): it must never serve a stale best,
  * neither after a tune through the API nor after a write by another process (this test
  * program writes the daemon's SQLite file through its own tt_store). */
@@ -502,6 +525,7 @@ static const tt_test_case cases[] = {
     {"cancel_running", test_cancel_running}, {"events_live", test_events_live},
     {"best", test_best},
     {"config_route", test_config_route},     {"metrics", test_metrics},
+    {"no_tokens_hint", test_no_tokens_hint},
     {"best_never_stale", test_best_never_stale},   /* after metrics: it tunes once more */
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"api", suite_init, suite_clean, cases},
