@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "suggest.h"
 #include "tlctl.h"
 
 #define P_OPT {"problem", 'p', "K=V,..", "problem: template inputs, e.g. M=4096,N=4096,K=4096,dtype=float16", NULL, 0}
@@ -160,6 +161,32 @@ const tl_cmd *tl_cmd_find(const char *name)
     return NULL;
 }
 
+/* Count the entries of a NULL-name-terminated table of records of `size` bytes. */
+static size_t tl_table_len(const void *first, size_t size)
+{
+    size_t n = 0;
+    for (const char *r = first;; r += size, n++) {
+        const char *name;
+        memcpy(&name, r, sizeof name);
+        if (!name) return n;
+    }
+}
+
+const char *tl_cmd_suggest(const char *word)
+{
+    return tt_suggest_in(word, strlen(word), tl_cmds, sizeof tl_cmds[0],
+                         tl_table_len(tl_cmds, sizeof tl_cmds[0]));
+}
+
+const char *tl_opt_suggest(const tl_opt *opts, const char *word, size_t len)
+{
+    const char *s = tt_suggest_in(word, len, opts, sizeof *opts, tl_table_len(opts, sizeof *opts));
+    if (!s && opts != tl_global_opts)
+        s = tt_suggest_in(word, len, tl_global_opts, sizeof *tl_global_opts,
+                          tl_table_len(tl_global_opts, sizeof *tl_global_opts));
+    return s;
+}
+
 const char *tl_arg(const tl_cmd *cmd, const tl_args *a, const char *name)
 {
     for (int i = 0; cmd->opts[i].name; i++)
@@ -246,8 +273,10 @@ int tl_args_parse(tl_ctx *c, const tl_cmd *cmd, int argc, char **argv, tl_args *
         if (ci >= 0) opt = &cmd->opts[ci];
         else if ((gi = tl_find(tl_global_opts, name, len, sh)) >= 0) opt = &tl_global_opts[gi];
         else {
-            fprintf(stderr, "tlctl %s: unknown option %.*s%.*s (see tlctl %s --help)\n",
-                    cmd->name, sh ? 1 : 2, "--", (int)len, name, cmd->name);
+            const char *hint = sh ? NULL : tl_opt_suggest(cmd->opts, name, len);
+            fprintf(stderr, "tlctl %s: unknown option %.*s%.*s%s%s%s (see tlctl %s --help)\n",
+                    cmd->name, sh ? 1 : 2, "--", (int)len, name, hint ? "; did you mean --" : "",
+                    hint ? hint : "", hint ? "?" : "", cmd->name);
             return TL_EXIT_USAGE;
         }
         const char *v = "1";

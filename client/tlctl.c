@@ -8,6 +8,13 @@
 
 #include "tlctl.h"
 
+static void tl_unknown_command(const char *name)
+{
+    const char *hint = tl_cmd_suggest(name);
+    fprintf(stderr, "tlctl: unknown command \"%s\"%s%s%s (see tlctl help)\n", name,
+            hint ? "; did you mean " : "", hint ? hint : "", hint ? "?" : "");
+}
+
 int tl_cmd_help(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     (void)c;
@@ -15,7 +22,7 @@ int tl_cmd_help(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     if (a->npos) {
         const tl_cmd *k = tl_cmd_find(a->pos[0]);
         if (!k) {
-            fprintf(stderr, "tlctl: unknown command \"%s\" (see tlctl help)\n", a->pos[0]);
+            tl_unknown_command(a->pos[0]);
             return TL_EXIT_USAGE;
         }
         tl_print_help(stdout, k);
@@ -63,7 +70,9 @@ int main(int argc, char **argv)
         }
         if (!strcmp(s, "--version")) { ci = -2; break; }
         if (!known) {
-            fprintf(stderr, "tlctl: unknown option %s (see tlctl --help)\n", s);
+            const char *hint = s[1] == '-' ? tl_opt_suggest(tl_global_opts, n, len) : NULL;
+            fprintf(stderr, "tlctl: unknown option %s%s%s%s (see tlctl --help)\n", s,
+                    hint ? "; did you mean --" : "", hint ? hint : "", hint ? "?" : "");
             return TL_EXIT_USAGE;
         }
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) { tl_print_usage(stdout); return 0; }
@@ -76,7 +85,7 @@ int main(int argc, char **argv)
     }
     const tl_cmd *cmd = tl_cmd_find(argv[ci]);
     if (!cmd) {
-        fprintf(stderr, "tlctl: unknown command \"%s\" (see tlctl help)\n", argv[ci]);
+        tl_unknown_command(argv[ci]);
         return TL_EXIT_USAGE;
     }
     /* global options before the command, then the command's own arguments */

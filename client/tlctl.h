@@ -70,6 +70,10 @@ struct tl_ctx {
 extern const tl_opt tl_global_opts[];
 extern const tl_cmd tl_cmds[];
 const tl_cmd *tl_cmd_find(const char *name);
+/* "did you mean": the command / option (of opts, else a global one) nearest a mistyped name,
+ * or NULL (compiler/suggest.h) */
+const char *tl_cmd_suggest(const char *word);
+const char *tl_opt_suggest(const tl_opt *opts, const char *word, size_t len);
 /* Value of option `name` of cmd in a (NULL when absent). */
 const char *tl_arg(const tl_cmd *cmd, const tl_args *a, const char *name);
 /* Parse argv for cmd (global options are accepted anywhere and applied to c).  Returns 0,

@@ -2,6 +2,7 @@
  * config.c - parse, validate and show the daemon's configuration from the one table.
  */
 #include "config.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <math.h>
@@ -34,6 +35,18 @@ const char *tt_cfg_source_name(tt_cfg_source s)
 {
     static const char *const n[] = {"default", "file", "env", "flag"};
     return ((int)s >= 0 && s <= TT_CFGS_FLAG) ? n[s] : "?";
+}
+
+const char *tt_config_suggest(const char *key)
+{
+    if (!key) return NULL;
+    char k[64];
+    size_t n = 0;
+    for (; key[n] && n < sizeof k - 1; n++) k[n] = key[n] == '-' ? '_' : key[n];
+    if (key[n]) return NULL;
+    const char *keys[TT_CFG__COUNT];
+    for (int i = 0; i < TT_CFG__COUNT; i++) keys[i] = tt_cfg_rows[i].row.key;
+    return tt_suggest(k, n, keys, TT_CFG__COUNT);
 }
 
 int tt_config_find(const char *key)
@@ -267,8 +280,11 @@ tt_rc tt_config_load_json(tt_config *c, const json_t *obj, const char *origin,
     json_object_foreach((json_t *)obj, k, x) {
         if (k[0] == '_' || k[0] == '#') continue;    /* "_comment" keys are allowed */
         int id = tt_config_find(k);
-        if (id < 0 || strchr(k, '-'))
-            return tt_errf(err, TT_ECONFIG, k, "unknown configuration key");
+        if (id < 0 || strchr(k, '-')) {
+            const char *hint = tt_config_suggest(k);
+            return tt_errf(err, TT_ECONFIG, k, "unknown configuration key%s%s%s",
+                           hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+        }
         const tt_cfg_row *row = &tt_cfg_rows[id].row;
         tt_cfg_value nv;
         memset(&nv, 0, sizeof nv);

@@ -166,6 +166,8 @@ typedef struct tt_cfg_row {
 const tt_cfg_row *tt_config_row(tt_cfg_id id);
 /* Id of a key ("max_body_bytes") or flag ("max-body-bytes"); -1 if unknown. */
 int tt_config_find(const char *key);
+/* The key nearest a mistyped key or flag name (in key form, "datasets_dir"), or NULL. */
+const char *tt_config_suggest(const char *key);
 
 /* Every value at its default.  TT_ENOMEM on failure (then close it). */
 tt_rc tt_config_init(tt_config *c);

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "runner.h"
+#include "suggest.h"
 
 #ifndef TT_VERSION
 #define TT_VERSION "0.0.0"
@@ -266,6 +267,22 @@ static void tt_server_fill(tt_server *srv, const tt_config *cfg, tt_store *store
 
 
 /* ---- serve / worker ----------------------------------------------------------------- */
+/* "unknown option --x", with the nearest configuration flag when one is close. */
+static void tt_unknown_option(const char *arg)
+{
+    const char *name = arg;
+    while (*name == '-') name++;
+    char flag[64] = "";
+    const char *hint = name != arg ? tt_config_suggest(name) : NULL;
+    if (hint) {
+        size_t i = 0;
+        for (; hint[i] && i < sizeof flag - 1; i++) flag[i] = hint[i] == '_' ? '-' : hint[i];
+        flag[i] = '\0';
+    }
+    fprintf(stderr, "tiletuned: unknown option %s%s%s%s (see --help)\n", arg,
+            hint ? "; did you mean --" : "", flag, hint ? "?" : "");
+}
+
 static int tt_cmd_daemon(int argc, char **argv, int serve)
 {
     tt_config cfg;
@@ -274,7 +291,7 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
     if (!rest) return TT_EXIT_FAIL;
     int code = tt_load_config(&cfg, argc, argv, rest, &nrest);
     if (!code && nrest) {
-        fprintf(stderr, "tiletuned: unknown option %s (see --help)\n", rest[0]);
+        tt_unknown_option(rest[0]);
         code = TT_EXIT_USAGE;
     }
     free(rest);
@@ -674,6 +691,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "targets")) return tt_cmd_targets(argc - 1, argv + 1);
     if (!strcmp(cmd, "config")) return tt_cmd_config(argc - 1, argv + 1);
     if (!strcmp(cmd, "hash-token")) return tt_cmd_hash_token(argc, argv);
-    fprintf(stderr, "tiletuned: unknown command %s (see tiletuned --help)\n", cmd);
+    static const char *const cmds[] = {"serve", "worker", "predict", "simulate", "validate",
+                                       "targets", "config", "hash-token"};
+    const char *hint = tt_suggest(cmd, strlen(cmd), cmds, sizeof cmds / sizeof cmds[0]);
+    fprintf(stderr, "tiletuned: unknown command %s%s%s%s (see tiletuned --help)\n", cmd,
+            hint ? "; did you mean " : "", hint ? hint : "", hint ? "?" : "");
     return TT_EXIT_USAGE;
 }

@@ -3,6 +3,7 @@
  * unknown members, with one message style and one JSON path rule.
  */
 #include "api_parse.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -156,7 +157,9 @@ tt_rc tt__parse(const json_t *obj, const tt__member *tab, size_t n, int flags,
             if (i < n) continue;
             char path[sizeof err->path];
             tt__path_join(path, sizeof path, prefix, k);
-            return tt_errf(err, TT_EINVAL, path, "unknown member \"%s\"", k);
+            const char *hint = tt_suggest_in(k, strlen(k), tab, sizeof *tab, n);
+            return tt_errf(err, TT_EINVAL, path, "unknown member \"%s\"%s%s%s", k,
+                           hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
         }
     }
     for (size_t i = 0; i < n; i++) {

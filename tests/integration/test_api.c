@@ -423,6 +423,29 @@ static void test_no_tokens_hint(void)
     tt_daemon_cleanup(&bare);
 }
 
+/* An unknown member of a request names the nearest known one. */
+static void test_unknown_member_hint(void)
+{
+    static const char *const bodies[][2] = {
+        {"{\"template\":\"gemm\",\"target\":\"a2\",\"budjet\":5}", "did you mean \"budget\"?"},
+        {"{\"template\":\"gemm\",\"target\":\"a2\",\"stratgy\":\"bo\"}", "did you mean \"strategy\"?"},
+        {"{\"template\":\"gemm\",\"target\":\"a2\",\"colour\":1}", NULL},
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+        tt_hres r = req("POST", "/v1/tune", TT_TOKEN_TUNE, bodies[i][0], 400, "invalid_argument");
+        const char *m =
+            json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        CU_ASSERT_PTR_NOT_NULL(strstr(m, "unknown member"));
+        if (bodies[i][1]) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(m, bodies[i][1]));
+        } else {
+            CU_ASSERT_PTR_NULL(strstr(m, "did you mean"));
+        }
+        tt_hres_free(&r);
+    }
+}
+
 /* GET /v1/best answers from a cache (daemon/api/bestcache.h): it must never serve a stale best,
  * neither after a tune through the API nor after a write by another process (this test
  * program writes the daemon's SQLite file through its own tt_store). */
@@ -525,7 +548,7 @@ static const tt_test_case cases[] = {
     {"cancel_running", test_cancel_running}, {"events_live", test_events_live},
     {"best", test_best},
     {"config_route", test_config_route},     {"metrics", test_metrics},
-    {"no_tokens_hint", test_no_tokens_hint},
+    {"no_tokens_hint", test_no_tokens_hint}, {"unknown_member_hint", test_unknown_member_hint},
     {"best_never_stale", test_best_never_stale},   /* after metrics: it tunes once more */
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"api", suite_init, suite_clean, cases},

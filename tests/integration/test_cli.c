@@ -81,7 +81,21 @@ static void test_help_version(void)
     CU_ASSERT(strstr(err, "unknown command") != NULL);
     free(err);
     CU_ASSERT_EQUAL(run(NULL, "predict --target a2", NULL, NULL), 2);
-    CU_ASSERT_EQUAL(run(NULL, "serve --no-such-flag 1", NULL, NULL), 2);
+    CU_ASSERT_EQUAL(run(NULL, "serve --no-such-flag 1", NULL, &err), 2);
+    CU_ASSERT(strstr(err, "unknown option --no-such-flag (see --help)") != NULL);   /* no hint */
+    free(err);
+    /* a mistyped name gets the nearest one */
+    static const struct { const char *args, *want; } typos[] = {
+        {"simlate", "unknown command simlate; did you mean simulate?"},
+        {"serve --worker 3", "unknown option --worker; did you mean --workers?"},
+        {"serve --datasets /tmp", "unknown option --datasets; did you mean --datasets-dir?"},
+    };
+    for (size_t i = 0; i < sizeof typos / sizeof typos[0]; i++) {
+        CU_ASSERT_EQUAL(run(NULL, typos[i].args, NULL, &err), 2);
+        if (!strstr(err, typos[i].want)) fprintf(stderr, "%s: %s\n", typos[i].args, err);
+        CU_ASSERT(strstr(err, typos[i].want) != NULL);
+        free(err);
+    }
 }
 
 static void test_predict(void)

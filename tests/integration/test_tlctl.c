@@ -188,6 +188,31 @@ static void test_usage_errors(void)
         CU_ASSERT_STRING_EQUAL(r.out, "");
         run_free(&r);
     }
+    /* a mistyped command or option gets the nearest name, on the same one line */
+    const struct {
+        const char *const *argv;
+        const char *want;
+    } typos[] = {
+        {(const char *const[]){"tnue", "gemm", NULL}, "unknown command \"tnue\"; did you mean tune?"},
+        {(const char *const[]){"help", "chekc", NULL}, "did you mean check?"},
+        {(const char *const[]){"tune", "gemm", "--budjet", "5", NULL},
+         "unknown option --budjet; did you mean --budget?"},
+        {(const char *const[]){"best", "gemm", "--jsno", NULL}, "did you mean --json?"},   /* global */
+        {(const char *const[]){"--tiemout", "3", "jobs", NULL}, "did you mean --timeout?"},
+        {(const char *const[]){"best", "gemm", "--frobnicate", NULL}, NULL},              /* none */
+    };
+    for (size_t i = 0; i < sizeof typos / sizeof typos[0]; i++) {
+        run_res r = run_env(NULL, 0, typos[i].argv);
+        CU_ASSERT_EQUAL(r.code, 2);
+        CU_ASSERT_TRUE(one_line(r.err));
+        if (typos[i].want) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(r.err, typos[i].want));
+        } else {
+            CU_ASSERT_PTR_NULL(strstr(r.err, "did you mean"));
+        }
+        if (typos[i].want && !strstr(r.err, typos[i].want)) fprintf(stderr, "typo %zu: %s", i, r.err);
+        run_free(&r);
+    }
 }
 
 static void test_help(void)

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "suggest.h"
 #include "template.h"
 #include "tt_test.h"
 
@@ -103,9 +104,56 @@ static void test_vops(void)
     CU_ASSERT_STRING_EQUAL(tt_vclass_name((tt_vclass)TT_V__COUNT), "?");
 }
 
+/* "did you mean": word -> the suggestion (NULL: none) among a fixed list of names */
+static void test_suggest(void)
+{
+    static const char *const names[] = {"workers", "worker_name", "datasets_dir", "db",
+                                        "listen", "log_level", "simulate", "serve", "tune"};
+    static const struct {
+        const char *word, *want;
+    } cases[] = {
+        {"worker", "workers"},       /* prefix of two names: the nearer */
+        {"datasets", "datasets_dir"},/* the one name it starts */
+        {"dataset_dir", "datasets_dir"},
+        {"lsiten", "listen"},        /* a swap of neighbours is one edit */
+        {"simlate", "simulate"},
+        {"serv", "serve"},
+        {"tnue", "tune"},
+        {"tune", NULL},              /* a known name is not suggested to itself */
+        {"db", NULL},
+        {"d", NULL},                 /* too short to guess */
+        {"dx", NULL},
+        {"zzzzzz", NULL},
+        {"log", "log_level"},
+        {"", NULL},
+    };
+    size_t n = sizeof names / sizeof names[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = tt_suggest(cases[i].word, strlen(cases[i].word), names, n);
+        if (cases[i].want) {
+            CU_ASSERT_PTR_NOT_NULL(got);
+            if (got) CU_ASSERT_STRING_EQUAL(got, cases[i].want);
+        } else {
+            CU_ASSERT_PTR_NULL(got);
+        }
+    }
+    /* the word need not be NUL-terminated; NULLs and over-long words give NULL */
+    CU_ASSERT_STRING_EQUAL(tt_suggest("tnue=5", 4, names, n), "tune");
+    CU_ASSERT_PTR_NULL(tt_suggest(NULL, 3, names, n));
+    CU_ASSERT_PTR_NULL(tt_suggest("tune", 4, NULL, 0));
+    char longw[200];
+    memset(longw, 'a', sizeof longw);
+    CU_ASSERT_PTR_NULL(tt_suggest(longw, sizeof longw, names, n));
+    /* over a table of records whose first member is the name, ended by a NULL name */
+    static const struct { const char *name; int x; } recs[] = {{"target", 1}, {"budget", 2},
+                                                              {NULL, 0}, {"hidden", 3}};
+    CU_ASSERT_STRING_EQUAL(tt_suggest_in("budjet", 6, recs, sizeof recs[0], 4), "budget");
+    CU_ASSERT_PTR_NULL(tt_suggest_in("hiden", 5, recs, sizeof recs[0], 4));
+}
+
 static const tt_test_case names_cases[] = {
     {"scopes", test_scopes}, {"units", test_units}, {"paths", test_paths}, {"vops", test_vops},
-    {NULL, NULL}};
+    {"suggest", test_suggest}, {NULL, NULL}};
 static const tt_test_suite suites[] = {{"names", NULL, NULL, names_cases},
                                        {NULL, NULL, NULL, NULL}};
 
