@@ -283,15 +283,16 @@ static tt_rc sim_wave_loops(tt__srun *R, const tt__swgroup *wg, size_t ng, size_
 /* The walk shortcut with marks, for kernels whose grid points all run the same program (no
  * trip count reads the grid): one simulation with the shortest walk cut to m points (and
  * the others by as many) records the wave's figures whenever a grid point of that walk has
- * completed.  Once the walk is in its steady state, two points further on costs the same
- * every time (a period of 2 points covers pipelines that alternate), so when points m-6,
- * m-4 and m-2 of the marked walk (the reported group's, whose figures are extrapolated; it
- * walks m or m + 1 points) are collinear within WALK_RTOL of the period (point m-1 is left
- * out: no point of the shortest walk follows it), the wave of the full walks (shortest nmin) is
- * the cut wave plus (nmin - m) / 2 such periods, every figure alike.  Tries the cuts of
- * walk_mark_m[] in turn (9 moves the window 3 points on, past a late fill).  Returns 1
+ * completed.  Once the walk is in its steady state, P points further on costs the same
+ * every time (P = 2 covers pipelines that alternate, 3 a 3-stage ring whose K loop is not a
+ * multiple of 3), so when points m-2-2P, m-2-P and m-2 of the marked walk (the reported
+ * group's, whose figures are extrapolated; it walks m or m + 1 points) are collinear within
+ * WALK_RTOL of the period (point m-1 is left out: no point of the shortest walk follows it),
+ * the wave of the full walks (shortest nmin) is the cut wave plus (nmin - m) / P such
+ * periods, every figure alike.  Tries the cuts of walk_mark_m[] in turn: 7 (points 1, 3, 5:
+ * past the fill of point 0), 9 (3 points on, past a late fill; P = 3 fits), 16.  Returns 1
  * (out set), 0 (not steady: use the anchor walks) or -1 (error, rc set). */
-static const size_t walk_mark_m[] = {6, 9, 16};
+static const size_t walk_mark_m[] = {7, 9, 16};
 
 /* One marked walk: every walk cut so that the shortest runs m points, group mg marked.
  * Returns 1 (steady: out is the full walks' wave), 0 (not steady) or -1 (rc set). */
@@ -308,20 +309,25 @@ static int walk_marks_cut(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t 
     R->s.mark_mode = TT__MK_NONE;
     if (*rc) return -1;
     int ok = 0;
-    if (w.mark && w.mcount[mg] >= m) {   /* the marked walk runs m or m + 1 points */
-        const double *a = tt__swave_mark(&w, mg, (size_t)m - 6);
-        const double *b = tt__swave_mark(&w, mg, (size_t)m - 4);
+    /* the marked walk runs m or m + 1 points; periods of 2 points, then 3, 4 and 6 (a ring of
+     * 3 L1 stages over a K loop of 22 slices comes back to the same slot every 3 points) */
+    static const int64_t periods[] = {2, 3, 4, 6};
+    for (size_t k = 0; !ok && w.mark && w.mcount[mg] >= m && k < sizeof periods / sizeof *periods;
+         k++) {
+        int64_t P = periods[k];
+        if (m - 2 - 2 * P < 0) break;
+        const double *a = tt__swave_mark(&w, mg, (size_t)(m - 2 - 2 * P));
+        const double *b = tt__swave_mark(&w, mg, (size_t)(m - 2 - P));
         const double *c = tt__swave_mark(&w, mg, (size_t)m - 2);
         double d1 = b[0] - a[0], d2 = c[0] - b[0];
-        if (d1 > 0 && fabs(d2 - d1) <= WALK_RTOL * d2) {
-            double f = (double)(nmin - m) / 2;
-            memset(out, 0, sizeof *out);
-            for (size_t j = 0; j < TT__NFIG; j++) {
-                double v = *shape_fig(&w, j) + f * (c[j] - b[j]);
-                *shape_fig(out, j) = v > 0 ? v : 0;
-            }
-            ok = 1;
+        if (!(d1 > 0 && fabs(d2 - d1) <= WALK_RTOL * d2)) continue;
+        double f = (double)(nmin - m) / (double)P;
+        memset(out, 0, sizeof *out);
+        for (size_t j = 0; j < TT__NFIG; j++) {
+            double v = *shape_fig(&w, j) + f * (c[j] - b[j]);
+            *shape_fig(out, j) = v > 0 ? v : 0;
         }
+        ok = 1;
     }
     tt__swave_free(&w);
     return ok;

@@ -171,12 +171,21 @@ static void test_walk_shortcut(void)
     tt_sim_result_close(&fast);
     tt_sim_result_close(&full);
     /* walk marks, a walk that settles late into a 2-point period (55197 / 55603 cycles per
-     * point from point 6 on, irregular before): the 6-point walk is not steady, the 9-point
-     * one is; cycles and every unit's busy time within 0.2 % of the full walks of 93 tiles */
+     * point from point 6 on, irregular before): points 1, 3 and 5 of the 7-point walk are
+     * already collinear (points 0, 2, 4 of a 6-point walk were not, and a 9-point walk
+     * followed); cycles and every unit's busy time within 0.2 % of the full walks of 93 tiles */
     prob = "M=4096,N=4096,K=4096,dtype=float16,out_dtype=float16";
     cfg = "block_M=16,block_N=448,block_K=16,K_L1=96,S1=2,S2=2,core_num=24,swizzle=2";
     fast_vs_full(gemm, tgt, prob, cfg, 2e-3, 1, &fast, &full);
     CU_ASSERT(fast.events * 4 < full.events);
+    tt_sim_result_close(&fast);
+    tt_sim_result_close(&full);
+    /* a 3-point period: an L1 ring of 3 stages over 22 K slices per tile comes back to the
+     * same slot every 3 tiles, so points 2 apart never line up (the walk was simulated in
+     * full: 320 k events); points 1, 4, 7 of the 9-point walk do.  275-tile walks. */
+    cfg = "block_M=32,block_N=96,block_K=32,K_L1=192,S1=3,S2=2,core_num=20,swizzle=3";
+    fast_vs_full(gemm, tgt, prob, cfg, 2e-3, 1, &fast, &full);
+    CU_ASSERT(fast.events * 10 < full.events);
     tt_sim_result_close(&fast);
     tt_sim_result_close(&full);
     /* walk marks with the points' K loop (128 K_L1 slices) cut to 16, 24 and 32 slices and
