@@ -4,6 +4,7 @@
  */
 #include "api_int.h"
 #include "runner.h"
+#include "suggest.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -205,6 +206,25 @@ void tt_resp_json(tt_resp *r, int status, json_t *body)
                                "message", tt_strerror(TT_ENOMEM));
 }
 
+/* TT_ENOTFOUND "unknown template", naming the nearest known template when one is close. */
+static tt_rc tt_unknown_template(tt_server *srv, const char *name, tt_errinfo *err)
+{
+    json_t *list = tt_catalog_list(srv->catalog, srv->store);
+    size_t n = json_array_size(list);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    const char *hint = NULL;
+    if (names) {
+        for (size_t i = 0; i < n; i++)
+            names[i] = json_string_value(json_object_get(json_array_get(list, i), "name"));
+        hint = tt_suggest(name, strlen(name), names, n);
+    }
+    tt_rc rc = tt_errf(err, TT_ENOTFOUND, "template", "unknown template \"%.64s\"%s%.64s%s", name,
+                       hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+    free(names);
+    json_decref(list);
+    return rc;
+}
+
 /* ---- request helpers ---------------------------------------------------------------- */
 tt_rc tt__req_template(tt_server *srv, const json_t *v, const tt_req *store_as,
                        tt__tmpl_ref *ref, tt_errinfo *err)
@@ -214,8 +234,7 @@ tt_rc tt__req_template(tt_server *srv, const json_t *v, const tt_req *store_as,
     if (json_is_string(v)) {
         const char *name = json_string_value(v);
         tt_rc rc = tt_catalog_template(srv->catalog, srv->store, name, NULL, &ref->t, err);
-        if (rc == TT_ENOTFOUND)
-            return tt_errf(err, TT_ENOTFOUND, "template", "unknown template \"%.64s\"", name);
+        if (rc == TT_ENOTFOUND) return tt_unknown_template(srv, name, err);
         if (rc && err && !err->path[0]) snprintf(err->path, sizeof err->path, "template");
         return rc;
     }
@@ -302,8 +321,7 @@ tt_rc tt__req_template_name(tt_server *srv, const char *name, const tt_template 
 {
     if (!name) return tt_errf(err, TT_EINVAL, "template", "need a template name");
     tt_rc rc = tt_catalog_template(srv->catalog, srv->store, name, NULL, out, err);
-    if (rc == TT_ENOTFOUND)
-        return tt_errf(err, TT_ENOTFOUND, "template", "unknown template \"%.64s\"", name);
+    if (rc == TT_ENOTFOUND) return tt_unknown_template(srv, name, err);
     if (rc && err && !err->path[0]) snprintf(err->path, sizeof err->path, "template");
     return rc;
 }

@@ -444,6 +444,15 @@ static void test_unknown_member_hint(void)
         }
         tt_hres_free(&r);
     }
+    /* and an unknown template the nearest template's name */
+    tt_hres r = req("GET", "/v1/templates/gemn", NULL, NULL, 404, "not_found");
+    tt_hres_free(&r);
+    static const char *const tb = "{\"template\":\"gemn\",\"target\":\"a2\","
+                                  "\"problem\":{\"M\":64,\"N\":64,\"K\":64}}";
+    r = req("POST", "/v1/predict", NULL, tb, 404, "not_found");
+    const char *m = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+    CU_ASSERT_PTR_NOT_NULL(m ? strstr(m, "did you mean \"gemm\"?") : NULL);
+    tt_hres_free(&r);
 }
 
 /* GET /v1/best answers from a cache (daemon/api/bestcache.h): it must never serve a stale best,
