@@ -109,20 +109,7 @@ typedef struct parser {
 /* Quote up to 32 bytes of s for a message, escaping what is not printable ASCII. */
 static const char *quote(char *buf, size_t cap, const char *s, size_t len)
 {
-    size_t o = 0, i;
-    for (i = 0; i < len && i < 32 && o + 8 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\')
-            buf[o++] = (char)c;
-        else
-            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
-    }
-    if (i < len && o + 4 < cap) {
-        memcpy(buf + o, "...", 3);
-        o += 3;
-    }
-    buf[o] = '\0';
-    return buf;
+    return tt_err_quote(buf, cap, s, len, 32);
 }
 
 static int fail(parser *p, tt_rc rc, size_t pos, const char *fmt, ...)

@@ -35,8 +35,9 @@ typedef struct vctx {
 
 static tt_rc bad(vctx *c, const char *b, const char *e, const char *what)
 {
-    int len = (int)(e - b > 40 ? 40 : e - b);
-    return tt_errf(c->err, TT_EUNSUPPORTED, c->path, "%s: \"%.*s\"", what, len, b);
+    char q[40 * 4 + 8];
+    return tt_errf(c->err, TT_EUNSUPPORTED, c->path, "%s: \"%s\"", what,
+                   tt_err_quote(q, sizeof q, b, (size_t)(e - b), 40));
 }
 
 static void trim(const char **b, const char **e)

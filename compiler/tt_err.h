@@ -82,9 +82,15 @@ typedef struct tt_errinfo {
 
 /* Clear an errinfo (rc = TT_OK, pos = -1, empty strings). NULL is accepted. */
 void tt_errinfo_clear(tt_errinfo *e);
+
+/* Quote up to `max` bytes of s[0..len) into buf for a message: printable ASCII as it is,
+ * every other byte (and the backslash) as \xNN, "..." when cut; always NUL-terminated.
+ * Returns buf.  Messages quote user text through this, so that they stay one printable line. */
+const char *tt_err_quote(char *buf, size_t cap, const char *s, size_t len, size_t max);
 /* Fill an errinfo (NULL accepted: then only returns rc). Returns rc, so that
  *   return tt_errf(err, TT_ETEMPLATE, "params.block_M[2]", "not an integer");
- * reads naturally.  msg is a printf format. */
+ * reads naturally.  msg is a printf format.  Control bytes in the formatted path and message
+ * (a newline in a quoted user string) come out as \xNN: a message is one printable line. */
 tt_rc tt_errf(tt_errinfo *e, tt_rc rc, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -33,6 +33,24 @@ static void test_errf(void)
     CU_ASSERT_STRING_EQUAL(e.path, "params.block_M[2]");
     CU_ASSERT_STRING_EQUAL(e.msg, "not an integer");
     CU_ASSERT_EQUAL(tt_errf(NULL, TT_EIO, NULL, "x"), TT_EIO);
+    /* control bytes in what a message quotes come out as \xNN (one printable line); UTF-8
+     * and the rest stay as they are */
+    tt_errf(&e, TT_EINVAL, "a\tb", "name \"%s\" is bad", "x\ny\x1b[31m\x7f caf\xc3\xa9");
+    CU_ASSERT_STRING_EQUAL(e.path, "a\\x09b");
+    CU_ASSERT_STRING_EQUAL(e.msg, "name \"x\\x0ay\\x1b[31m\\x7f caf\xc3\xa9\" is bad");
+    /* a long message full of control bytes is cut, still NUL-terminated within msg */
+    char many[300];
+    memset(many, '\n', sizeof many - 1);
+    many[sizeof many - 1] = '\0';
+    tt_errf(&e, TT_EINVAL, NULL, "%s", many);
+    CU_ASSERT(strlen(e.msg) < sizeof e.msg);
+    CU_ASSERT(strncmp(e.msg, "\\x0a\\x0a", 8) == 0);
+    CU_ASSERT_PTR_NULL(strchr(e.msg, '\n'));
+    /* tt_err_quote: printable ASCII as it is, the rest and backslashes escaped, cut with ... */
+    char q[64];
+    CU_ASSERT_STRING_EQUAL(tt_err_quote(q, sizeof q, "a\\b\n", 4, 32), "a\\x5cb\\x0a");
+    CU_ASSERT_STRING_EQUAL(tt_err_quote(q, sizeof q, "abcdef", 6, 3), "abc...");
+    CU_ASSERT_STRING_EQUAL(tt_err_quote(q, 1, "abc", 3, 3), "");
 }
 
 static const tt_test_case err_cases[] = {

@@ -149,6 +149,9 @@ static void test_bad_table(void)
         CU_ASSERT_PTR_NULL(out);
         CU_ASSERT_STRING_EQUAL(e.path, wpath);
         CU_ASSERT(rc == TT_OK || e.msg[0] != '\0');
+        for (const char *m = e.msg; *m; m++) CU_ASSERT((unsigned char)*m >= 0x20);  /* one line */
+        const char *wmsg = json_string_value(json_object_get(c, "msg"));   /* optional */
+        if (wmsg) CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, wmsg));
         if (rc != want || strcmp(e.path, wpath) != 0)
             fprintf(stderr, "case %zu (%s): got %s at '%s': %s\n", i, why, tt_rc_code(rc), e.path,
                     e.msg);
