@@ -421,6 +421,9 @@ tt_rc tt__sim_groups(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t rep, 
     }
     tt__sgroup *g = R->pool;
     tt_rc rc = TT_OK;
+    int64_t budget = R->max_events - R->events;   /* a longer program could never finish */
+    if (budget > TT_SIM_MAX_PROGRAM_INSTS) budget = TT_SIM_MAX_PROGRAM_INSTS;
+    R->s.max_insts = budget > 0 ? budget : 1;
     for (size_t i = 0; i < ng; i++) {
         for (int r = 0; r < TT__AG__COUNT; r++)
             g[i].prog[r].n = g[i].prog[r].ndeps = 0, g[i].prog[r].nmk = 0;

@@ -47,6 +47,10 @@ typedef struct tt_sim_opts {
 } tt_sim_opts;
 
 #define TT_SIM_DEFAULT_MAX_EVENTS 50000000
+/* Instructions of one agent's program at most (a program is built in full before it is
+ * simulated: ~60 bytes an instruction, so ~0.5 GB here); a longer one -> TT_ELIMIT, as does
+ * one longer than the run's event budget (each instruction is at least one event). */
+#define TT_SIM_MAX_PROGRAM_INSTS (1 << 23)
 /* GM transfers of one unit that may be in their latency phase at once (a target may set
  * "overheads": {"dma_outstanding": n}, 1..8); their data phases stay serial. */
 #define TT_SIM_DMA_DEPTH 4

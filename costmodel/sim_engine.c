@@ -281,7 +281,7 @@ static int try_issue(eng *e, int32_t ai, unsigned mask)
         if (a->wait_on[u] >= 0 && done[a->wait_on[u]] < 0) continue;
         double ready = a->dready[u];
         int why = a->dwhy[u];
-        const uint32_t *dw = deps + in->dep_off;
+        const uint32_t *dw = in->ndeps ? deps + in->dep_off : NULL;   /* deps may be NULL */
         unsigned d = a->dcur[u], nd = in->ndeps;
         for (; d < nd; d++) {
             uint32_t w = dw[d];
@@ -539,9 +539,10 @@ static void marks_finish(eng *e)
     for (size_t g = 0; g < w->ngroups; g++)
         for (size_t j = 0; j < w->nmark; j++) {
             double *m = &w->mark[(g * w->nmark + j) * TT__NFIG];
+            const double *prev = j ? m - TT__NFIG : NULL;   /* the mark before, same group */
             const double *f = &e->pfig[(g * w->nmark + j) * TT__NFIG];
-            m[0] = f[0] > 0 || j == 0 ? f[0] : m[-(ptrdiff_t)TT__NFIG];   /* a unit without instructions */
-            for (size_t k = 1; k < TT__NFIG; k++) m[k] = f[k] + (j ? m[k - TT__NFIG] : 0);
+            m[0] = f[0] > 0 || !prev ? f[0] : prev[0];   /* a unit without instructions */
+            for (size_t k = 1; k < TT__NFIG; k++) m[k] = f[k] + (prev ? prev[k] : 0);
         }
     for (size_t k = 0; k < e->nag; k++) {
         const agent *a = &e->ag[k];

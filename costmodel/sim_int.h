@@ -101,6 +101,10 @@ typedef struct tt__sim {
     int mark_mode;            /* TT__MK_*: tag each instruction with its grid point in the
                                  block's walk, or its iteration of top-level loop mark_loop */
     int64_t mark_loop;
+    int64_t max_insts;        /* > 0: tt__sim_build() refuses (TT_ELIMIT) an agent program of
+                                 more instructions (each is at least one event: a program over
+                                 the run's event budget could never be simulated, and building
+                                 it would take its time and memory first) */
     int dma_depth;            /* GM transfers of one unit that may be in their latency phase
                                  at once (1..TT__DMA_MAX); data phases stay serial */
     int pipeline_mix;         /* 1: software-pipeline stages >= 2 loops across cores */

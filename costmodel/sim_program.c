@@ -70,6 +70,7 @@ static inline int add_dep(tt__sprog *p, int32_t idx, int kind)
 static tt__sinst *begin_inst(const tt__sim *s, agst *a)
 {
     tt__sprog *p = a->p;
+    if (s->max_insts > 0 && (int64_t)p->n >= s->max_insts) return NULL;   /* tt__sim_build says */
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 256;
         tt__sinst *ni = realloc(p->ins, nc * sizeof *ni);
@@ -394,6 +395,19 @@ static int walk(tt__sim *s, agst *a, const tt_op *body, size_t n, size_t li0)
     return 0;
 }
 
+/* Why begin_inst() gave no instruction: the program reached s->max_insts (TT_ELIMIT, with
+ * the reason) or memory ran out. */
+static tt_rc build_failed(const tt__sim *s, const tt__sprog *p, char *reason, size_t cap)
+{
+    if (s->max_insts > 0 && (int64_t)p->n >= s->max_insts) {
+        snprintf(reason, cap, "more than %lld instructions in one core's program (a program "
+                 "is built whole before it runs: max_events, at most %d)",
+                 (long long)s->max_insts, TT_SIM_MAX_PROGRAM_INSTS);
+        return TT_ELIMIT;
+    }
+    return TT_ENOMEM;
+}
+
 tt_rc tt__sim_build(tt__sim *s, const int64_t *gp, size_t ngp, tt__sprog progs[TT__AG__COUNT],
                     char *reason, size_t cap)
 {
@@ -428,7 +442,7 @@ tt_rc tt__sim_build(tt__sim *s, const int64_t *gp, size_t ngp, tt__sprog progs[T
             ag[r].mk = s->mark_mode == TT__MK_POINTS ? (int32_t)g : -1;
             if (s->block_cycles > 0) {   /* dispatch + scalar prologue: the block waits for it */
                 tt__sinst *in = begin_inst(s, &ag[r]);
-                if (!in) { rc = TT_ENOMEM; goto out; }
+                if (!in) { rc = build_failed(s, ag[r].p, reason, cap); goto out; }
                 in->unit = TT_UNIT_S;
                 in->kind = TT__SI_FIXED;
                 in->dur = s->block_cycles;
@@ -438,7 +452,7 @@ tt_rc tt__sim_build(tt__sim *s, const int64_t *gp, size_t ngp, tt__sprog progs[T
                 ag[r].p->n++;
             }
             int w = walk(s, &ag[r], t->kernel->body, t->kernel->nbody, 0);
-            if (w == -1) { rc = TT_ENOMEM; goto out; }
+            if (w == -1) { rc = build_failed(s, ag[r].p, reason, cap); goto out; }
             if (w == -2) {
                 snprintf(reason, cap, "a loop trip count cannot be evaluated at block %lld",
                          (long long)gp[g]);

@@ -4,8 +4,8 @@
 # test with ctest, then the same again under AddressSanitizer + UndefinedBehaviorSanitizer,
 # then gcc -Werror builds at -O3 (Release) and -Os (MinSizeRel), compile only (gcc's
 # flow warnings, maybe-uninitialized and format-truncation, differ by optimisation level),
-# then (when clang is installed) a clang -Werror build and its tests (but the Python and
-# browser suites).
+# then (when clang is installed) a clang -Werror build with UBSan and its tests (but the
+# Python and browser suites).
 #   bash tests/run.sh            # both builds
 #   TT_NO_SANITIZE=1 bash tests/run.sh   # the plain build only
 set -euo pipefail
@@ -36,8 +36,9 @@ for bt in Release MinSizeRel; do
   cmake --build "build-$bt" -j"$jobs" >/dev/null
 done
 if command -v clang >/dev/null 2>&1 && [ -z "${TT_NO_CLANG:-}" ]; then
-  echo "== build with clang (-Werror; a second compiler's warnings) =="
-  CC=clang cmake -S . -B build-clang -DTT_WERROR=ON >/dev/null
+  echo "== build with clang (-Werror, UndefinedBehaviorSanitizer: a second compiler's warnings"
+  echo "   and its UB checks, e.g. pointer arithmetic on NULL that gcc's do not flag) =="
+  CC=clang cmake -S . -B build-clang -DTT_WERROR=ON -DTT_UBSAN=ON >/dev/null
   cmake --build build-clang -j"$jobs" >/dev/null
   echo "== tests of the clang build (a second compiler's code; the Python and browser suites"
   echo "   drive the same daemon and ran above) =="

@@ -432,6 +432,17 @@ static void test_limits_and_refusals(void)
     CU_ASSERT_EQUAL(r.rc, TT_ELIMIT);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.reason, "max_events"));
     tt_sim_result_close(&r);
+    /* a loop of 2^31 trips: its program is refused while it is being built (it would take
+     * minutes and gigabytes before the event guard could act), with the default budget too */
+    tt_sfx_mk_slots(t, "K=68719476736", "S=2", slots);
+    tt_sim_opts big = {.trace_core = -1, .shortcut_ops = -1};
+    CU_ASSERT_EQUAL(tt_sim_run(t, &tgt, slots, &big, &r), TT_ELIMIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.reason, "instructions in one core's program"));
+    tt_sim_result_close(&r);
+    o.max_events = 1000;
+    CU_ASSERT_EQUAL(tt_sim_run(t, &tgt, slots, &o, &r), TT_ELIMIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.reason, "more than 1000 instructions"));
+    tt_sim_result_close(&r);
     /* infeasible: A_L0 needs 2 x 2048 B with S=2; give L0A 3000 B.  The reason must be the
      * space's own */
     tgt.caps.cap[TT_SCOPE_L0A] = 3000;
