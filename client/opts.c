@@ -274,9 +274,10 @@ int tl_args_parse(tl_ctx *c, const tl_cmd *cmd, int argc, char **argv, tl_args *
         else if ((gi = tl_find(tl_global_opts, name, len, sh)) >= 0) opt = &tl_global_opts[gi];
         else {
             const char *hint = sh ? NULL : tl_opt_suggest(cmd->opts, name, len);
-            fprintf(stderr, "tlctl %s: unknown option %.*s%.*s%s%s%s (see tlctl %s --help)\n",
-                    cmd->name, sh ? 1 : 2, "--", (int)len, name, hint ? "; did you mean --" : "",
-                    hint ? hint : "", hint ? "?" : "", cmd->name);
+            char ph[96];
+            fprintf(stderr, "tlctl %s: unknown option %.*s%.*s%s (see tlctl %s --help)\n",
+                    cmd->name, sh ? 1 : 2, "--", (int)len, name,
+                    tt_suggest_phrase(ph, sizeof ph, hint, "--"), cmd->name);
             return TL_EXIT_USAGE;
         }
         const char *v = "1";

@@ -6,13 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
 #include "tlctl.h"
 
 static void tl_unknown_command(const char *name)
 {
-    const char *hint = tl_cmd_suggest(name);
-    fprintf(stderr, "tlctl: unknown command \"%s\"%s%s%s (see tlctl help)\n", name,
-            hint ? "; did you mean " : "", hint ? hint : "", hint ? "?" : "");
+    char ph[96];
+    fprintf(stderr, "tlctl: unknown command \"%s\"%s (see tlctl help)\n", name,
+            tt_suggest_phrase(ph, sizeof ph, tl_cmd_suggest(name), ""));
 }
 
 int tl_cmd_help(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
@@ -71,8 +72,9 @@ int main(int argc, char **argv)
         if (!strcmp(s, "--version")) { ci = -2; break; }
         if (!known) {
             const char *hint = s[1] == '-' ? tl_opt_suggest(tl_global_opts, n, len) : NULL;
-            fprintf(stderr, "tlctl: unknown option %s%s%s%s (see tlctl --help)\n", s,
-                    hint ? "; did you mean --" : "", hint ? hint : "", hint ? "?" : "");
+            char ph[96];
+            fprintf(stderr, "tlctl: unknown option %s%s (see tlctl --help)\n", s,
+                    tt_suggest_phrase(ph, sizeof ph, hint, "--"));
             return TL_EXIT_USAGE;
         }
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) { tl_print_usage(stdout); return 0; }

@@ -3,6 +3,7 @@
  */
 #include "suggest.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define TT_SUGGEST_MAXLEN 64   /* longer words and names are never suggested (and not scored) */
@@ -56,10 +57,7 @@ static const char *tt_choose(const tt_pick *p, size_t len)
 
 const char *tt_suggest(const char *word, size_t len, const char *const *names, size_t n)
 {
-    if (!word || !names || len == 0 || len > TT_SUGGEST_MAXLEN) return NULL;
-    tt_pick p = {NULL, 0, NULL, (size_t)-1};
-    for (size_t i = 0; i < n && names[i]; i++) tt_consider(&p, word, len, names[i]);
-    return tt_choose(&p, len);
+    return tt_suggest_in(word, len, names, sizeof *names, n);   /* records of one name each */
 }
 
 const char *tt_suggest_in(const char *word, size_t len, const void *first, size_t stride,
@@ -74,4 +72,13 @@ const char *tt_suggest_in(const char *word, size_t len, const void *first, size_
         tt_consider(&p, word, len, name);
     }
     return tt_choose(&p, len);
+}
+
+const char *tt_suggest_phrase(char *buf, size_t cap, const char *hint, const char *prefix)
+{
+    if (!cap) return buf;
+    if (!hint) buf[0] = '\0';
+    else if (!prefix) snprintf(buf, cap, " (did you mean \"%s\"?)", hint);
+    else snprintf(buf, cap, "; did you mean %s%s?", prefix, hint);
+    return buf;
 }

@@ -21,4 +21,9 @@ const char *tt_suggest(const char *word, size_t len, const char *const *names, s
 const char *tt_suggest_in(const char *word, size_t len, const void *first, size_t stride,
                           size_t n);
 
+/* The phrase a message appends for a suggestion, into buf (returned): "" when hint is NULL;
+ * with prefix NULL, the API and config-file style ` (did you mean "HINT"?)`; else the command
+ * line's `; did you mean PREFIXHINT?` (prefix "--" for an option, "" for a command). */
+const char *tt_suggest_phrase(char *buf, size_t cap, const char *hint, const char *prefix);
+
 #endif

@@ -282,8 +282,9 @@ tt_rc tt_config_load_json(tt_config *c, const json_t *obj, const char *origin,
         int id = tt_config_find(k);
         if (id < 0 || strchr(k, '-')) {
             const char *hint = tt_config_suggest(k);
-            return tt_errf(err, TT_ECONFIG, k, "unknown configuration key%s%s%s",
-                           hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+            char ph[96];
+            return tt_errf(err, TT_ECONFIG, k, "unknown configuration key%s",
+                           tt_suggest_phrase(ph, sizeof ph, hint, NULL));
         }
         const tt_cfg_row *row = &tt_cfg_rows[id].row;
         tt_cfg_value nv;

@@ -272,15 +272,15 @@ static void tt_unknown_option(const char *arg)
 {
     const char *name = arg;
     while (*name == '-') name++;
-    char flag[64] = "";
+    char flag[64] = "", ph[96];
     const char *hint = name != arg ? tt_config_suggest(name) : NULL;
-    if (hint) {
+    if (hint) {   /* the key as a flag: max_space -> max-space */
         size_t i = 0;
         for (; hint[i] && i < sizeof flag - 1; i++) flag[i] = hint[i] == '_' ? '-' : hint[i];
         flag[i] = '\0';
     }
-    fprintf(stderr, "tiletuned: unknown option %s%s%s%s (see --help)\n", arg,
-            hint ? "; did you mean --" : "", flag, hint ? "?" : "");
+    fprintf(stderr, "tiletuned: unknown option %s%s (see --help)\n", arg,
+            tt_suggest_phrase(ph, sizeof ph, hint ? flag : NULL, "--"));
 }
 
 static int tt_cmd_daemon(int argc, char **argv, int serve)
@@ -694,7 +694,8 @@ int main(int argc, char **argv)
     static const char *const cmds[] = {"serve", "worker", "predict", "simulate", "validate",
                                        "targets", "config", "hash-token"};
     const char *hint = tt_suggest(cmd, strlen(cmd), cmds, sizeof cmds / sizeof cmds[0]);
-    fprintf(stderr, "tiletuned: unknown command %s%s%s%s (see tiletuned --help)\n", cmd,
-            hint ? "; did you mean " : "", hint ? hint : "", hint ? "?" : "");
+    char ph[96];
+    fprintf(stderr, "tiletuned: unknown command %s%s (see tiletuned --help)\n", cmd,
+            tt_suggest_phrase(ph, sizeof ph, hint, ""));
     return TT_EXIT_USAGE;
 }

@@ -218,8 +218,9 @@ static tt_rc tt_unknown_template(tt_server *srv, const char *name, tt_errinfo *e
             names[i] = json_string_value(json_object_get(json_array_get(list, i), "name"));
         hint = tt_suggest(name, strlen(name), names, n);
     }
-    tt_rc rc = tt_errf(err, TT_ENOTFOUND, "template", "unknown template \"%.64s\"%s%.64s%s", name,
-                       hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+    char ph[96];
+    tt_rc rc = tt_errf(err, TT_ENOTFOUND, "template", "unknown template \"%.64s\"%s", name,
+                       tt_suggest_phrase(ph, sizeof ph, hint, NULL));
     free(names);
     json_decref(list);
     return rc;

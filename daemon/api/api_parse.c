@@ -158,8 +158,9 @@ tt_rc tt__parse(const json_t *obj, const tt__member *tab, size_t n, int flags,
             char path[sizeof err->path];
             tt__path_join(path, sizeof path, prefix, k);
             const char *hint = tt_suggest_in(k, strlen(k), tab, sizeof *tab, n);
-            return tt_errf(err, TT_EINVAL, path, "unknown member \"%s\"%s%s%s", k,
-                           hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+            char ph[96];
+            return tt_errf(err, TT_EINVAL, path, "unknown member \"%s\"%s", k,
+                           tt_suggest_phrase(ph, sizeof ph, hint, NULL));
         }
     }
     for (size_t i = 0; i < n; i++) {

@@ -28,14 +28,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int printable(const char *msg)
-{
-    if (!msg[0]) return 0;
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
-        if (*p < 0x20) return 0;
-    return 1;
-}
-
 static void check_loaded(const tt_dataset *ds)
 {
     size_t sum = 0;
@@ -71,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tt_rc rc = tt_dataset_load_buffer_max(data, size, 1 << 22, &ds, &err);
     if (rc != TT_OK) {
         CHECK(ds == NULL);
-        CHECK(printable(err.msg));
+        CHECK(fuzz_printable(err.msg));
         return 0;
     }
     check_loaded(ds);

@@ -29,15 +29,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* 1 when msg is a non-empty, printable, NUL-terminated message */
-static int printable(const char *msg)
-{
-    if (!msg[0]) return 0;
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
-        if (*p < 0x20 && *p != '\t') return 0;
-    return 1;
-}
-
 static int count_visit(void *ud, const int64_t *slots)
 {
     (void)slots;
@@ -53,7 +44,7 @@ static void enumerate_small(const tt_template *t)
     tt_errinfo err;
     tt_errinfo_clear(&err);
     if (tt_space_new(t, slots, NULL, &sp, &err) != TT_OK) {
-        CHECK(printable(err.msg));
+        CHECK(fuzz_printable(err.msg));
         return;
     }
     uint64_t total = tt_space_total(sp), seen = 0;
@@ -77,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != TT_OK) {
         CHECK(out == NULL);
         CHECK(rc == TT_EINVAL || rc == TT_EUNSUPPORTED || rc == TT_ENOMEM);
-        CHECK(printable(err.msg));
+        CHECK(fuzz_printable(err.msg));
         json_decref(doc);
         return 0;
     }
@@ -91,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tt_tmpl_free(t);
     } else {
         CHECK(t == NULL);
-        CHECK(printable(err.msg));
+        CHECK(fuzz_printable(err.msg));
     }
     json_decref(out);
     json_decref(doc);

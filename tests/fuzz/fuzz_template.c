@@ -36,14 +36,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static tt_targets *g_targets;
 static const tt_target *g_tgt;
 
-static int printable(const char *msg)
-{
-    if (!msg[0]) return 0;
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
-        if (*p < 0x20) return 0;
-    return 1;
-}
-
 /* A problem for t: defaults, else a middling value of an int input's range, else the first
  * dtype. */
 static void pick_problem(const tt_template *t, int64_t *slots)
@@ -104,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(doc);
     if (rc != TT_OK) {
         CHECK(t == NULL);
-        CHECK(printable(err.msg));
+        CHECK(fuzz_printable(err.msg));
         return 0;
     }
     int64_t slots[TT_MAX_SLOTS];
@@ -120,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tt_errinfo_clear(&e2);
         if (tt_model_new(t, g_tgt, slots, NULL, &m, &e2) != TT_OK) {
             CHECK(m == NULL);
-            CHECK(printable(e2.msg));
+            CHECK(fuzz_printable(e2.msg));
         }
         visit_ctx c = {t, m, 0};
         tt_space_counts counts;
@@ -131,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tt_model_free(m);
         tt_space_free(sp);
     } else {
-        CHECK(printable(err.msg));
+        CHECK(fuzz_printable(err.msg));
     }
     tt_tmpl_free(t);
     return 0;

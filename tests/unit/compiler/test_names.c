@@ -149,6 +149,14 @@ static void test_suggest(void)
                                                               {NULL, 0}, {"hidden", 3}};
     CU_ASSERT_STRING_EQUAL(tt_suggest_in("budjet", 6, recs, sizeof recs[0], 4), "budget");
     CU_ASSERT_PTR_NULL(tt_suggest_in("hiden", 5, recs, sizeof recs[0], 4));
+    /* the phrase a message appends: API style, command-line style, nothing */
+    char ph[64];
+    CU_ASSERT_STRING_EQUAL(tt_suggest_phrase(ph, sizeof ph, "budget", NULL),
+                           " (did you mean \"budget\"?)");
+    CU_ASSERT_STRING_EQUAL(tt_suggest_phrase(ph, sizeof ph, "budget", "--"),
+                           "; did you mean --budget?");
+    CU_ASSERT_STRING_EQUAL(tt_suggest_phrase(ph, sizeof ph, "tune", ""), "; did you mean tune?");
+    CU_ASSERT_STRING_EQUAL(tt_suggest_phrase(ph, sizeof ph, NULL, "--"), "");
 }
 
 static const tt_test_case names_cases[] = {
