@@ -729,6 +729,6 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
     if (a.nearest) tt_best_nearest(srv, t, bq, slots, resp);
     else
         tt_resp_error(resp, TT_ENOTFOUND, NULL,
-                      "no tuned config for %s on %s at %s (add nearest=1 for the closest shape)",
-                      t->name, tgt->name, key);
+                      "no tuned config for %s on %s at %s (nearest=1 takes the closest tuned "
+                      "shape; tlctl best --nearest)", t->name, tgt->name, key);
 }

@@ -362,6 +362,11 @@ static void test_best(void)
     /* another shape: 404 exact, nearest gives distance |log2(4096/1024)| + |log2(512/1024)| = 3 */
     r = req("GET", "/v1/best?template=gemm&target=a2&M=4096&N=512&K=1024", NULL, NULL, 404,
             "not_found");
+    {   /* the message says how to ask for the nearest shape, in the API and in tlctl */
+        const char *m = json_string_value(json_object_get(json_object_get(r.json, "error"),
+                                                          "message"));
+        CU_ASSERT(m && strstr(m, "nearest=1") && strstr(m, "tlctl best --nearest"));
+    }
     tt_hres_free(&r);
     r = req("GET", "/v1/best?template=gemm&target=a2&M=4096&N=512&K=1024&nearest=1", NULL, NULL,
             200, NULL);
