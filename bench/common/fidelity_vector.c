@@ -82,13 +82,16 @@ static int map_rope(const tt_fidvec *L, const json_t *pt, int64_t *slots, double
     return 1;
 }
 
-/* The activation template's ops: gelu (tanh form), silu (= swish), swiglu (two inputs); act 3
- * (gelu op by op as torch.compile writes it) is chosen by map_act for fla's gelu_fwd. */
+/* The activation template's ops: gelu (tanh form), silu (= swish), swiglu (two inputs), relu,
+ * squared relu; act 3 (gelu op by op as torch.compile writes it) is chosen by map_act for
+ * fla's gelu_fwd. */
 static int act_of(const char *op)
 {
     if (!strncmp(op, "gelu", 4)) return 0;
     if (!strncmp(op, "swish", 5) || !strncmp(op, "silu", 4)) return 1;
     if (!strncmp(op, "swiglu", 6)) return 2;
+    if (!strncmp(op, "relu", 4)) return 4;
+    if (!strncmp(op, "sqrelu", 6)) return 5;
     return -1;
 }
 
@@ -108,7 +111,7 @@ static int map_act(const tt_fidvec *L, const char *family, const json_t *pt, int
     if (has(impl, "flash-linear-attention") && (strstr(op, "sigmoid") || strstr(op, "swish") || strstr(op, "glu")))
         return NO("fla Triton kernel '%.20s' computes each element's address (offs // D, offs %% D): the template moves contiguous tiles", op);
     int act = act_of(op);
-    if (act < 0) return NO("activation '%.30s': the activation template has gelu, silu (swish), swiglu", op);
+    if (act < 0) return NO("activation '%.30s': the activation template has gelu, silu (swish), swiglu, relu, sqrelu", op);
     int64_t M, N;
     if (tt__fid_ival(sh, "elements")) {   /* ascend-rs 1-D gelu; dtype not stated: fp16 assumed */
         M = 1, N = tt__fid_ival(sh, "elements");
@@ -120,9 +123,10 @@ static int map_act(const tt_fidvec *L, const char *family, const json_t *pt, int
     int64_t dt = tt__fid_dtype(tt__fid_sval(pt, "dtypes")), nout = act == 2 ? N / 2 : N;
     /* fla's gelu_fwd is @torch.compile of the tanh form: inductor emits the expression op by
      * op (act 3, not act 0's folded sigmoid form), as a Triton-Ascend kernel, which is
-     * compiled AIV-only (mix_mode "aiv"), not launched as MIX as TileLang's kernels are. */
-    int compiled = has(impl, "Triton-Ascend") && act == 0;
-    if (compiled) act = 3;
+     * compiled AIV-only (mix_mode "aiv"), not launched as MIX as TileLang's kernels are;
+     * sqrelu_fwd likewise (relu, then the square: act 5). */
+    int compiled = has(impl, "Triton-Ascend") && (act == 0 || act == 5);
+    if (compiled && act == 0) act = 3;
     tt__fid_set(L->act, slots, "launch_mix", compiled ? 0 : 1);
     tt__fid_set(L->act, slots, "M", M);
     tt__fid_set(L->act, slots, "N", N);
