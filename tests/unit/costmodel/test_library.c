@@ -310,8 +310,8 @@ static void test_activation_tanh_form(void)
     tt_tmpl_free(t);
 }
 
-/* relu (act 4) and squared relu (act 5, fla's sqrelu_fwd) add one unary op, and one unary and
- * one fp32 mul, between the two casts; silu (act 1) four unary-class ops and a div: vector
+/* Between the two casts, relu (act 4) adds one unary op, squared relu (act 5, fla's
+ * sqrelu_fwd) that op and one fp32 mul, silu (act 1) four unary-class ops and a div: vector
  * time act 4 < act 5 < act 1, in the model and in the simulator (A3, 2048 x 4096 bf16). */
 static void test_activation_relu(void)
 {
