@@ -21,6 +21,11 @@ tt_fidt tt_fidt_of(const char *timing)
     return TT_FIDT_UNSTATED;
 }
 
+int tt_fidt_flushes_l2(const char *timing)
+{
+    return timing && has(timing, "triton.testing.do_bench");
+}
+
 const char *tt_fidt_name(tt_fidt k)
 {
     return k == TT_FIDT_DEVICE ? "device" : k == TT_FIDT_LOOP ? "loop" : "n/s";

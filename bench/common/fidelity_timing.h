@@ -27,6 +27,14 @@ typedef enum tt_fidt {
 /* The class of a published `timing` text (NULL or "" = not stated). */
 tt_fidt tt_fidt_of(const char *timing);
 
+/* 1 when the method empties the L2 before every timed call, so the kernel's inputs come from
+ * HBM: `triton.testing.do_bench` clears a cache buffer before each repetition, and
+ * Triton-Ascend's NPU driver makes that buffer 192 MiB, the L2 of an A2/A3 die, and zeroes it
+ * (third_party/ascend/backend/driver.py: get_empty_cache_for_benchmark, clear_cache) [O].
+ * Other event loops (torch.npu.Event, a plain "do_bench" of another library) keep the L2 as
+ * the previous call left it. */
+int tt_fidt_flushes_l2(const char *timing);
+
 /* Short name of a class for tables: "device", "loop", "n/s". */
 const char *tt_fidt_name(tt_fidt k);
 

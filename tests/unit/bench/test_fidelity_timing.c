@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * test_fidelity_timing.c - bench_fidelity's timing-method classes (bench/common/fidelity_timing):
  * every `timing` text of ../shared/ascend/published.json has a reviewed class in
- * tests/data/fidelity/timing.txt and the classifier gives it; the launch each class charges.
+ * tests/data/fidelity/timing.txt and the classifier gives it; the launch each class charges;
+ * which methods empty the L2 before each call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,27 @@ static void test_edges_and_launch(void)
     CU_ASSERT_STRING_EQUAL(tt_fidt_name(TT_FIDT_UNSTATED), "n/s");
 }
 
+/* Which methods empty the L2 before each call: triton.testing.do_bench only (its NPU driver
+ * zeroes a 192 MiB buffer); another library's do_bench and event loops keep it. */
+static void test_flushes_l2(void)
+{
+    static const struct {
+        const char *text;
+        int want;
+    } cases[] = {
+        {NULL, 0},
+        {"", 0},
+        {"triton.testing.do_bench median (host-side event timing)", 1},
+        {"do_bench (warmup=20, rep=100, 3-run average)", 0},
+        {"torch.npu.Event over a loop of 50 calls", 0},
+        {"msprof op Task Duration", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        CU_ASSERT_EQUAL(tt_fidt_flushes_l2(cases[c].text), cases[c].want);
+}
+
 static const tt_test_case cases[] = {{"table_classes", test_table_classes},
+                                     {"flushes_l2", test_flushes_l2},
                                      {"published_covered", test_published_covered},
                                      {"edges_and_launch", test_edges_and_launch},
                                      {NULL, NULL}};
