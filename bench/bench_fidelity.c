@@ -7,7 +7,9 @@
  *
  * The compared prediction charges the launch as the point's timing method sees it
  * (bench/common/fidelity_timing.h): launch_us for device task time, a pipelined per-call cost
- * for events over back-to-back calls.
+ * for events over back-to-back calls; and with the L2 that method leaves: a method that empties
+ * it before each call (triton.testing.do_bench) is compared on a copy of the target that keeps
+ * nothing of the previous call in L2.
  *
  * usage: bench_fidelity [--published FILE] [--templates DIR] [--targets DIR] [--points]
  *                       [--pipelined-us US]
