@@ -49,10 +49,15 @@ void tt__sprog_free(tt__sprog *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Add a dependency of the instruction being built (p->ins[p->n], its unit set) on idx. */
+/* Add a dependency of the instruction being built (p->ins[p->n], its unit set) on idx.
+ * A producer earlier on the same unit that is not a GM transfer is left out: the unit's
+ * queue is in order and holds the unit busy until that op is done, so whenever the new
+ * instruction heads a free unit the producer has finished, no later than the unit became
+ * free, and can neither delay it nor be the reason of a stall (sim_engine.c try_issue). */
 static inline int add_dep(tt__sprog *p, int32_t idx, int kind)
 {
     if (idx < 0) return 0;
+    if (p->ins[idx].unit == p->ins[p->n].unit && p->ins[idx].kind != TT__SI_GM) return 0;
     if (p->ndeps == p->capdeps) {
         size_t nc = p->capdeps ? p->capdeps * 2 : 256;
         uint32_t *nd = realloc(p->deps, nc * sizeof *nd);

@@ -441,6 +441,22 @@ tt_rc tt__sim_wave_short(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t r
 }
 
 /* sim_wave without the walk shortcut (the steady-state shortcut of long loops only). */
+/* A wave of a settled shape whose tmin lies strictly between two simulated anchors below
+ * the first trip the shape serves (its fill regime: the first anchors of a deep ring, or
+ * the anchors below a loop-marks run): the straight line between those two anchors, d
+ * iterations apart, instead of a simulation in full.  Returns 1 when it served the wave. */
+static int fill_wave(const tt__sshape *sh, int64_t tmin, tt__swave *out)
+{
+    int64_t first = sh->lm > 0 ? sh->lmin : sh->t[sh->k];
+    for (int a = 0; a + 1 < sh->n && sh->t[a + 1] <= first; a++)
+        if (sh->t[a] < tmin && tmin < sh->t[a + 1]) {
+            double f = (double)(tmin - sh->t[a + 1]) / (double)(sh->t[a + 1] - sh->t[a]);
+            wave_extrapolate(&sh->w[a], &sh->w[a + 1], f, out);
+            return 1;
+        }
+    return 0;
+}
+
 static tt_rc sim_wave_loops(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t rep, tt__swave *out)
 {
     tt__sim *s = &R->s;
@@ -532,6 +548,10 @@ static tt_rc sim_wave_loops(tt__srun *R, const tt__swgroup *wg, size_t ng, size_
     }
     if (sh->lm > 0 && tmin >= sh->lmin) {
         loop_marks_wave(sh, tmin, rep, out);
+        R->extrapolated = 1;
+        return TT_OK;
+    }
+    if (sh->ok && fill_wave(sh, tmin, out)) {
         R->extrapolated = 1;
         return TT_OK;
     }
