@@ -598,6 +598,7 @@ tt_rc tt_sim_run(const tt_template *t, const tt_target *tgt, int64_t *slots,
     R.s.slots = slots;
     R.s.cancel = opts->cancel;
     R.s.cancel_ctx = opts->cancel_ctx;
+    R.s.scratch = tt__sim_scratch_new();
     R.mark_group = (size_t)-1;
     if ((rc = tt__sim_prepare(&R.s, out->reason, sizeof out->reason))) goto done;
     R.cores = tgt->cube_cores > 0 ? tgt->cube_cores : tgt->vector_cores / 2;

@@ -68,6 +68,82 @@ typedef struct agent {
     int marked;                     /* its group is marked (tt__sgroup.marked) */
 } agent;
 
+/* An agent's per-instruction arrays (see agent), with room for cap instructions. */
+typedef struct abuf {
+    double *done, *start;
+    int32_t *q;
+    uint8_t *latdone, *waiters;
+    size_t cap;
+} abuf;
+
+/* tt__sim.scratch: the agents' arrays, kept from wave to wave of a run.  A run simulates
+ * dozens of waves of programs of similar size (anchors, marked runs, fill waves);
+ * allocating and faulting in fresh arrays for each took ~4 % of a causal FlashAttention
+ * config's time. */
+struct tt__sscratch {
+    abuf *ab;
+    size_t nab;
+};
+
+struct tt__sscratch *tt__sim_scratch_new(void)
+{
+    return calloc(1, sizeof(struct tt__sscratch));
+}
+
+static void scratch_clear(struct tt__sscratch *sc)
+{
+    for (size_t k = 0; k < sc->nab; k++) {
+        abuf *b = &sc->ab[k];
+        free(b->done);
+        free(b->start);
+        free(b->q);
+        free(b->latdone);
+        free(b->waiters);
+    }
+    free(sc->ab);
+    sc->ab = NULL;
+    sc->nab = 0;
+}
+
+void tt__sim_scratch_free(struct tt__sscratch *sc)
+{
+    if (!sc) return;
+    scratch_clear(sc);
+    free(sc);
+}
+
+/* Room for the arrays of n agents (their contents are set by agent_init). */
+static int scratch_agents(struct tt__sscratch *sc, size_t n)
+{
+    if (n <= sc->nab) return 0;
+    abuf *nb = realloc(sc->ab, n * sizeof *nb);
+    if (!nb) return -1;
+    memset(nb + sc->nab, 0, (n - sc->nab) * sizeof *nb);
+    sc->ab = nb;
+    sc->nab = n;
+    return 0;
+}
+
+/* Room for n + 1 instructions in b. */
+static int abuf_reserve(abuf *b, size_t n)
+{
+    if (n + 1 <= b->cap) return 0;
+    size_t nc = n + 1 > 2 * b->cap ? n + 1 : 2 * b->cap;
+    double *d = realloc(b->done, nc * sizeof *d);
+    if (d) b->done = d;
+    double *st = realloc(b->start, nc * sizeof *st);
+    if (st) b->start = st;
+    int32_t *q = realloc(b->q, nc * sizeof *q);
+    if (q) b->q = q;
+    uint8_t *l = realloc(b->latdone, nc);
+    if (l) b->latdone = l;
+    uint8_t *w = realloc(b->waiters, nc);
+    if (w) b->waiters = w;
+    if (!d || !st || !q || !l || !w) return -1;
+    b->cap = nc;
+    return 0;
+}
+
 typedef struct flagq {        /* visible times of the sets of one group, direction, flag */
     double *t;
     size_t n, cap;
@@ -480,15 +556,9 @@ void tt__swave_free(tt__swave *w)
     w->nmark = w->ngroups = 0;
 }
 
+/* The agents' arrays belong to the scratch (tt__sim_wave). */
 static void eng_free(eng *e)
 {
-    for (size_t k = 0; k < e->nag; k++) {
-        free(e->ag[k].done);
-        free(e->ag[k].start);
-        free(e->ag[k].q);
-        free(e->ag[k].latdone);
-        free(e->ag[k].waiters);
-    }
     free(e->ag);
     if (e->fl)
         for (size_t i = 0; i < e->ng * 2 * TT__NFLAGS; i++) free(e->fl[i].t);
@@ -550,16 +620,18 @@ static void marks_finish(eng *e)
     }
 }
 
-static int agent_init(eng *e, agent *a, const tt__sprog *p)
+static int agent_init(agent *a, const tt__sprog *p, abuf *b)
 {
     a->p = p;
     a->remaining = p->n;
-    a->done = malloc((p->n + 1) * sizeof *a->done);
-    a->start = malloc((p->n + 1) * sizeof *a->start);
-    a->q = malloc((p->n + 1) * sizeof *a->q);
-    a->latdone = calloc(p->n + 1, 1);
-    a->waiters = calloc(p->n + 1, 1);
-    if (!a->done || !a->start || !a->q || !a->latdone || !a->waiters) return -1;
+    if (abuf_reserve(b, p->n)) return -1;
+    a->done = b->done;
+    a->start = b->start;
+    a->q = b->q;
+    a->latdone = b->latdone;
+    a->waiters = b->waiters;
+    memset(a->latdone, 0, p->n + 1);
+    memset(a->waiters, 0, p->n + 1);
     for (size_t i = 0; i < p->n; i++) a->done[i] = -1;
     for (int u = 0; u < TT_UNIT__COUNT; u++) {
         a->wait_on[u] = -1;
@@ -573,7 +645,6 @@ static int agent_init(eng *e, agent *a, const tt__sprog *p)
     size_t fill[TT_UNIT__COUNT];
     for (int u = 0; u < TT_UNIT__COUNT; u++) fill[u] = a->qoff[u];
     for (size_t i = 0; i < p->n; i++) a->q[fill[p->ins[i].unit]++] = (int32_t)i;
-    (void)e;
     return 0;
 }
 
@@ -592,9 +663,10 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
     e.flag_cycles = s->tgt->flag_cycles;
     e.issue_cycles = s->tgt->issue_cycles;
     tt_rc rc = TT_OK;
+    struct tt__sscratch local = {0}, *sc = s->scratch ? s->scratch : &local;
     e.ag = calloc(ngroups * TT__AG__COUNT + 1, sizeof *e.ag);
     e.fl = calloc(ngroups * 2 * TT__NFLAGS + 1, sizeof *e.fl);
-    if (!e.ag || !e.fl) { rc = TT_ENOMEM; goto out; }
+    if (!e.ag || !e.fl || scratch_agents(sc, ngroups * TT__AG__COUNT)) { rc = TT_ENOMEM; goto out; }
     for (size_t gi = 0; gi < ngroups; gi++)
         for (int r = 0; r < TT__AG__COUNT; r++) {
             if (!g[gi].prog[r].n) continue;
@@ -609,7 +681,7 @@ tt_rc tt__sim_wave(const tt__sim *s, tt__sgroup *g, size_t ngroups, size_t rep,
                 a[-1].partner = (int32_t)e.nag - 1;
             }
             a->weight = g[gi].weight * (r == TT__AG_VEC ? s->vec_cores : 1);
-            if (agent_init(&e, a, &g[gi].prog[r])) { rc = TT_ENOMEM; goto out; }
+            if (agent_init(a, &g[gi].prog[r], &sc->ab[e.nag - 1])) { rc = TT_ENOMEM; goto out; }
         }
     if (marks_init(&e)) { rc = TT_ENOMEM; goto out; }
     for (size_t k = 0; k < e.nag; k++)
@@ -674,5 +746,6 @@ out:
     if (rc == TT_ENOMEM) snprintf(reason, cap, "out of memory");
     if (rc) tt__swave_free(out);
     eng_free(&e);
+    scratch_clear(&local);
     return rc;
 }

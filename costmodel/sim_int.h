@@ -120,6 +120,9 @@ typedef struct tt__sim {
     double block_cycles;      /* per-block dispatch + scalar prologue (target overheads) */
     int (*cancel)(void *);    /* tt_sim_opts.cancel (NULL: never stop early) */
     void *cancel_ctx;
+    /* the engine's per-instruction arrays, kept from wave to wave of one run (owned;
+     * tt__sim_close frees them; NULL: each wave allocates its own) */
+    struct tt__sscratch *scratch;
 } tt__sim;
 
 /* Evaluate geometry and the op table (s->t, s->tgt, s->slots set; lets evaluated).
@@ -190,6 +193,11 @@ static inline const double *tt__swave_mark(const tt__swave *w, size_t g, size_t 
 {
     return &w->mark[(g * w->nmark + j) * TT__NFIG];
 }
+
+/* A scratch for tt__sim.scratch (NULL when out of memory: the waves then allocate their
+ * own), and its release (NULL is fine). */
+struct tt__sscratch *tt__sim_scratch_new(void);
+void tt__sim_scratch_free(struct tt__sscratch *sc);
 
 /* Simulate one wave of ngroups groups starting together.  rep is the group whose busy and
  * stall figures are reported.  max_events bounds the work (TT_ELIMIT).  Returns TT_OK,

@@ -138,6 +138,8 @@ static uint64_t body_grid_mask(const tt__sim *s, const tt_op *body, size_t n)
 void tt__sim_close(tt__sim *s)
 {
     if (!s) return;
+    tt__sim_scratch_free(s->scratch);
+    s->scratch = NULL;
     free(s->ops);
     free(s->copies);
     free(s->grid_ext);
