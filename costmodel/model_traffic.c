@@ -144,6 +144,14 @@ void tt__model_traffic(const tt_model *m, tt__mscratch *sc, int64_t cores_used)
     for (int sd = 0; sd < 2; sd++)
         for (int u = 0; u < TT_UNIT__COUNT; u++) sc->base_bpc[sd][u] = sc->core_bpc;
     sc->base_bpc[TT_SIDE_CUBE][TT_UNIT_MTE2] = tt__roof_gbps(tg, tt__roof_l2(tg, 1), h) * bws * per_core;
+    /* the GM writers (FIX: L0C -> GM, MTE3: UB / L1 -> GM) at the write-back L2's rate, the
+     * simulator's rule (roofline.h): the blended read rate above charged a write as a read
+     * miss whenever the L2 was cold (917 GB/s on the A3 die instead of the L2's rate) */
+    double wbpc = tt__roof_write_gbps(tg) * bws * per_core;
+    for (int sd = 0; sd < 2; sd++) {
+        sc->base_bpc[sd][TT_UNIT_FIX] = wbpc;
+        sc->base_bpc[sd][TT_UNIT_MTE3] = wbpc;
+    }
     for (int sd = 0; sd < 2; sd++)
         for (int u = 0; u < TT_UNIT__COUNT; u++) sc->share[sd][u] = sc->base_bpc[sd][u] / sc->agents[sd];
 }

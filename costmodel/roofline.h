@@ -33,6 +33,14 @@ static inline double tt__roof_gbps(const tt_target *tg, double l2, double h)
     return l2 * h + miss * (1 - h);
 }
 
+/* Rate (GB/s) of a GM write: it lands in the write-back L2 at the L2 rate whatever the
+ * read hit rate, and the L2 writes it back to HBM behind the kernel's transfers (issue 10,
+ * structural cause 3: C and workspace writes at the L2 write-back, not at the HBM rate). */
+static inline double tt__roof_write_gbps(const tt_target *tg)
+{
+    return tg->l2_gbps;
+}
+
 /* Data of the previous launch survives a random-replacement L2 of effective size
  * `resident` with probability exp(-footprint / resident). */
 static inline double tt__roof_warm(double footprint, double resident)

@@ -418,9 +418,9 @@ tt_rc tt__sim_prepare(tt__sim *s, char *reason, size_t cap)
             if (so->kind != TT__SI_GM) continue;
             const tt_op *o = so->op;
             if (o->u.copy.dst.is_gm) {
-                /* writes land in L2 (write-back) at the L2 rate, as in the model; the L2
-                 * writes them back to HBM behind the kernel's transfers */
-                double l2 = bpc(tgt, tgt->l2_gbps);
+                /* writes land in L2 (write-back) at the L2 rate, as in the model
+                 * (roofline.h); the L2 writes them back to HBM behind the kernel */
+                double l2 = bpc(tgt, tt__roof_write_gbps(tgt));
                 so->cost = l2 > 0 ? 1.0 / l2 : 0;
             } else {
                 double h = read_hit(s, o, per_block, used, hw);
