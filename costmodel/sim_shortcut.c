@@ -440,14 +440,20 @@ tt_rc tt__sim_wave_short(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t r
     return sim_wave_loops(R, wg, ng, rep, out);
 }
 
-/* sim_wave without the walk shortcut (the steady-state shortcut of long loops only). */
+/* The shortest trip a settled shape serves without a simulation: from the loop-marks run's
+ * line, or from the first of its collinear (or fitted) anchors. */
+static int64_t shape_first(const tt__sshape *sh)
+{
+    return sh->lm > 0 ? sh->lmin : sh->t[sh->k];
+}
+
 /* A wave of a settled shape whose tmin lies strictly between two simulated anchors below
  * the first trip the shape serves (its fill regime: the first anchors of a deep ring, or
  * the anchors below a loop-marks run): the straight line between those two anchors, d
  * iterations apart, instead of a simulation in full.  Returns 1 when it served the wave. */
 static int fill_wave(const tt__sshape *sh, int64_t tmin, tt__swave *out)
 {
-    int64_t first = sh->lm > 0 ? sh->lmin : sh->t[sh->k];
+    int64_t first = shape_first(sh);
     for (int a = 0; a + 1 < sh->n && sh->t[a + 1] <= first; a++)
         if (sh->t[a] < tmin && tmin < sh->t[a + 1]) {
             double f = (double)(tmin - sh->t[a + 1]) / (double)(sh->t[a + 1] - sh->t[a]);
@@ -457,6 +463,7 @@ static int fill_wave(const tt__sshape *sh, int64_t tmin, tt__swave *out)
     return 0;
 }
 
+/* sim_wave without the walk shortcut (the steady-state shortcut of long loops only). */
 static tt_rc sim_wave_loops(tt__srun *R, const tt__swgroup *wg, size_t ng, size_t rep, tt__swave *out)
 {
     tt__sim *s = &R->s;
@@ -555,7 +562,7 @@ static tt_rc sim_wave_loops(tt__srun *R, const tt__swgroup *wg, size_t ng, size_
         R->extrapolated = 1;
         return TT_OK;
     }
-    if (!sh->ok || tmin < (sh->lm > 0 ? sh->lmin : sh->t[sh->k])) {
+    if (!sh->ok || tmin < shape_first(sh)) {
         for (int a = 0; a < sh->n; a++)   /* an anchor is this very wave */
             if (sh->t[a] == tmin) {
                 memset(out, 0, sizeof *out);
