@@ -56,7 +56,9 @@ typedef struct tt_jobrun {
     size_t nfit, capfit;
 } tt_jobrun;
 
-typedef enum { TT_JR_FINISHED, TT_JR_ABANDONED } tt_jr_outcome;
+/* How a job's run ended (FINISHED: done or failed, recorded; ABANDONED: stopped, cancelled or
+ * taken over) or, from one of its stages, that the run goes on (GO_ON). */
+typedef enum { TT_JR_FINISHED, TT_JR_ABANDONED, TT_JR_GO_ON } tt_jr_outcome;
 
 static tt_jr_outcome tt_job_abandon(tt_jobrun *jr);
 static int tt_job_still_ours(tt_jobrun *jr);
@@ -566,7 +568,8 @@ static void tt_job_done_log(tt_jobrun *jr, int64_t seq, int64_t ok)
 }
 
 
-static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
+/* The job's template, target and problem (and its key). */
+static tt_jr_outcome tt_job_load(tt_jobrun *jr)
 {
     tt_runner *r = jr->w->r;
     tt_job *job = jr->job;
@@ -585,6 +588,13 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     if (tt_tmpl_problem_key(jr->t, jr->problem, jr->problem_key, sizeof jr->problem_key) >=
         sizeof jr->problem_key)
         return tt_job_fail(jr, "problem: key longer than %zu bytes", sizeof jr->problem_key - 1);
+    return TT_JR_GO_ON;
+}
+
+/* The job's options: remeasure, the objective statistic. */
+static tt_jr_outcome tt_job_options(tt_jobrun *jr)
+{
+    tt_job *job = jr->job;
     if (job->options_json && *job->options_json) {
         jr->options = json_loads(job->options_json, 0, NULL);
         if (!jr->options) return tt_job_fail(jr, "options: malformed JSON");
@@ -602,11 +612,21 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
                (jr->objective == TT_OBJ_RECORDED && strncmp(job->backend, "replay:", 7) != 0)))
         return tt_job_fail(jr, "options: option 'objective' must be \"median\", \"mean\", "
                            "\"min\" or (replay: only) \"recorded\"");
+    return TT_JR_GO_ON;
+}
+
+/* The backend, the search space, the models and the strategy (logged with why it runs). */
+static tt_jr_outcome tt_job_open(tt_jobrun *jr)
+{
+    tt_runner *r = jr->w->r;
+    tt_job *job = jr->job;
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
     jr->env.datasets_dir = r->datasets_dir;
     jr->env.toolchains = r->cfg.toolchains;
     jr->env.work_dir = r->work_dir;
     jr->env.repeats = r->cfg.repeats > 0 ? r->cfg.repeats : 1;
-    rc = tt_backend_open(job->backend, &jr->env, jr->t, jr->tgt, jr->problem, &jr->be, &err);
+    tt_rc rc = tt_backend_open(job->backend, &jr->env, jr->t, jr->tgt, jr->problem, &jr->be, &err);
     if (rc != TT_OK) return tt_job_fail(jr, "backend: %s", err.msg[0] ? err.msg : tt_strerror(rc));
     tt_caps caps;
     tt_target_caps(jr->tgt, &caps);
@@ -624,16 +644,24 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     const tt_strategy_choice *ch = tt_strategy_chosen(jr->st);
     tt__rlog(r, ch->fallback ? TT_LOG_WARNING : TT_LOG_INFO, "job %lld: strategy %s (%s)",
             (long long)job->id, ch->name, ch->reason);
-
-    tt_trial_key key = {jr->t->hash, jr->problem_key, jr->tgt->name, tt_backend_fingerprint(jr->be)};
-    double start = tt__now();
-    int64_t seq = 0, ok = 0;
-    int64_t params[TT_MAX_SLOTS];
+    /* cheap backends' trials are group-committed (SQLite) or committed asynchronously
+     * (PostgreSQL) */
     int pg = tt_store_engine_of(jr->s) == TT_STORE_POSTGRES;
     jr->batching = !pg && tt_backend_cheap(job->backend) && tt_batch_max(r) > 1;
     if (pg && tt_backend_cheap(job->backend) && tt_batch_max(r) > 1 &&
         tt_store_async_commit(jr->s, 1) == TT_OK)
         jr->async_commit = 1;
+    return TT_JR_GO_ON;
+}
+
+/* The search: the strategy's configs measured one by one until the budget, the space or
+ * the job's time is spent; *seq trials were recorded, *ok of them measured successfully. */
+static tt_jr_outcome tt_job_search(tt_jobrun *jr, const tt_trial_key *key, int64_t *seq, int64_t *ok)
+{
+    tt_runner *r = jr->w->r;
+    tt_job *job = jr->job;
+    double start = tt__now();
+    int64_t params[TT_MAX_SLOTS];
     for (;;) {
         if (atomic_load(&r->stop)) return TT_JR_ABANDONED;
         /* inside an open batch nobody else can have changed the job (we hold the write lock /
@@ -643,7 +671,7 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
             return tt_job_abandon(jr);   /* cancelled or taken over */
         if (job->budget_seconds > 0 && tt__now() - start >= job->budget_seconds) break;
         size_t n = 0;
-        rc = tt_strategy_next(jr->st, 1, params, &n);
+        tt_rc rc = tt_strategy_next(jr->st, 1, params, &n);
         if (rc == TT_ELIMIT)
             return tt_job_fail(jr, "strategy %s: the space is too large to enumerate (give a "
                                "trial budget or a sampling strategy)", job->strategy);
@@ -654,17 +682,17 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
         char why[512] = "";
         if ((rc = tt_batch_open(jr)) != TT_OK)
             return tt_job_fail(jr, "store: %s", tt_store_errmsg(jr->s));
-        rc = tt_job_trial(jr, &key, seq + 1, params, &status, &us, why, sizeof why);
+        rc = tt_job_trial(jr, key, *seq + 1, params, &status, &us, why, sizeof why);
         if (rc != TT_OK && atomic_load(&jr->w->hb_lost)) {
             (void)tt_job_still_ours(jr);   /* tells a cancel from a takeover, for the log */
             return tt_job_abandon(jr);
         }
         if (rc != TT_OK) return tt_job_fail(jr, "%s", why[0] ? why : tt_strerror(rc));
-        if (tt_seq_keep(jr, seq + 1, params) != TT_OK) return tt_job_fail(jr, "out of memory");
-        seq++;
-        if (status == TT_OK) ok++;
+        if (tt_seq_keep(jr, *seq + 1, params) != TT_OK) return tt_job_fail(jr, "out of memory");
+        ++*seq;
+        if (status == TT_OK) ++*ok;
         (void)tt_strategy_report(jr->st, params, status, us);
-        tt_progress(jr, tt_strategy_planned(jr->st), seq);
+        tt_progress(jr, tt_strategy_planned(jr->st), *seq);
         if ((rc = tt_batch_step(jr)) != TT_OK)   /* the batch is lost: a resume re-measures */
             return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
         if (r->cfg.max_trials > 0 && ++jr->w->trials >= r->cfg.max_trials) {
@@ -672,6 +700,15 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
             return TT_JR_ABANDONED;
         }
     }
+    return TT_JR_GO_ON;
+}
+
+/* The end of a search of seq trials (ok measured): remeasuring the best of a noisy backend,
+ * the objective's best, the calibration, the job's end. */
+static tt_jr_outcome tt_job_end(tt_jobrun *jr, const tt_trial_key *key, int64_t seq, int64_t ok)
+{
+    tt_runner *r = jr->w->r;
+    tt_job *job = jr->job;
     if (seq == 0) return tt_job_fail(jr, "the search space has no feasible config");
     if (ok == 0)
         return tt_job_fail(jr, "no config was measured successfully (%lld trials)", (long long)seq);
@@ -680,13 +717,13 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     tt_progress(jr, seq, seq);
     if (jr->remeasure > 0 && tt_backend_noisy(job->backend)) {   /* cmd: never batches */
         int go_on = 0;
-        tt_jr_outcome o = tt_job_remeasure(jr, &key, seq, &go_on);
+        tt_jr_outcome o = tt_job_remeasure(jr, key, seq, &go_on);
         if (!go_on) return o;
     }
-    if (jr->objective != TT_OBJ_MEDIAN) tt_job_best_by_objective(jr, &key);
-    tt_calib_store(jr, key.backend_fp);
-    if ((rc = tt_batch_end(jr)) != TT_OK)
-        return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
+    if (jr->objective != TT_OBJ_MEDIAN) tt_job_best_by_objective(jr, key);
+    tt_calib_store(jr, key->backend_fp);
+    tt_rc rc = tt_batch_end(jr);
+    if (rc != TT_OK) return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
     rc = tt_store_job_finish(jr->s, job->id, jr->w->owner, TT_JOB_DONE, NULL);
     if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) {
         (void)tt_job_still_ours(jr);
@@ -699,6 +736,20 @@ static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
     }
     tt_job_done_log(jr, seq, ok);
     return TT_JR_FINISHED;
+}
+
+/* A claimed job from its setup to its end: each stage either hands on (GO_ON) or ends the
+ * run (failed, done, abandoned). */
+static tt_jr_outcome tt_job_setup_and_run(tt_jobrun *jr)
+{
+    tt_jr_outcome o;
+    if ((o = tt_job_load(jr)) != TT_JR_GO_ON) return o;
+    if ((o = tt_job_options(jr)) != TT_JR_GO_ON) return o;
+    if ((o = tt_job_open(jr)) != TT_JR_GO_ON) return o;
+    tt_trial_key key = {jr->t->hash, jr->problem_key, jr->tgt->name, tt_backend_fingerprint(jr->be)};
+    int64_t seq = 0, ok = 0;
+    if ((o = tt_job_search(jr, &key, &seq, &ok)) != TT_JR_GO_ON) return o;
+    return tt_job_end(jr, &key, seq, ok);
 }
 
 void tt__job_run(tt_worker *w, tt_store *s, tt_job *job)
