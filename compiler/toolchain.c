@@ -175,6 +175,79 @@ static tt_rc tt_open_capture(tt_capture *c, int dirfd, const char *name, uint64_
     return TT_OK;
 }
 
+/* Until the command's process group is done: reap the shell (killing what it left behind,
+ * and the group at the timeout), and drain both pipes into their captures; leftover writers
+ * get a second after the shell exits.  Returns the shell's wait status (-1: unknown, it was
+ * reaped behind our back); sets res->wall_s and res->timed_out. */
+static int tt_supervise(pid_t pid, double t0, const tt_toolchain_opts *o, tt_capture cs[2],
+                        tt_toolchain_result *res)
+{
+    double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
+    double grace_end = 0;   /* after the shell exits: how long leftover writers may linger */
+    int reaped = 0, status = 0;
+    for (;;) {
+        if (!reaped) {
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            /* Peek without reaping: while the shell is a zombie its pid (= the group id)
+             * cannot be reused, so killing the group is safe. */
+            int wr = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+            if (wr != 0 && errno == ECHILD) {   /* reaped behind our back (SIGCHLD ignored) */
+                kill(-pid, SIGKILL);
+                reaped = 1;
+                status = -1;
+                res->wall_s = tt_now() - t0;
+                grace_end = tt_now() + 1.0;
+            } else if (wr == 0 && si.si_pid == pid) {
+                kill(-pid, SIGKILL);
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+                }
+                reaped = 1;
+                res->wall_s = tt_now() - t0;
+                grace_end = tt_now() + 1.0;
+            } else if (deadline > 0 && tt_now() >= deadline && !res->timed_out) {
+                kill(-pid, SIGKILL);
+                res->timed_out = 1;
+            }
+        }
+        if (reaped && cs[0].pipe_fd < 0 && cs[1].pipe_fd < 0) break;
+        if (reaped && tt_now() >= grace_end) break;
+        struct pollfd pf[2];
+        int np = 0;
+        for (int i = 0; i < 2; i++)
+            if (cs[i].pipe_fd >= 0) pf[np++] = (struct pollfd){.fd = cs[i].pipe_fd, .events = POLLIN};
+        int wait_ms = 20;
+        if (np == 0) {
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        int pr = poll(pf, (nfds_t)np, wait_ms);
+        if (pr < 0 && errno != EINTR) break;
+        if (pr <= 0) continue;
+        for (int k = 0; k < np; k++) {
+            if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            for (int i = 0; i < 2; i++)
+                if (cs[i].pipe_fd == pf[k].fd) tt_capture_read(&cs[i]);
+        }
+    }
+    return status;
+}
+
+/* How the shell ended, from its wait status (-1: neither exited nor signaled, "ended
+ * abnormally"). */
+static void tt_decode_status(int status, tt_toolchain_result *res)
+{
+    if (status == -1) return;
+    if (WIFEXITED(status)) {
+        res->exited = 1;
+        res->exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        res->signaled = 1;
+        res->term_signal = WTERMSIG(status);
+    }
+}
+
 tt_rc tt_toolchain_run(const char *cmdline, const tt_toolchain_opts *opts,
                        tt_toolchain_result *res, tt_errinfo *err)
 {
@@ -225,64 +298,7 @@ tt_rc tt_toolchain_run(const char *cmdline, const tt_toolchain_opts *opts,
     pout[0] = perr[0] = -1;
     for (int i = 0; i < 2; i++) fcntl(cs[i].pipe_fd, F_SETFL, O_NONBLOCK);
 
-    double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
-    double grace_end = 0;   /* after the shell exits: how long leftover writers may linger */
-    int reaped = 0, status = 0;
-    for (;;) {
-        if (!reaped) {
-            siginfo_t si;
-            memset(&si, 0, sizeof si);
-            /* Peek without reaping: while the shell is a zombie its pid (= the group id)
-             * cannot be reused, so killing the group is safe. */
-            int wr = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
-            if (wr != 0 && errno == ECHILD) {   /* reaped behind our back (SIGCHLD ignored) */
-                kill(-pid, SIGKILL);
-                reaped = 1;
-                status = -1;
-                res->wall_s = tt_now() - t0;
-                grace_end = tt_now() + 1.0;
-            } else if (wr == 0 && si.si_pid == pid) {
-                kill(-pid, SIGKILL);
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-                }
-                reaped = 1;
-                res->wall_s = tt_now() - t0;
-                grace_end = tt_now() + 1.0;
-            } else if (deadline > 0 && tt_now() >= deadline && !res->timed_out) {
-                kill(-pid, SIGKILL);
-                res->timed_out = 1;
-            }
-        }
-        if (reaped && cs[0].pipe_fd < 0 && cs[1].pipe_fd < 0) break;
-        if (reaped && tt_now() >= grace_end) break;
-        struct pollfd pf[2];
-        int np = 0;
-        for (int i = 0; i < 2; i++)
-            if (cs[i].pipe_fd >= 0) pf[np++] = (struct pollfd){.fd = cs[i].pipe_fd, .events = POLLIN};
-        int wait_ms = 20;
-        if (np == 0) {
-            struct timespec ts = {0, 5 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        int pr = poll(pf, (nfds_t)np, wait_ms);
-        if (pr < 0 && errno != EINTR) break;
-        if (pr <= 0) continue;
-        for (int k = 0; k < np; k++) {
-            if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            for (int i = 0; i < 2; i++)
-                if (cs[i].pipe_fd == pf[k].fd) tt_capture_read(&cs[i]);
-        }
-    }
-    if (status == -1) {
-        /* unknown: neither exited nor signaled ("ended abnormally") */
-    } else if (WIFEXITED(status)) {
-        res->exited = 1;
-        res->exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        res->signaled = 1;
-        res->term_signal = WTERMSIG(status);
-    }
+    tt_decode_status(tt_supervise(pid, t0, o, cs, res), res);
     res->out_truncated = tt_capture_finish(&cs[0]);
     res->err_truncated = tt_capture_finish(&cs[1]);
     res->out_bytes = cs[0].total;
