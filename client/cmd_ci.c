@@ -177,107 +177,138 @@ static int tl_measured_entries(const tl_cmd *cmd, const tl_args *a, json_t *prob
     return 0;
 }
 
-int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+/* tlctl check's options, validated. */
+typedef struct tl_check_opts {
+    const char *fmt, *base, *measured, *pin, *backend, *output;
+    int remeasure;
+    double tol;
+} tl_check_opts;
+
+static int tl_check_parse(tl_ctx *c, const tl_cmd *cmd, const tl_args *a, tl_check_opts *o)
 {
     int rc;
     if ((rc = tl_required(cmd, a, "template")) || (rc = tl_required(cmd, a, "target"))) return rc;
-    const char *fmt = tl_arg(cmd, a, "format");
-    if (!fmt) fmt = c->json ? "json" : "table";
-    if (strcmp(fmt, "table") && strcmp(fmt, "json") && strcmp(fmt, "junit")) {
-        fprintf(stderr, "tlctl check: --format must be table, json or junit, got \"%s\"\n", fmt);
+    o->fmt = tl_arg(cmd, a, "format");
+    if (!o->fmt) o->fmt = c->json ? "json" : "table";
+    if (strcmp(o->fmt, "table") && strcmp(o->fmt, "json") && strcmp(o->fmt, "junit")) {
+        fprintf(stderr, "tlctl check: --format must be table, json or junit, got \"%s\"\n", o->fmt);
         return TL_EXIT_USAGE;
     }
-    const char *against = tl_arg(cmd, a, "against"), *base = tl_arg(cmd, a, "baseline");
+    const char *against = tl_arg(cmd, a, "against");
+    o->base = tl_arg(cmd, a, "baseline");
     if (against && strcmp(against, "best")) {
         fprintf(stderr, "tlctl check: --against takes only \"best\" (use --baseline NAME)\n");
         return TL_EXIT_USAGE;
     }
-    if (against && base) {
+    if (against && o->base) {
         fprintf(stderr, "tlctl check: give --baseline NAME or --against best, not both\n");
         return TL_EXIT_USAGE;
     }
-    const char *measured = tl_arg(cmd, a, "measured"), *pin = tl_arg(cmd, a, "pin");
-    int remeasure = tl_arg(cmd, a, "remeasure") != NULL;
-    if (!pin && !!measured == remeasure) {
+    o->measured = tl_arg(cmd, a, "measured");
+    o->pin = tl_arg(cmd, a, "pin");
+    o->remeasure = tl_arg(cmd, a, "remeasure") != NULL;
+    if (!o->pin && !!o->measured == o->remeasure) {
         fprintf(stderr, "tlctl check: give either --measured FILE or --remeasure\n");
         return TL_EXIT_USAGE;
     }
-    double tol = 0.05;
+    o->tol = 0.05;
     if (tl_arg(cmd, a, "tolerance")) {
         char *end;
-        tol = strtod(tl_arg(cmd, a, "tolerance"), &end);
-        if (*end || !(tol >= 0 && tol <= 10)) {
+        o->tol = strtod(tl_arg(cmd, a, "tolerance"), &end);
+        if (*end || !(o->tol >= 0 && o->tol <= 10)) {
             fprintf(stderr, "tlctl check: --tolerance is a fraction in 0..10 (0.05 = 5%%)\n");
             return TL_EXIT_USAGE;
         }
     }
+    o->backend = tl_arg(cmd, a, "backend");
+    o->output = tl_arg(cmd, a, "output");
+    return 0;
+}
+
+/* The request's entries: the measured file's, or one per -p PROBLEM (every problem of the
+ * template when pinning without one). */
+static int tl_check_entries(const tl_cmd *cmd, const tl_args *a, const tl_check_opts *o,
+                            json_t **entries)
+{
     json_t *problems = tl_problems(tl_arg(cmd, a, "problem"));
-    json_t *entries = NULL;
-    const char *backend = tl_arg(cmd, a, "backend");
-    if (measured && !pin) {
-        rc = tl_measured_entries(cmd, a, problems, &entries);
-        if (rc) { json_decref(problems); return rc; }
-    } else {
-        if (!json_array_size(problems) && !pin) {
-            fprintf(stderr, "tlctl check: --remeasure needs at least one -p PROBLEM\n");
-            json_decref(problems);
-            return TL_EXIT_USAGE;
-        }
-        entries = json_array();
-        size_t i;
-        json_t *p;
-        json_array_foreach(problems, i, p)
-            json_array_append_new(entries, json_pack("{s:s, s:s, s:O}", "template",
-                                                     tl_arg(cmd, a, "template"), "target",
-                                                     tl_arg(cmd, a, "target"), "problem", p));
-        if (!json_array_size(problems))   /* pin every problem of the template */
-            json_array_append_new(entries, json_pack("{s:s, s:s}", "template",
-                                                     tl_arg(cmd, a, "template"), "target",
-                                                     tl_arg(cmd, a, "target")));
+    int rc = 0;
+    *entries = NULL;
+    if (o->measured && !o->pin) {
+        rc = tl_measured_entries(cmd, a, problems, entries);
+        json_decref(problems);
+        return rc;
     }
-    json_decref(problems);
-    json_t *body = json_pack("{s:o}", "entries", entries);
-    if (backend) json_object_set_new(body, "backend", json_string(backend));
-    if (pin) {
-        json_object_set_new(body, "pin", json_string(pin));
-        json_t *out = NULL;
-        if ((rc = tl_call(c, "POST", "/v1/check", body, &out))) return rc;
-        if (c->json) tl_print_json(out);
-        else printf("pinned %lld best config(s) as baseline \"%s\"\n",
-                    (long long)json_integer_value(json_object_get(out, "pinned")), pin);
-        json_decref(out);
-        return 0;
-    }
-    json_object_set_new(body, "baseline", json_string(base ? base : "best"));
-    json_object_set_new(body, "tolerance", json_real(tol));
-    if (remeasure) json_object_set_new(body, "remeasure", json_true());
-    if (tl_arg(cmd, a, "fail-on-missing")) json_object_set_new(body, "fail_on_missing", json_true());
-    json_t *out = NULL;
-    if ((rc = tl_call(c, "POST", "/v1/check", body, &out))) return rc;
-    const char *file = tl_arg(cmd, a, "output");
-    FILE *f = file ? fopen(file, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "tlctl check: cannot write %s\n", file);
-        json_decref(out);
+    if (!json_array_size(problems) && !o->pin) {
+        fprintf(stderr, "tlctl check: --remeasure needs at least one -p PROBLEM\n");
+        json_decref(problems);
         return TL_EXIT_USAGE;
     }
-    if (!strcmp(fmt, "json")) {
+    *entries = json_array();
+    size_t i;
+    json_t *p;
+    json_array_foreach(problems, i, p)
+        json_array_append_new(*entries, json_pack("{s:s, s:s, s:O}", "template",
+                                                  tl_arg(cmd, a, "template"), "target",
+                                                  tl_arg(cmd, a, "target"), "problem", p));
+    if (!json_array_size(problems))   /* pin every problem of the template */
+        json_array_append_new(*entries, json_pack("{s:s, s:s}", "template",
+                                                  tl_arg(cmd, a, "template"), "target",
+                                                  tl_arg(cmd, a, "target")));
+    json_decref(problems);
+    return 0;
+}
+
+/* The check's report in the chosen format (to --output or stdout); its exit code. */
+static int tl_check_report(tl_ctx *c, const tl_check_opts *o, json_t *out)
+{
+    FILE *f = o->output ? fopen(o->output, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "tlctl check: cannot write %s\n", o->output);
+        return TL_EXIT_USAGE;
+    }
+    if (!strcmp(o->fmt, "json")) {
         char *s = tt_json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         if (s) fprintf(f, "%s\n", s);
         free(s);
-    } else if (!strcmp(fmt, "junit")) {
+    } else if (!strcmp(o->fmt, "junit")) {
         tl_check_junit(f, out);
     } else {
         tl_check_table(c, f, out);
     }
-    if (file && fclose(f) != 0) {
-        fprintf(stderr, "tlctl check: cannot write %s\n", file);
-        json_decref(out);
+    if (o->output && fclose(f) != 0) {
+        fprintf(stderr, "tlctl check: cannot write %s\n", o->output);
         return TL_EXIT_USAGE;
     }
     const char *v = json_string_value(json_object_get(out, "verdict"));
-    rc = v && !strcmp(v, "pass") ? 0 : TL_EXIT_REGRESSED;
-    if (rc && file) fprintf(stderr, "tlctl check: regression found (report in %s)\n", file);
+    int rc = v && !strcmp(v, "pass") ? 0 : TL_EXIT_REGRESSED;
+    if (rc && o->output) fprintf(stderr, "tlctl check: regression found (report in %s)\n", o->output);
+    return rc;
+}
+
+int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    tl_check_opts o;
+    json_t *entries = NULL, *out = NULL;
+    int rc = tl_check_parse(c, cmd, a, &o);
+    if (!rc) rc = tl_check_entries(cmd, a, &o, &entries);
+    if (rc) return rc;
+    json_t *body = json_pack("{s:o}", "entries", entries);
+    if (o.backend) json_object_set_new(body, "backend", json_string(o.backend));
+    if (o.pin) {
+        json_object_set_new(body, "pin", json_string(o.pin));
+        if ((rc = tl_call(c, "POST", "/v1/check", body, &out))) return rc;
+        if (c->json) tl_print_json(out);
+        else printf("pinned %lld best config(s) as baseline \"%s\"\n",
+                    (long long)json_integer_value(json_object_get(out, "pinned")), o.pin);
+        json_decref(out);
+        return 0;
+    }
+    json_object_set_new(body, "baseline", json_string(o.base ? o.base : "best"));
+    json_object_set_new(body, "tolerance", json_real(o.tol));
+    if (o.remeasure) json_object_set_new(body, "remeasure", json_true());
+    if (tl_arg(cmd, a, "fail-on-missing")) json_object_set_new(body, "fail_on_missing", json_true());
+    if ((rc = tl_call(c, "POST", "/v1/check", body, &out))) return rc;
+    rc = tl_check_report(c, &o, out);
     json_decref(out);
     return rc;
 }
