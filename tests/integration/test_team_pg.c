@@ -305,20 +305,28 @@ static int suite_clean(void)
     return 0;
 }
 
-static void test_team(void)
+static const char *const CONNS = "SELECT count(*) FROM pg_stat_activity WHERE "
+                                 "datname = current_database() AND "
+                                 "backend_type = 'client backend'";
+/* no config measured twice under the same key (by hash, by text) */
+static const char *const DUP_KEY =
+    "SELECT count(*) FROM (SELECT 1 FROM trials GROUP BY template_hash, problem_key, "
+    "target, backend_fp, config_hash HAVING count(*) > 1) d";
+static const char *const DUP_CFG =
+    "SELECT count(*) FROM (SELECT 1 FROM trials GROUP BY template_hash, problem_key, "
+    "target, backend_fp, config_key HAVING count(*) > 1) d";
+
+/* The API host (it queues and answers only) and two worker processes, both up and connected
+ * before any job exists, so that neither can take every job alone. */
+static void team_up(void)
 {
-    /* the API host queues and answers only; two worker processes measure */
     CU_ASSERT_EQUAL_FATAL(start_api(&g_api, g_url, 0), 0);
     g_db = PQconnectdb(g_url);
     CU_ASSERT_EQUAL_FATAL(PQstatus(g_db), CONNECTION_OK);
-    static const char *const CONNS = "SELECT count(*) FROM pg_stat_activity WHERE "
-                                     "datname = current_database() AND "
-                                     "backend_type = 'client backend'";
     long long conns = sql_ll(CONNS, -1);
     CU_ASSERT_FATAL(conns > 0);
     for (int i = 0; i < 2; i++) CU_ASSERT_EQUAL_FATAL(worker_start(&g_w[i], g_api.dir), 0);
-    /* both workers up (started line logged, connected) before any job exists, so
-     * that neither can take every job alone */
+    /* both workers up: started line logged, connected */
     int ready = 0;
     for (double until = mono() + tt_daemon_slow(20); !ready && mono() < until;) {
         ready = sql_ll(CONNS, -1) >= conns + 2;
@@ -331,8 +339,11 @@ static void test_team(void)
         if (!ready) usleep(20 * 1000);
     }
     CU_ASSERT_FATAL(ready);
+}
 
-    /* ---- phase 1: several jobs, spread over the workers ---- */
+/* Phase 1: several jobs, spread over the workers. */
+static void phase_spread(void)
+{
     long long ids[NSMALL];
     for (int i = 0; i < NSMALL; i++) {
         ids[i] = submit(&g_api, SMALL[i]);
@@ -374,12 +385,6 @@ static void test_team(void)
     CU_ASSERT(measured > 0);
     CU_ASSERT_EQUAL(per[0] + per[1], measured);
     /* no config measured twice under the same key, though two jobs shared a key */
-    static const char *const DUP_KEY =
-        "SELECT count(*) FROM (SELECT 1 FROM trials GROUP BY template_hash, problem_key, "
-        "target, backend_fp, config_hash HAVING count(*) > 1) d";
-    static const char *const DUP_CFG =
-        "SELECT count(*) FROM (SELECT 1 FROM trials GROUP BY template_hash, problem_key, "
-        "target, backend_fp, config_key HAVING count(*) > 1) d";
     CU_ASSERT_EQUAL(sql_ll(DUP_KEY, -1), 0);
     CU_ASSERT_EQUAL(sql_ll(DUP_CFG, -1), 0);
     snprintf(q, sizeof q, "SELECT count(*) FROM job_trials a JOIN job_trials b ON "
@@ -388,9 +393,21 @@ static void test_team(void)
     CU_ASSERT(shared > 0);                 /* the two jobs of one key share measurements */
     fprintf(stderr, "\n  phase 1: %d jobs, %lld measurements (%s %lld, %s %lld), %lld shared",
             NSMALL, measured, g_w[0].name, per[0], g_w[1].name, per[1], shared);
+}
 
-    /* ---- phase 2: kill -9 the worker holding a running job ---- */
-    long long big = submit(&g_api, BIG);
+/* Phase 2: the job BIG, its worker killed (-9) while it runs; the survivor takes it over
+ * once the lease has expired, never before. */
+typedef struct killrun {
+    long long big;
+    worker *victim, *survivor;
+    json_t *before, *at_kill, *after;   /* the job's trials: before / at the kill, at its end */
+    double old_expires, takeover_at;
+    long long by_victim, by_survivor;   /* the job's measurements by each */
+} killrun;
+
+static void phase_kill(killrun *k)
+{
+    long long big = k->big = submit(&g_api, BIG);
     CU_ASSERT_FATAL(big > 0);
     jobrow jr;
     worker *victim = NULL;
@@ -438,17 +455,31 @@ static void test_team(void)
     CU_ASSERT(takeover_at >= old_expires);
     CU_ASSERT_STRING_EQUAL_FATAL(jr.state, "done");
     CU_ASSERT(worker_alive(survivor));
+    k->victim = victim;
+    k->survivor = survivor;
+    k->before = before;
+    k->at_kill = at_kill;
+    k->old_expires = old_expires;
+    k->takeover_at = takeover_at;
+}
 
-    /* no committed trial lost: each (seq, trial id, config) seen before the kill stays */
-    json_t *after = api_trials(&g_api, big);
+/* No committed trial lost: each (seq, trial id, config) seen before the kill stays; both
+ * processes measured the job and nothing the victim committed was measured again. */
+static void check_no_loss(killrun *k)
+{
+    long long big = k->big;
+    worker *victim = k->victim, *survivor = k->survivor;
+    json_t *before = k->before, *at_kill = k->at_kill;
+    char q[512];
+    json_t *after = k->after = api_trials(&g_api, big);
     CU_ASSERT_FATAL(after != NULL);
     CU_ASSERT(json_array_size(after) > json_array_size(at_kill));
     json_t *snaps[2] = {before, at_kill};
     size_t lost = 0;
-    for (int k = 0; k < 2; k++) {
+    for (int sn = 0; sn < 2; sn++) {
         size_t i;
         json_t *t;
-        json_array_foreach(snaps[k], i, t) {
+        json_array_foreach(snaps[sn], i, t) {
             json_int_t seq = json_integer_value(json_object_get(t, "seq"));
             json_t *u = seq >= 1 ? json_array_get(after, (size_t)seq - 1) : NULL;
             if (!u || !json_equal(t, u)) lost++;
@@ -467,6 +498,8 @@ static void test_team(void)
     long long by_survivor = sql_ll(q, -1);
     CU_ASSERT(by_victim > 0);
     CU_ASSERT(by_survivor > 0);
+    k->by_victim = by_victim;
+    k->by_survivor = by_survivor;
     /* the API says the same per trial, and the survivor logged the takeover */
     size_t api_victim = 0, api_survivor = 0;
     for (size_t i = 0; i < json_array_size(after); i++) {
@@ -489,8 +522,14 @@ static void test_team(void)
                            big));
     CU_ASSERT_EQUAL(sql_ll(DUP_KEY, -1), 0);
     CU_ASSERT_EQUAL(sql_ll(DUP_CFG, -1), 0);
+}
 
-    /* ---- the same job uninterrupted, on a fresh database ---- */
+/* The same job uninterrupted on a fresh database: the same trials in the same order, the
+ * same best and progress. */
+static void check_like_uninterrupted(const killrun *k)
+{
+    json_t *after = k->after;
+    long long big = k->big;
     CU_ASSERT_EQUAL_FATAL(start_api(&g_ref, g_ref_url, 1), 0);
     long long rid = submit(&g_ref, BIG);
     CU_ASSERT_FATAL(rid > 0);
@@ -524,15 +563,26 @@ static void test_team(void)
     CU_ASSERT(json_equal(json_object_get(ja, "progress"), json_object_get(jb, "progress")));
     fprintf(stderr, "\n  phase 2: killed %s after %zu of %zu trials; %s took over %.2f s after "
             "its lease ended; %lld + %lld measured; %zu differences from the uninterrupted run\n",
-            victim->name, json_array_size(at_kill), json_array_size(after), survivor->name,
-            takeover_at - old_expires, by_victim, by_survivor, diffs);
-    json_decref(before);
-    json_decref(at_kill);
-    json_decref(after);
+            k->victim->name, json_array_size(k->at_kill), json_array_size(after),
+            k->survivor->name, k->takeover_at - k->old_expires, k->by_victim, k->by_survivor, diffs);
     json_decref(ref);
     json_decref(ja);
     json_decref(jb);
-    CU_ASSERT_EQUAL(worker_signal(survivor, SIGTERM), 0);
+}
+
+static void test_team(void)
+{
+    team_up();
+    phase_spread();
+    killrun k;
+    memset(&k, 0, sizeof k);
+    phase_kill(&k);
+    check_no_loss(&k);
+    check_like_uninterrupted(&k);
+    json_decref(k.before);
+    json_decref(k.at_kill);
+    json_decref(k.after);
+    CU_ASSERT_EQUAL(worker_signal(k.survivor, SIGTERM), 0);
     CU_ASSERT_EQUAL(tt_daemon_stop(&g_api), 0);
     CU_ASSERT_EQUAL(tt_daemon_stop(&g_ref), 0);
 }
