@@ -443,14 +443,12 @@ static int tt_cmp_trial_rank(const void *a, const void *b)
  * trials already re-measured (the job's "remeasured") count towards K and are skipped; since
  * they are re-measured in rank order and only re-measurement changes a median, the others
  * keep their rank, so a resumed job re-measures the same configs as an uninterrupted one.
- * Returns with *go_on 1 to go on finishing the job, else the outcome that
- * ends it (failed, abandoned). */
-static tt_jr_outcome tt_job_remeasure(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
-                                      int *go_on)
+ * Returns TT_JR_GO_ON to go on finishing the job, else the outcome that ends it (failed,
+ * abandoned). */
+static tt_jr_outcome tt_job_remeasure(tt_jobrun *jr, const tt_trial_key *key, int64_t seq)
 {
     tt_runner *r = jr->w->r;
     tt_job *job = jr->job;
-    *go_on = 0;
     tt_trial *tl = NULL;
     size_t n = 0;
     int64_t *done = NULL;
@@ -521,7 +519,7 @@ static tt_jr_outcome tt_job_remeasure(tt_jobrun *jr, const tt_trial_key *key, in
             goto end;
         }
     }
-    *go_on = 1;
+    out = TT_JR_GO_ON;
 end:
     for (size_t i = 0; i < n; i++) tt_trial_clear(&tl[i]);
     free(tl);
@@ -716,9 +714,8 @@ static tt_jr_outcome tt_job_end(tt_jobrun *jr, const tt_trial_key *key, int64_t 
      * calibration -- goes into the last batch when one is open: one commit, not four. */
     tt_progress(jr, seq, seq);
     if (jr->remeasure > 0 && tt_backend_noisy(job->backend)) {   /* cmd: never batches */
-        int go_on = 0;
-        tt_jr_outcome o = tt_job_remeasure(jr, key, seq, &go_on);
-        if (!go_on) return o;
+        tt_jr_outcome o = tt_job_remeasure(jr, key, seq);
+        if (o != TT_JR_GO_ON) return o;
     }
     if (jr->objective != TT_OBJ_MEDIAN) tt_job_best_by_objective(jr, key);
     tt_calib_store(jr, key->backend_fp);

@@ -420,31 +420,31 @@ static void phase_kill(killrun *k)
         usleep(5 * 1000);
     }
     CU_ASSERT_PTR_NOT_NULL_FATAL(victim);
-    worker *survivor = victim == &g_w[0] ? &g_w[1] : &g_w[0];
-    json_t *before = db_trials(big);
+    k->victim = victim;
+    worker *survivor = k->survivor = victim == &g_w[0] ? &g_w[1] : &g_w[0];
+    json_t *before = k->before = db_trials(big);
     CU_ASSERT_FATAL(before != NULL);
     CU_ASSERT_EQUAL(worker_signal(victim, SIGKILL), 128 + SIGKILL);
-    json_t *at_kill = db_trials(big);        /* everything the dead worker committed */
+    json_t *at_kill = k->at_kill = db_trials(big);   /* everything the dead worker committed */
     CU_ASSERT_FATAL(at_kill != NULL);
     CU_ASSERT(json_array_size(at_kill) >= json_array_size(before));
     CU_ASSERT(json_array_size(before) >= 1);
     CU_ASSERT_EQUAL_FATAL(db_job(big, &jr), 0);
     CU_ASSERT_STRING_EQUAL(jr.state, "running");
     CU_ASSERT_PTR_EQUAL(worker_of(jr.owner), victim);
-    double old_expires = jr.lease_expires;
+    double old_expires = k->old_expires = jr.lease_expires;
     char old_owner[64];
     snprintf(old_owner, sizeof old_owner, "%s", jr.owner);
 
     /* the lease is honoured until it expires, then the survivor takes the job over */
     int early_steal = 0, took_over = 0;
-    double takeover_at = 0;
     until = mono() + tt_daemon_slow(90);
     while (mono() < until) {
         CU_ASSERT_EQUAL_FATAL(db_job(big, &jr), 0);
         if (jr.now < old_expires - 0.01 && strcmp(jr.owner, old_owner) != 0) early_steal++;
         if (!took_over && jr.owner[0] && strcmp(jr.owner, old_owner) != 0) {
             took_over = 1;
-            takeover_at = jr.now;
+            k->takeover_at = jr.now;
             CU_ASSERT_PTR_EQUAL(worker_of(jr.owner), survivor);
         }
         if (strcmp(jr.state, "running") != 0 && strcmp(jr.state, "queued") != 0) break;
@@ -452,15 +452,9 @@ static void phase_kill(killrun *k)
     }
     CU_ASSERT_EQUAL(early_steal, 0);
     CU_ASSERT(took_over);
-    CU_ASSERT(takeover_at >= old_expires);
+    CU_ASSERT(k->takeover_at >= old_expires);
     CU_ASSERT_STRING_EQUAL_FATAL(jr.state, "done");
     CU_ASSERT(worker_alive(survivor));
-    k->victim = victim;
-    k->survivor = survivor;
-    k->before = before;
-    k->at_kill = at_kill;
-    k->old_expires = old_expires;
-    k->takeover_at = takeover_at;
 }
 
 /* No committed trial lost: each (seq, trial id, config) seen before the kill stays; both
