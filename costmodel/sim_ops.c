@@ -161,6 +161,13 @@ static tt_rc fail(char *reason, size_t cap, tt_rc rc, const char *path, const ch
     return rc;
 }
 
+/* Evaluating op o's field `field` failed with rc: "<path>.<field>: <error>" into reason. */
+static tt_rc fail_field(char *reason, size_t cap, tt_rc rc, const tt_op *o, const char *field)
+{
+    snprintf(reason, cap, "%s.%s: %s", o->path, field, tt_strerror(rc));
+    return rc;
+}
+
 /* The copy variants of a GM transfer (costmodel/model_ops.c charges the same): a gather
  * of `rows` rows stretches the serial data phase by the per-row transfers; an atomic-add
  * write moves its bytes twice through the shared memory (read-modify-write in L2). */
@@ -170,18 +177,14 @@ static tt_rc copy_variant(const tt__sim *s, const tt_op *o, const tt_pathcost *p
     int64_t v = 0;
     tt_rc rc;
     if (o->u.copy.rows) {
-        if ((rc = tt_expr_eval(o->u.copy.rows, s->slots, &v))) {
-            snprintf(reason, cap, "%s.rows: %s", o->path, tt_strerror(rc));
-            return rc;
-        }
+        if ((rc = tt_expr_eval(o->u.copy.rows, s->slots, &v)))
+            return fail_field(reason, cap, rc, o, "rows");
         double x = tt__gather_cycles(pc, v, s->dma_depth);
         if (x > 0 && so->bytes > 0) so->cap = so->bytes / (so->bytes / pc->bytes_per_cycle + x);
     }
     if (o->u.copy.atomic) {
-        if ((rc = tt_expr_eval(o->u.copy.atomic, s->slots, &v))) {
-            snprintf(reason, cap, "%s.atomic: %s", o->path, tt_strerror(rc));
-            return rc;
-        }
+        if ((rc = tt_expr_eval(o->u.copy.atomic, s->slots, &v)))
+            return fail_field(reason, cap, rc, o, "atomic");
         if (v) so->bytes *= 2;
     }
     return TT_OK;
@@ -373,10 +376,7 @@ static tt_rc prep_vec(tt__sim *s, const bufgeom *g, double split, tt__sop *so, c
     if (o->u.vec.elems) {
         so->dyn_elems = reads_grid(s, o->u.vec.elems);
         tt_rc rc = tt_expr_eval(o->u.vec.elems, s->slots, &el);
-        if (rc && !so->dyn_elems) {
-            snprintf(reason, cap, "%s.elems: %s", o->path, tt_strerror(rc));
-            return rc;
-        }
+        if (rc && !so->dyn_elems) return fail_field(reason, cap, rc, o, "elems");
         if (rc) el = 0;   /* evaluated per block (dyn_elems) */
     }
     so->vec_cls = o->u.vec.cls;
@@ -395,10 +395,7 @@ static tt_rc prep_sync(tt__sim *s, tt__sop *so, char *reason, size_t cap)
     if (o->u.sync.every) {
         int64_t ev = 1;
         tt_rc rc = tt_expr_eval(o->u.sync.every, s->slots, &ev);
-        if (rc) {
-            snprintf(reason, cap, "%s.every: %s", o->path, tt_strerror(rc));
-            return rc;
-        }
+        if (rc) return fail_field(reason, cap, rc, o, "every");
         so->every = ev > 1 ? ev : 1;
     }
     snprintf(so->name, sizeof so->name, "%s flag %d",
