@@ -96,6 +96,7 @@ tt_rc tt__store_tx_end(tt_store *s, tt_rc rc)
         if (rc) {
             char msg[sizeof s->errmsg];
             memcpy(msg, s->errmsg, sizeof msg);
+            tt__store_key_forget(s);
             (void)s->eng->exec_script(s, "ROLLBACK TO SAVEPOINT " TT_SAVEPOINT);
             (void)s->eng->exec_script(s, "RELEASE SAVEPOINT " TT_SAVEPOINT);
             memcpy(s->errmsg, msg, sizeof msg);
@@ -106,6 +107,7 @@ tt_rc tt__store_tx_end(tt_store *s, tt_rc rc)
     if (rc) {
         char msg[sizeof s->errmsg];
         memcpy(msg, s->errmsg, sizeof msg);
+        tt__store_key_forget(s);
         s->eng->rollback(s);
         memcpy(s->errmsg, msg, sizeof msg);   /* keep the cause, not ROLLBACK's text */
     }
@@ -320,6 +322,7 @@ static tt_rc tt_store_migrate(tt_store *s)
     s->schema_version = known;
     return TT_OK;
 fail:
+    tt__store_key_forget(s);
     s->eng->rollback(s);
     return rc;
 }
@@ -398,6 +401,7 @@ void tt_store_close(tt_store *s)
     if (s->conn) s->eng->close(s);
     tt__store_pend_drop(s);
     free(s->pend);
+    tt__store_key_forget(s);
     pthread_mutex_destroy(&s->mu);
     free(s);
     tt__store_best_touch();   /* a store opened later at this address gets new stamps */
@@ -472,6 +476,7 @@ void tt_store_batch_rollback(tt_store *s)
     if (!s || !s->batch) return;
     tt__store_pend_drop(s);
     s->batch = 0;
+    tt__store_key_forget(s);
     s->eng->rollback(s);
     tt_store_unlock(s, TT_OK);
 }

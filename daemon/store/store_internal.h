@@ -97,6 +97,12 @@ struct tt_store {
     void *conn;                /* sqlite3 * / PGconn * */
     void *cache[TT__Q_MAX];    /* SQLite: sqlite3_stmt *; PostgreSQL: non-NULL once prepared */
     struct tt__pend *pend;     /* a batch's deferred job and best updates (store_trials.c) */
+    /* The trial_keys id of the last measurement key recorded (store_trials.c, schema 006):
+     * kid_text holds its four texts, each '\0'-terminated, back to back (NULL: none).  An id
+     * this connection inserted is gone again after a rollback: every rollback forgets it
+     * (tt__store_key_forget). */
+    char *kid_text;
+    int64_t kid;
     /* SQLite: the bind index of $1..$TT__PMAP in each cached statement (0: not used),
      * filled at its prepare, so that binding needs no name lookup */
     unsigned char pmap[TT__Q_MAX][TT__PMAP];
@@ -136,7 +142,7 @@ typedef struct tt__qdef {
 } tt__qdef;
 #define TT__Q_STORE_JOBS 8
 #define TT__Q_STORE_TRIALS 24
-#define TT__Q_STORE_REMEASURE 40
+#define TT__Q_STORE_REMEASURE 42
 #define TT__Q_STORE_BEST 56
 #define TT__Q_STORE_META 64
 #define TT__Q_STORE_CHECKS 88
@@ -155,6 +161,8 @@ typedef struct tt__qdef {
  * (tt__store_pend_flush), so that every other call sees the job and `best` as if each trial
  * had updated them itself. */
 void tt__store_lock(tt_store *s);
+/* Forget the cached trial_keys id (store_trials.c): at every rollback and at close. */
+void tt__store_key_forget(tt_store *s);
 /* Lock s without that (tt_store_trial_record and tt_store_trial_lookup: they read and write
  * only what the deferral keeps consistent). */
 void tt__store_lock_raw(tt_store *s);

@@ -24,16 +24,17 @@ _Static_assert(TT__Q_STORE_REMEASURE + Q__COUNT <= TT__Q_STORE_BEST,
 static const tt__qdef tt_q[Q__COUNT] = {
     [Q_JOB_OPTIONS] = {"SELECT options_json, problem_json FROM jobs WHERE id = $1",
                        "SELECT options_json, problem_json FROM jobs WHERE id = $1 FOR UPDATE"},
-    [Q_TRIAL_BY_ID] = {"SELECT " TRIAL_COLS " FROM trials t WHERE t.id = $1 AND "
-                       "t.template_hash = $2 AND t.problem_key = $3 AND t.target = $4 AND "
-                       "t.backend_fp = $5", NULL},
+    [Q_TRIAL_BY_ID] = {"SELECT " TRIAL_COLS " FROM trials t JOIN trial_keys k ON k.id = "
+                       "t.key_id WHERE t.id = $1 AND k.template_hash = $2 AND k.problem_key "
+                       "= $3 AND k.target = $4 AND k.backend_fp = $5", NULL},
     [Q_TRIAL_SAMPLES] = {"UPDATE trials SET samples_json = $2, samples_z = NULL, median_us = "
                          "$3, spread_us = $4, min_us = $5 WHERE id = $1", NULL},
     [Q_JOB_OPTIONS_SET] = {"UPDATE jobs SET options_json = $2 WHERE id = $1", NULL},
-    [Q_KEY_FASTEST] = {"SELECT id, job_id, config_json, median_us, spread_us, predicted_us "
-                       "FROM trials WHERE template_hash = $1 AND problem_key = $2 AND "
-                       "target = $3 AND backend_fp = $4 AND status = $5 AND median_us > 0 "
-                       "ORDER BY median_us, id LIMIT 1", NULL},
+    [Q_KEY_FASTEST] = {"SELECT t.id, t.job_id, t.config_json, t.median_us, t.spread_us, "
+                       "t.predicted_us FROM trial_keys k JOIN trials t ON t.key_id = k.id "
+                       "WHERE k.template_hash = $1 AND k.problem_key = $2 AND k.target = $3 "
+                       "AND k.backend_fp = $4 AND t.status = $5 AND t.median_us > 0 ORDER BY "
+                       "t.median_us, t.id LIMIT 1", NULL},
     [Q_BEST_SET] = {BEST_PUT, NULL},
     [Q_JOB_FASTEST] = {"SELECT t.id, t.median_us, t.predicted_us, t.config_json FROM "
                        "job_trials jt JOIN trials t ON t.id = jt.trial_id WHERE "

@@ -13,25 +13,25 @@
 #include "store_trials_int.h"
 
 #define TRIAL_INSERT                                                                      \
-    "INSERT INTO trials (template_hash, problem_key, target, backend_fp, config_hash, "      \
-    "config_key, config_json, status, error, median_us, spread_us, min_us, samples_json, "  \
-    "predicted_us, compile_s, measure_s, job_id, measured_by, samples_z, created_at) "      \
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "   \
-    "$18, $19, "
-#define TRIAL_UNIQUE "(template_hash, problem_key, target, backend_fp, config_hash)"
+    "INSERT INTO trials (key_id, config_hash, config_key, config_json, status, error, "     \
+    "median_us, spread_us, min_us, samples_json, predicted_us, compile_s, measure_s, "      \
+    "job_id, measured_by, samples_z, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "  \
+    "$9, $10, $11, $12, $13, $14, $15, $16, "
+#define TRIAL_UNIQUE "(key_id, config_hash)"
+#define KEY_WHERE "template_hash = $1 AND problem_key = $2 AND target = $3 AND backend_fp = $4"
 enum {
     Q_TRIAL_LOOKUP, Q_JT_GET, Q_JOB_PROBLEM, Q_TRIAL_INSERT, Q_JT_INSERT, Q_JOB_DONE,
     Q_JOB_BEST, Q_BEST_UPSERT, Q_TRIAL_LIST, Q_TRIAL_COUNT, Q_JOB_EXISTS, Q_TRIAL_STATS,
-    Q_JOB_BEST_SET, Q_JT_MAX, Q_JT_INSERT_N,
+    Q_JOB_BEST_SET, Q_JT_MAX, Q_JT_INSERT_N, Q_KEY_GET, Q_KEY_PUT,
     Q__COUNT
 };
 _Static_assert(TT__Q_STORE_TRIALS + Q__COUNT <= TT__Q_STORE_REMEASURE,
                "store_remeasure.c query ids start there");
 
 static const tt__qdef tt_q[Q__COUNT] = {
-    [Q_TRIAL_LOOKUP] = {"SELECT " TRIAL_COLS " FROM trials t WHERE t.template_hash = $1 AND "
-                        "t.problem_key = $2 AND t.target = $3 AND t.backend_fp = $4 AND "
-                        "t.config_hash = $5", NULL},
+    [Q_TRIAL_LOOKUP] = {"SELECT " TRIAL_COLS " FROM trial_keys k JOIN trials t ON t.key_id = "
+                        "k.id WHERE k.template_hash = $1 AND k.problem_key = $2 AND k.target "
+                        "= $3 AND k.backend_fp = $4 AND t.config_hash = $5", NULL},
     [Q_JT_GET] = {"SELECT " TRIAL_COLS ", jt.seq, jt.reused FROM job_trials jt JOIN trials t "
                   "ON t.id = jt.trial_id WHERE jt.job_id = $1 AND jt.seq = $2", NULL},
     /* PostgreSQL: lock the job row first, so that concurrent records for one job serialise
@@ -40,7 +40,7 @@ static const tt__qdef tt_q[Q__COUNT] = {
                        "SELECT problem_json FROM jobs WHERE id = $1 FOR UPDATE"},
     /* SQLite: no RETURNING (it costs an ephemeral table per row): the rowid and the
      * clock ($20, tt_now() of this process) are known without it */
-    [Q_TRIAL_INSERT] = {TRIAL_INSERT "$20) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING",
+    [Q_TRIAL_INSERT] = {TRIAL_INSERT "$17) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING",
                         TRIAL_INSERT "tt_now()) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING "
                         "RETURNING id, created_at"},
     [Q_JT_INSERT] = {"INSERT INTO job_trials (job_id, seq, trial_id, reused) VALUES "
@@ -56,9 +56,9 @@ static const tt__qdef tt_q[Q__COUNT] = {
                       "LIMIT $2 OFFSET $3", NULL},
     [Q_TRIAL_COUNT] = {"SELECT COUNT(*) FROM job_trials WHERE job_id = $1", NULL},
     [Q_JOB_EXISTS] = {"SELECT id FROM jobs WHERE id = $1", NULL},
-    [Q_TRIAL_STATS] = {"SELECT COALESCE(j.backend, t.backend_fp), t.status, COUNT(*) FROM "
-                       "trials t LEFT JOIN jobs j ON j.id = t.job_id GROUP BY 1, 2 "
-                       "ORDER BY 1, 2", NULL},
+    [Q_TRIAL_STATS] = {"SELECT COALESCE(j.backend, k.backend_fp), t.status, COUNT(*) FROM "
+                       "trials t JOIN trial_keys k ON k.id = t.key_id LEFT JOIN jobs j ON "
+                       "j.id = t.job_id GROUP BY 1, 2 ORDER BY 1, 2", NULL},
     [Q_JOB_BEST_SET] = {"UPDATE jobs SET best_trial = $2, best_us = $3, best_pred_us = $4, "
                         "best_config_json = $5 WHERE id = $1", NULL},
     [Q_JT_MAX] = {"SELECT COALESCE(MAX(seq), 0) FROM job_trials WHERE job_id = $1", NULL},
@@ -68,6 +68,10 @@ static const tt__qdef tt_q[Q__COUNT] = {
                        "($1, $11, $12, $13), ($1, $14, $15, $16), ($1, $17, $18, $19), "
                        "($1, $20, $21, $22), ($1, $23, $24, $25), ($1, $26, $27, $28), "
                        "($1, $29, $30, $31) ON CONFLICT (job_id, seq) DO NOTHING", NULL},
+    [Q_KEY_GET] = {"SELECT id FROM trial_keys WHERE " KEY_WHERE, NULL},
+    [Q_KEY_PUT] = {"INSERT INTO trial_keys (template_hash, problem_key, target, backend_fp) "
+                   "VALUES ($1, $2, $3, $4) ON CONFLICT (template_hash, problem_key, target, "
+                   "backend_fp) DO NOTHING", NULL},
 };
 
 #define TT__Q_BASE TT__Q_STORE_TRIALS   /* this file's first query id (store_q.h) */
@@ -186,6 +190,68 @@ static tt_rc tt_trial_at(tt_store *s, int64_t job_id, int64_t seq, tt_trial *out
     return rc ? rc : rc2;
 }
 
+/* ---- measurement keys (schema 006: trial_keys) ---------------------------------------- */
+void tt__store_key_forget(tt_store *s)
+{
+    free(s->kid_text);
+    s->kid_text = NULL;
+    s->kid = 0;
+}
+
+/* 1 when the cached id is k's: its four texts, back to back, equal k's. */
+static int tt_key_cached(const tt_store *s, const tt_trial_key *k)
+{
+    const char *p = s->kid_text;
+    if (!p) return 0;
+    const char *f[] = {k->template_hash, k->problem_key, k->target, k->backend_fp};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcmp(p, f[i]) != 0) return 0;
+        p += strlen(p) + 1;
+    }
+    return 1;
+}
+
+static void tt_key_remember(tt_store *s, const tt_trial_key *k, int64_t id)
+{
+    const char *f[] = {k->template_hash, k->problem_key, k->target, k->backend_fp};
+    size_t l[4], n = 0;
+    for (size_t i = 0; i < 4; i++) n += (l[i] = strlen(f[i])) + 1;
+    char *t = malloc(n);
+    tt__store_key_forget(s);
+    if (!t) return;           /* no cache: the next record looks the key up again */
+    s->kid_text = t;
+    s->kid = id;
+    for (size_t i = 0; i < 4; i++) {
+        memcpy(t, f[i], l[i] + 1);
+        t += l[i] + 1;
+    }
+}
+
+/* k's trial_keys id into *id, the row inserted first when k is new (inside the caller's
+ * transaction: a rollback takes it back, and forgets the cached id with it). */
+static tt_rc tt_key_id(tt_store *s, const tt_trial_key *k, int64_t *id)
+{
+    if (tt_key_cached(s, k)) {
+        *id = s->kid;
+        return TT_OK;
+    }
+    tt__param p[] = {PT(k->template_hash), PT(k->problem_key), PT(k->target),
+                     PT(k->backend_fp)};
+    tt__res r;
+    tt_rc rc = q_first(s, Q_KEY_GET, p, NP(p), &r);
+    if (rc == TT_ENOTFOUND) {   /* new: insert it (a concurrent writer may have, too) */
+        if ((rc = q_exec(s, Q_KEY_PUT, p, NP(p), NULL))) return rc;
+        rc = q_first(s, Q_KEY_GET, p, NP(p), &r);
+        if (rc == TT_ENOTFOUND)
+            return tt__store_fail(s, TT_EDB, "trial key inserted but not found");
+    }
+    if (rc) return rc;
+    *id = C_I(&r, 0);
+    if ((rc = tt__q_end(&r))) return rc;
+    tt_key_remember(s, k, *id);
+    return TT_OK;
+}
+
 /* Insert t under k, or find the row a concurrent writer inserted first (look first: look
  * it up before trying the insert).  On TT_OK either t->id is set (new), or *stored holds the
  * existing measurement (stored->id != 0). */
@@ -194,6 +260,8 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
 {
     tt_rc rc = look_first ? tt_trial_find(s, k, t->config_hash, stored) : TT_ENOTFOUND;
     if (rc != TT_ENOTFOUND) return rc;
+    int64_t key_id = 0;
+    if ((rc = tt_key_id(s, k, &key_id))) return rc;
     int ok = t->status == TT_OK, pg = s->engine == TT_STORE_POSTGRES;
     double now = pg ? 0 : tt__store_now();
     char z[TT__SAMPLES_Z_CAP(TT__SAMPLES_Z_MAXN)];
@@ -204,8 +272,7 @@ static tt_rc tt_trial_insert(tt_store *s, const tt_trial_key *k, int64_t job_id,
         else if (!(sj = text = tt_json_reals(t->samples_us, t->nsamples))) return TT_ENOMEM;
     }
     /* the texts stay valid until the insert's finish below: bound without a copy */
-    tt__param p[] = {TT__PTK(k->template_hash), TT__PTK(k->problem_key), TT__PTK(k->target),
-                     TT__PTK(k->backend_fp), PI(tt_u2s(t->config_hash)), TT__PTK(t->config_key),
+    tt__param p[] = {PI(key_id), PI(tt_u2s(t->config_hash)), TT__PTK(t->config_key),
                      TT__PTK(t->config_json), TT__PTK(tt_rc_code(t->status)), TT__PTK(t->error),
                      PF(ok ? t->median_us : 0), PF(t->spread_us), PF(t->min_us),
                      TT__PTK(sj), PF(t->predicted_us), PF(t->compile_s),

@@ -103,6 +103,63 @@ int tt_fx_raw_exec(const char *sql)
     return ok;
 }
 
+long long tt_fx_raw_int(const char *sql)
+{
+    long long v = -1;
+    if (tt_fx_engine == TT_STORE_SQLITE) {
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_open(tt_fx_url + strlen("sqlite:"), &db) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        else
+            fprintf(stderr, "tt_fx_raw_int: %s\n", sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+    } else {
+        PGconn *c = PQconnectdb(tt_fx_url);
+        PGresult *r = PQexec(c, sql);
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
+            v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        else
+            fprintf(stderr, "tt_fx_raw_int: %s\n", PQerrorMessage(c));
+        PQclear(r);
+        PQfinish(c);
+    }
+    return v;
+}
+
+int tt_fx_schema_file(const char *name)
+{
+    char rel[96];
+    snprintf(rel, sizeof rel, "schema/%s/%s.sql",
+             tt_fx_engine == TT_STORE_SQLITE ? "sqlite" : "postgres", name);
+    char *path = tt_test_src(rel);
+    char *sql = path ? tt_test_read_file(path, NULL) : NULL;
+    free(path);
+    int ok = sql && tt_fx_raw_exec(sql);
+    free(sql);
+    return ok;
+}
+
+int tt_fx_schema_v2_job(int done)
+{
+    tt_fx_fresh_url();
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+             "name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL);"
+             "INSERT INTO schema_migrations VALUES (1, '001_init', 0), "
+             "(2, '002_measured_by', 0);"
+             "INSERT INTO jobs (id, template_name, template_hash, target, backend, backend_fp, "
+             "strategy, problem_key, problem_json, state, created_at, done) VALUES (7, 'gemm', "
+             "'0123456789abcdef', 'a2', 'sim', 'sim', 'random', 'M=64', '{}', 'done', 0, %d);",
+             done);
+    return tt_fx_schema_file("001_init") && tt_fx_schema_file("002_measured_by") &&
+           tt_fx_raw_exec(sql);
+}
+
 void tt_fx_sleep(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};

@@ -35,6 +35,16 @@ const char *tt_fx_fresh_url(void);
 tt_store *tt_fx_open_fresh(void);
 /* Run SQL on the case database behind the store's back (fault injection); 1 when it worked. */
 int tt_fx_raw_exec(const char *sql);
+/* The first column of the first row of a query on the case database, behind the store's
+ * back, as an integer; -1 when the query fails or returns no row. */
+long long tt_fx_raw_int(const char *sql);
+/* Run the engine's migration file schema/<engine>/<name>.sql on the case database (building a
+ * database of an older schema version); 1 when it worked. */
+int tt_fx_schema_file(const char *name);
+/* A new case database at schema version 2 (001_init, 002_measured_by and their
+ * schema_migrations rows) holding job 7: gemm, template hash 0123456789abcdef, problem M=64,
+ * a2, backend sim, done with `done` trials (the caller inserts them); 1 when it worked. */
+int tt_fx_schema_v2_job(int done);
 void tt_fx_sleep(double s);
 /* Zero *j and set the fields every test job has (copied, bounded; NULL leaves a field
  * empty); problem_key is borrowed.  The caller sets the rest (template_hash, problem_json,

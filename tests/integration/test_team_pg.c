@@ -308,13 +308,15 @@ static int suite_clean(void)
 static const char *const CONNS = "SELECT count(*) FROM pg_stat_activity WHERE "
                                  "datname = current_database() AND "
                                  "backend_type = 'client backend'";
-/* no config measured twice under the same key (by hash, by text) */
+/* no config measured twice under the same key (by hash, by text), and no key stored twice */
 static const char *const DUP_KEY =
-    "SELECT count(*) FROM (SELECT 1 FROM trials GROUP BY template_hash, problem_key, "
-    "target, backend_fp, config_hash HAVING count(*) > 1) d";
+    "SELECT count(*) FROM (SELECT 1 FROM trials t JOIN trial_keys k ON k.id = t.key_id "
+    "GROUP BY k.template_hash, k.problem_key, k.target, k.backend_fp, t.config_hash "
+    "HAVING count(*) > 1) d";
 static const char *const DUP_CFG =
-    "SELECT count(*) FROM (SELECT 1 FROM trials GROUP BY template_hash, problem_key, "
-    "target, backend_fp, config_key HAVING count(*) > 1) d";
+    "SELECT count(*) FROM (SELECT 1 FROM trials t JOIN trial_keys k ON k.id = t.key_id "
+    "GROUP BY k.template_hash, k.problem_key, k.target, k.backend_fp, t.config_key "
+    "HAVING count(*) > 1) d";
 
 /* The API host (it queues and answers only) and two worker processes, both up and connected
  * before any job exists, so that neither can take every job alone. */

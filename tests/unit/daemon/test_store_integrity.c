@@ -102,6 +102,27 @@ static void test_batch_commit_rollback(void)
     tt_store_close(s);
 }
 
+/* A batch that stored a new measurement key and rolled back took the key's row with it: the
+ * store must not reuse the id it had cached for that key (schema 006, trial_keys). */
+static void test_batch_rollback_new_key(void)
+{
+    tt_store *s = tt_fx_open_fresh();
+    int64_t job = new_job(s, "");
+    CU_ASSERT_EQUAL_FATAL(tt_store_batch_begin(s), TT_OK);
+    CU_ASSERT_EQUAL(record(s, job, 1, 1, 5.0), TT_OK);
+    tt_store_batch_rollback(s);
+    CU_ASSERT_EQUAL(tt_fx_raw_int("SELECT COUNT(*) FROM trial_keys"), 0);
+    CU_ASSERT_EQUAL(record(s, job, 1, 1, 5.0), TT_OK);   /* the key is stored again */
+    CU_ASSERT_EQUAL(tt_fx_raw_int("SELECT COUNT(*) FROM trial_keys"), 1);
+    CU_ASSERT_EQUAL(tt_fx_raw_int("SELECT COUNT(*) FROM trials t JOIN trial_keys k ON "
+                                  "k.id = t.key_id WHERE k.problem_key = 'M=64'"), 1);
+    tt_trial t;
+    CU_ASSERT_EQUAL(tt_store_trial_lookup(s, &KEY, 1, &t), TT_OK);
+    tt_trial_clear(&t);
+    CU_ASSERT_EQUAL(linked(tt_fx_url, job), 1);
+    tt_store_close(s);
+}
+
 /* A failing call inside a batch undoes only itself (a savepoint); the batch goes on. */
 static void test_batch_savepoint(void)
 {
@@ -530,6 +551,7 @@ static void test_migration_003_merges(void)
 
 #define CASES                                                                               \
     {"batch_commit_rollback", test_batch_commit_rollback},                                   \
+    {"batch_rollback_new_key", test_batch_rollback_new_key},                                 \
     {"batch_savepoint", test_batch_savepoint}, {"batch_deferred", test_batch_deferred},   \
     {"batch_crash", test_batch_crash}, {"batch_links", test_batch_links},             \
     {"async_commit", test_async_commit},                                                     \

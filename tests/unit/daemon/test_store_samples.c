@@ -197,34 +197,12 @@ static void test_store_round_trip(void)
     tt_store_close(s);
 }
 
-static int run_schema_file(const char *eng, const char *name)
-{
-    char rel[96];
-    snprintf(rel, sizeof rel, "schema/%s/%s.sql", eng, name);
-    char *path = tt_test_src(rel);
-    char *sql = tt_test_read_file(path, NULL);
-    free(path);
-    int ok = sql && tt_fx_raw_exec(sql);
-    free(sql);
-    return ok;
-}
-
 /* A schema-2 database with a job whose trials hold their samples as text: opening it
  * migrates to 005 (job_trials rebuilt on SQLite) and every link and text stays. */
 static void test_migration_005(void)
 {
-    tt_fx_fresh_url();
-    const char *eng = tt_fx_engine == TT_STORE_SQLITE ? "sqlite" : "postgres";
-    CU_ASSERT_FATAL(run_schema_file(eng, "001_init"));
-    CU_ASSERT_FATAL(run_schema_file(eng, "002_measured_by"));
+    CU_ASSERT_FATAL(tt_fx_schema_v2_job(2));
     CU_ASSERT_FATAL(tt_fx_raw_exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-        "name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL);"
-        "INSERT INTO schema_migrations VALUES (1, '001_init', 0), (2, '002_measured_by', 0);"
-        "INSERT INTO jobs (id, template_name, template_hash, target, backend, backend_fp, "
-        " strategy, problem_key, problem_json, state, created_at, done) VALUES"
-        " (7, 'gemm', '0123456789abcdef', 'a2', 'sim', 'sim', 'random', 'M=64', '{}', 'done',"
-        " 0, 2);"
         "INSERT INTO trials (id, template_hash, problem_key, target, backend_fp, config_hash,"
         " config_key, config_json, status, median_us, samples_json, job_id, created_at) VALUES"
         " (1001, '0123456789abcdef', 'M=64', 'a2', 'sim', 1, 'x=1', '{}', 'ok', 3.0,"

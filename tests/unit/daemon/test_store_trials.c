@@ -298,11 +298,65 @@ static void test_trial_append(void)
     tt_store_close(s);
 }
 
+/* A schema-2 database with trials under two measurement keys (config keys that migration
+ * 003's rekey leaves as they are, so the hashes stay): opening it migrates to 006
+ * (trial_keys; SQLite rebuilds trials and job_trials): every trial keeps its id, key, links
+ * and uniqueness, and new keys and trials are stored beside them. */
+static void test_migration_006(void)
+{
+    CU_ASSERT_FATAL(tt_fx_schema_v2_job(3));
+    CU_ASSERT_FATAL(tt_fx_raw_exec(
+        "INSERT INTO trials (id, template_hash, problem_key, target, backend_fp, config_hash,"
+        " config_key, config_json, status, median_us, job_id, created_at) VALUES"
+        " (1001, '0123456789abcdef', 'M=64', 'a2', 'sim', 1, 'c1', '{}', 'ok', 3.0, 7, 0),"
+        " (1002, '0123456789abcdef', 'M=64', 'a2', 'sim', 2, 'c2', '{}', 'ok', 5.0, 7, 0),"
+        " (1003, '0123456789abcdef', 'M=64', 'a2', 'model', 1, 'c1', '{}', 'ok', 4.0, 0, 0);"
+        "INSERT INTO job_trials (job_id, seq, trial_id, reused) VALUES (7, 1, 1002, 0),"
+        " (7, 2, 1001, 0), (7, 3, 1003, 1);"));
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(tt_fx_url, &s, NULL), TT_OK);
+    CU_ASSERT(tt_store_schema_version(s) >= 6);
+    CU_ASSERT_EQUAL(tt_fx_raw_int("SELECT COUNT(*) FROM trial_keys"), 2);
+    CU_ASSERT(!tt_fx_raw_exec("SELECT template_hash FROM trials"));   /* the texts moved */
+    if (tt_fx_engine == TT_STORE_SQLITE)
+        CU_ASSERT_EQUAL(tt_fx_raw_int("SELECT COUNT(*) FROM pragma_foreign_key_check"), 0);
+    tt_trial_key other = tt_sr_key;
+    other.backend_fp = "model";
+    tt_trial t;
+    CU_ASSERT_EQUAL(tt_store_trial_lookup(s, &tt_sr_key, 2, &t), TT_OK);
+    CU_ASSERT_EQUAL(t.id, 1002);
+    tt_trial_clear(&t);
+    CU_ASSERT_EQUAL(tt_store_trial_lookup(s, &other, 1, &t), TT_OK);
+    CU_ASSERT_EQUAL(t.id, 1003);
+    CU_ASSERT_DOUBLE_EQUAL(t.median_us, 4.0, 1e-12);
+    tt_trial_clear(&t);
+    CU_ASSERT_EQUAL(tt_store_trial_lookup(s, &other, 2, &t), TT_ENOTFOUND);
+    tt_trial *ts = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(tt_store_trial_list(s, 7, 0, 10, &ts, &n, NULL), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT(ts[0].id == 1002 && ts[1].id == 1001 && ts[2].id == 1003 && ts[2].reused);
+    for (size_t i = 0; i < n; i++) tt_trial_clear(&ts[i]);
+    free(ts);
+    /* an old key reuses its stored trial, a new key gets its own row */
+    CU_ASSERT_EQUAL(tt_sr_record(s, &other, 7, 4, "c1", 1, TT_OK, 9.0, &t), TT_OK);
+    CU_ASSERT(t.reused && t.id == 1003);
+    tt_trial_clear(&t);
+    tt_trial_key fresh = tt_sr_key;
+    fresh.problem_key = "M=128";
+    CU_ASSERT_EQUAL(tt_sr_record(s, &fresh, 7, 5, "c1", 1, TT_OK, 9.0, &t), TT_OK);
+    CU_ASSERT(!t.reused && t.id > 0 && t.id != 1001 && t.id != 1002 && t.id != 1003);
+    tt_trial_clear(&t);
+    CU_ASSERT_EQUAL(tt_fx_raw_int("SELECT COUNT(*) FROM trial_keys"), 3);
+    tt_store_close(s);
+}
+
 #define TRIAL_CASES \
     {"trials_reuse_seq_best", test_trials}, \
     {"trial_record_atomic", test_record_atomic}, \
     {"trial_list_stats", test_trial_list_stats}, \
-    {"trial_append_remeasure", test_trial_append}
+    {"trial_append_remeasure", test_trial_append}, \
+    {"migration_006", test_migration_006}
 
 static const tt_test_case cases[] = {TRIAL_CASES, {NULL, NULL}};
 
