@@ -89,6 +89,13 @@ tt_rc tt__store_tx_begin(tt_store *s)
     return rc;
 }
 
+/* Roll the open transaction back; the key id cached in it may be gone with it. */
+static void tt_store_rollback(tt_store *s)
+{
+    tt__store_key_forget(s);
+    s->eng->rollback(s);
+}
+
 tt_rc tt__store_tx_end(tt_store *s, tt_rc rc)
 {
     if (s->batch) {
@@ -107,8 +114,7 @@ tt_rc tt__store_tx_end(tt_store *s, tt_rc rc)
     if (rc) {
         char msg[sizeof s->errmsg];
         memcpy(msg, s->errmsg, sizeof msg);
-        tt__store_key_forget(s);
-        s->eng->rollback(s);
+        tt_store_rollback(s);
         memcpy(s->errmsg, msg, sizeof msg);   /* keep the cause, not ROLLBACK's text */
     }
     return tt__store_unlock(s, rc);
@@ -322,8 +328,7 @@ static tt_rc tt_store_migrate(tt_store *s)
     s->schema_version = known;
     return TT_OK;
 fail:
-    tt__store_key_forget(s);
-    s->eng->rollback(s);
+    tt_store_rollback(s);
     return rc;
 }
 
@@ -476,8 +481,7 @@ void tt_store_batch_rollback(tt_store *s)
     if (!s || !s->batch) return;
     tt__store_pend_drop(s);
     s->batch = 0;
-    tt__store_key_forget(s);
-    s->eng->rollback(s);
+    tt_store_rollback(s);
     tt_store_unlock(s, TT_OK);
 }
 

@@ -161,8 +161,6 @@ typedef struct tt__qdef {
  * (tt__store_pend_flush), so that every other call sees the job and `best` as if each trial
  * had updated them itself. */
 void tt__store_lock(tt_store *s);
-/* Forget the cached trial_keys id (store_trials.c): at every rollback and at close. */
-void tt__store_key_forget(tt_store *s);
 /* Lock s without that (tt_store_trial_record and tt_store_trial_lookup: they read and write
  * only what the deferral keeps consistent). */
 void tt__store_lock_raw(tt_store *s);
@@ -179,6 +177,8 @@ tt_rc tt__store_unlock(tt_store *s, tt_rc rc);
 /* Commit when rc is TT_OK, else roll back (keeping the cause in errmsg); unlock; return.
  * Inside a batch: release or roll back to the savepoint of tt__store_tx_begin. */
 tt_rc tt__store_tx_end(tt_store *s, tt_rc rc);
+/* Forget the cached trial_keys id (store_trials.c): at every rollback and at close. */
+void tt__store_key_forget(tt_store *s);
 /* Bounded copy into a fixed field ("" for NULL). */
 void tt__cpy(char *dst, size_t n, const char *src);
 /* strdup; NULL stays NULL; sets *oom when out of memory. */

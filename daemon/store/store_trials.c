@@ -18,7 +18,6 @@
     "job_id, measured_by, samples_z, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "  \
     "$9, $10, $11, $12, $13, $14, $15, $16, "
 #define TRIAL_UNIQUE "(key_id, config_hash)"
-#define KEY_WHERE "template_hash = $1 AND problem_key = $2 AND target = $3 AND backend_fp = $4"
 enum {
     Q_TRIAL_LOOKUP, Q_JT_GET, Q_JOB_PROBLEM, Q_TRIAL_INSERT, Q_JT_INSERT, Q_JOB_DONE,
     Q_JOB_BEST, Q_BEST_UPSERT, Q_TRIAL_LIST, Q_TRIAL_COUNT, Q_JOB_EXISTS, Q_TRIAL_STATS,
@@ -39,7 +38,7 @@ static const tt__qdef tt_q[Q__COUNT] = {
     [Q_JOB_PROBLEM] = {"SELECT problem_json FROM jobs WHERE id = $1",
                        "SELECT problem_json FROM jobs WHERE id = $1 FOR UPDATE"},
     /* SQLite: no RETURNING (it costs an ephemeral table per row): the rowid and the
-     * clock ($20, tt_now() of this process) are known without it */
+     * clock ($17, tt_now() of this process) are known without it */
     [Q_TRIAL_INSERT] = {TRIAL_INSERT "$17) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING",
                         TRIAL_INSERT "tt_now()) ON CONFLICT " TRIAL_UNIQUE " DO NOTHING "
                         "RETURNING id, created_at"},
@@ -68,7 +67,8 @@ static const tt__qdef tt_q[Q__COUNT] = {
                        "($1, $11, $12, $13), ($1, $14, $15, $16), ($1, $17, $18, $19), "
                        "($1, $20, $21, $22), ($1, $23, $24, $25), ($1, $26, $27, $28), "
                        "($1, $29, $30, $31) ON CONFLICT (job_id, seq) DO NOTHING", NULL},
-    [Q_KEY_GET] = {"SELECT id FROM trial_keys WHERE " KEY_WHERE, NULL},
+    [Q_KEY_GET] = {"SELECT id FROM trial_keys WHERE template_hash = $1 AND problem_key = $2 "
+                   "AND target = $3 AND backend_fp = $4", NULL},
     [Q_KEY_PUT] = {"INSERT INTO trial_keys (template_hash, problem_key, target, backend_fp) "
                    "VALUES ($1, $2, $3, $4) ON CONFLICT (template_hash, problem_key, target, "
                    "backend_fp) DO NOTHING", NULL},
@@ -198,12 +198,15 @@ void tt__store_key_forget(tt_store *s)
     s->kid = 0;
 }
 
+/* The four texts of k, in the order kid_text holds them. */
+#define TT_KEY_FIELDS(k) {(k)->template_hash, (k)->problem_key, (k)->target, (k)->backend_fp}
+
 /* 1 when the cached id is k's: its four texts, back to back, equal k's. */
 static int tt_key_cached(const tt_store *s, const tt_trial_key *k)
 {
     const char *p = s->kid_text;
     if (!p) return 0;
-    const char *f[] = {k->template_hash, k->problem_key, k->target, k->backend_fp};
+    const char *f[] = TT_KEY_FIELDS(k);
     for (size_t i = 0; i < 4; i++) {
         if (strcmp(p, f[i]) != 0) return 0;
         p += strlen(p) + 1;
@@ -213,7 +216,7 @@ static int tt_key_cached(const tt_store *s, const tt_trial_key *k)
 
 static void tt_key_remember(tt_store *s, const tt_trial_key *k, int64_t id)
 {
-    const char *f[] = {k->template_hash, k->problem_key, k->target, k->backend_fp};
+    const char *f[] = TT_KEY_FIELDS(k);
     size_t l[4], n = 0;
     for (size_t i = 0; i < 4; i++) n += (l[i] = strlen(f[i])) + 1;
     char *t = malloc(n);
