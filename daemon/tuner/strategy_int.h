@@ -117,9 +117,10 @@ extern const tt__strategy_ops tt__strategy_model_bo;
  * the largest multiple of n); uniform double in [0, 1).  Inline: the search strategies call
  * them tens of thousands of times a run. */
 static inline uint64_t tt__st_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-static inline uint64_t tt__st_rand(tt_strategy *st)
+/* One xoshiro256** step on state s.  A hot loop may run it on a local copy of st->rng (which
+ * the compiler keeps in registers) and store the copy back before anything else draws. */
+static inline uint64_t tt__rng_next(uint64_t *s)
 {
-    uint64_t *s = st->rng;
     uint64_t r = tt__st_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
@@ -129,25 +130,33 @@ static inline uint64_t tt__st_rand(tt_strategy *st)
     s[3] = tt__st_rotl(s[3], 45);
     return r;
 }
-static inline uint64_t tt__st_uniform(tt_strategy *st, uint64_t n)
+/* Uniform in [0, d->n) from state s: rejection below d->lim, then the remainder. */
+static inline uint64_t tt__rng_below(uint64_t *s, const tt__udiv *d)
 {
     uint64_t r;
+    do r = tt__rng_next(s);
+    while (r >= d->lim);
+    return tt__udiv_mod(d, r);
+}
+/* Uniform double in [0, 1) from state s. */
+static inline double tt__rng_unit(uint64_t *s)
+{
+    return (double)(tt__rng_next(s) >> 11) * 0x1.0p-53;
+}
+static inline uint64_t tt__st_rand(tt_strategy *st) { return tt__rng_next(st->rng); }
+static inline uint64_t tt__st_uniform(tt_strategy *st, uint64_t n)
+{
     if (n < TT__UDIV_SMALL) {         /* the same numbers, without two divisions per call */
         tt__udiv *d = &st->udiv[n];
         if (d->n != n) tt__udiv_init(d, n);
-        do r = tt__st_rand(st);
-        while (r >= d->lim);
-        return tt__udiv_mod(d, r);
+        return tt__rng_below(st->rng, d);
     }
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+    uint64_t r, lim = UINT64_MAX - UINT64_MAX % n;
     do r = tt__st_rand(st);
     while (r >= lim);
     return r % n;
 }
-static inline double tt__st_unit(tt_strategy *st)
-{
-    return (double)(tt__st_rand(st) >> 11) * 0x1.0p-53;
-}
+static inline double tt__st_unit(tt_strategy *st) { return tt__rng_unit(st->rng); }
 
 /* Queue a proposal: 1 queued, 0 skipped (already proposed, or the budget is used up),
  * -1 out of memory. */

@@ -92,6 +92,12 @@ const tt__strategy_ops tt__strategy_exhaustive = {
 typedef struct tt_evo {
     uint64_t stride[TT_MAX_SLOTS];
     size_t nvar;                 /* params with more than one value */
+    size_t var[TT_MAX_SLOTS];    /* those params, ascending */
+    size_t nv[TT_MAX_SLOTS];     /* values of each param */
+    /* the dividers of the ranges a refill draws from: nvar (the mutation rate and the
+     * param of a forced mutation), 1..TT_EVO_PARENTS (the tournament), nv[p] - 1 (another
+     * value of param p) */
+    tt__udiv dvar, dpar[TT_EVO_PARENTS + 1], dother[TT_MAX_SLOTS];
     /* the parents, kept up to date: tt__st_best_n(TT_EVO_PARENTS) over the reports
      * st->obs_*[0..nfold) (folded in at each refill, not rescanned), with each parent's
      * positions in its param domains */
@@ -107,13 +113,6 @@ static void tt_evo_pos(const tt_strategy *st, const tt_evo *e, uint64_t idx, siz
         pos[p] = (size_t)((idx / e->stride[p]) % st->cfg.t->params[p].nvalues);
 }
 
-static uint64_t tt_evo_idx(const tt_strategy *st, const tt_evo *e, const size_t *pos)
-{
-    uint64_t v = 0;
-    for (size_t p = 0; p < st->np; p++) v += (uint64_t)pos[p] * e->stride[p];
-    return v;
-}
-
 static tt_rc tt_evo_start(tt_strategy *st)
 {
     tt_evo *e = calloc(1, sizeof *e);
@@ -123,8 +122,15 @@ static tt_rc tt_evo_start(tt_strategy *st)
     for (size_t p = st->np; p-- > 0;) {
         e->stride[p] = s;
         s *= st->cfg.t->params[p].nvalues;
-        e->nvar += st->cfg.t->params[p].nvalues > 1;
     }
+    for (size_t p = 0; p < st->np; p++) {
+        e->nv[p] = st->cfg.t->params[p].nvalues;
+        if (e->nv[p] < 2) continue;
+        e->var[e->nvar++] = p;
+        tt__udiv_init(&e->dother[p], e->nv[p] - 1);
+    }
+    if (e->nvar) tt__udiv_init(&e->dvar, e->nvar);
+    for (size_t n = 1; n <= TT_EVO_PARENTS; n++) tt__udiv_init(&e->dpar[n], n);
     int64_t P = st->opt_population < tt__st_room(st) ? st->opt_population : tt__st_room(st);
     if (!st->cfg.model) return tt__st_random_round(st, P);
     /* with a model: the better half of the first generation by the model, from a sample */
@@ -175,38 +181,39 @@ static tt_rc tt_evo_start(tt_strategy *st)
     return TT_OK;
 }
 
+/* The draws of a refill: its PRNG state is a local copy of st->rng (registers, not memory;
+ * stored back before anything else draws), and every range has its divider made once.  The
+ * numbers, and their order, are those of tt__st_uniform / tt__st_unit / tt__st_rand on st:
+ * test_strategy_seq pins the proposals. */
+
 /* Tournament among the parents (sorted best first). */
-static size_t tt_evo_pick(tt_strategy *st, size_t nparents)
+static size_t tt_evo_pick(uint64_t *rs, const tt_evo *e, size_t nparents)
 {
-    size_t best = (size_t)tt__st_uniform(st, nparents);
+    const tt__udiv *d = &e->dpar[nparents];
+    size_t best = (size_t)tt__rng_below(rs, d);
     for (int k = 1; k < TT_EVO_TOUR; k++) {
-        size_t c = (size_t)tt__st_uniform(st, nparents);
+        size_t c = (size_t)tt__rng_below(rs, d);
         if (c < best) best = c;
     }
     return best;
 }
 
-/* Move param p of pos: one step (prob TT_EVO_STEP) or another random value. */
-static void tt_evo_mutate1(tt_strategy *st, size_t *pos, size_t p)
+/* Move param p of pos (and config index *idx with it): one step (prob TT_EVO_STEP) or
+ * another random value.  Inlined, so that the PRNG state stays in registers. */
+static inline __attribute__((always_inline)) void tt_evo_mutate1(uint64_t *rs, const tt_evo *e, size_t *pos, uint64_t *idx, size_t p)
 {
-    size_t nv = st->cfg.t->params[p].nvalues;
+    size_t nv = e->nv[p], v;
     if (nv < 2) return;
-    if (tt__st_unit(st) < TT_EVO_STEP) {
-        if (pos[p] == 0) pos[p] = 1;
-        else if (pos[p] + 1 >= nv) pos[p] = nv - 2;
-        else pos[p] = (tt__st_rand(st) & 1) ? pos[p] + 1 : pos[p] - 1;
+    if (tt__rng_unit(rs) < TT_EVO_STEP) {
+        if (pos[p] == 0) v = 1;
+        else if (pos[p] + 1 >= nv) v = nv - 2;
+        else v = (tt__rng_next(rs) & 1) ? pos[p] + 1 : pos[p] - 1;
     } else {
-        size_t v = (size_t)tt__st_uniform(st, nv - 1);
-        pos[p] = v >= pos[p] ? v + 1 : v;
+        v = (size_t)tt__rng_below(rs, &e->dother[p]);
+        if (v >= pos[p]) v++;
     }
-}
-
-static size_t tt_evo_varparam(tt_strategy *st, const tt_evo *e)
-{
-    size_t k = (size_t)tt__st_uniform(st, e->nvar);
-    for (size_t p = 0; p < st->np; p++)
-        if (st->cfg.t->params[p].nvalues > 1 && k-- == 0) return p;
-    return 0;
+    *idx += ((uint64_t)v - (uint64_t)pos[p]) * e->stride[p];   /* mod 2^64: exact */
+    pos[p] = v;
 }
 
 /* Fold the reports since the last refill into the parents (and their positions). */
@@ -243,31 +250,35 @@ static tt_rc tt_evo_refill(tt_strategy *st)
     size_t nk = 0;
     if (npar >= 1 && e->nvar > 0) {
         size_t c[TT_MAX_SLOTS];
+        uint64_t rs[4];
+        memcpy(rs, st->rng, sizeof rs);
         for (size_t tries = 0; nk < want && tries < 64 * want; tries++) {
-            memcpy(c, e->ppos[tt_evo_pick(st, npar)], np * sizeof *c);
-            if (npar >= 2 && tt__st_unit(st) < TT_EVO_CROSS) {
-                const size_t *b = e->ppos[tt_evo_pick(st, npar)];
+            size_t a = tt_evo_pick(rs, e, npar);
+            uint64_t idx = e->par[a];   /* the index of c: sum of c[p] * stride[p] */
+            for (size_t p = 0; p < np; p++) c[p] = e->ppos[a][p];
+            if (npar >= 2 && tt__rng_unit(rs) < TT_EVO_CROSS) {
+                const size_t *b = e->ppos[tt_evo_pick(rs, e, npar)];
                 for (size_t p = 0; p < np; p++)
-                    if (tt__st_rand(st) & 1) c[p] = b[p];
+                    if (tt__rng_next(rs) & 1) {
+                        idx += ((uint64_t)b[p] - (uint64_t)c[p]) * e->stride[p];
+                        c[p] = b[p];
+                    }
             }
             int changed = 0;
-            for (size_t p = 0; p < np; p++) {
-                if (st->cfg.t->params[p].nvalues < 2) continue;
-                if (tt__st_uniform(st, e->nvar) != 0) continue;   /* rate 1/nvar */
-                tt_evo_mutate1(st, c, p);
+            for (size_t k = 0; k < e->nvar; k++) {
+                if (tt__rng_below(rs, &e->dvar) != 0) continue;   /* rate 1/nvar */
+                tt_evo_mutate1(rs, e, c, &idx, e->var[k]);
                 changed = 1;
             }
-            uint64_t idx = tt_evo_idx(st, e, c);
-            if (!changed && (tt__u64set_has(&st->seen, idx) || tt_evo_has(kids, nk, idx))) {
-                tt_evo_mutate1(st, c, tt_evo_varparam(st, e));
-                idx = tt_evo_idx(st, e, c);
-            }
+            if (!changed && (tt__u64set_has(&st->seen, idx) || tt_evo_has(kids, nk, idx)))
+                tt_evo_mutate1(rs, e, c, &idx, e->var[tt__rng_below(rs, &e->dvar)]);
             if (tt__u64set_has(&st->seen, idx) || tt_evo_has(kids, nk, idx)) continue;
             if (!tt__st_feasible(st, idx)) continue;
             kids[nk].idx = idx;
             kids[nk].pred_us = st->cfg.model ? tt__st_predict(st, NULL, idx, NULL) : (double)nk;
             nk++;
         }
+        memcpy(st->rng, rs, sizeof rs);
     }
     if (st->cfg.model) qsort(kids, nk, sizeof *kids, tt__ranked_cmp);
     int64_t pushed = 0;
