@@ -102,6 +102,11 @@ static int tt_ci_samples(const json_t *e, tt_measurement *m, tt_errinfo *err)
 {
     const json_t *s = json_object_get(e, "samples_us"), *md = json_object_get(e, "median_us");
     memset(m, 0, sizeof *m);
+    if (s && (md || json_object_get(e, "spread_us"))) {   /* one would be ignored */
+        tt_errf(err, TT_EINVAL, md ? "median_us" : "spread_us", "give \"samples_us\" or "
+                "\"median_us\" (+ \"spread_us\"), not both");
+        return -1;
+    }
     if (s) {
         size_t n = json_array_size(s);
         if (!json_is_array(s) || n < 1 || n > TT_MAX_SAMPLES) {
@@ -193,6 +198,28 @@ typedef struct tt_ci_what {
     const char *backend;        /* NULL: any backend */
 } tt_ci_what;
 
+/* The problem of an entry into slots: a template without inputs (e.g. imported from a T1
+ * file) has one problem, named by an absent problem, {} or ""; one with inputs needs it. */
+static tt_rc tt_ci_problem(const tt_template *t, const json_t *v, int64_t *slots,
+                           tt_errinfo *err)
+{
+    int empty = !v || (json_is_object(v) && !json_object_size(v)) ||
+                (json_is_string(v) && !json_string_length(v));
+    if (empty && !t->ninputs) return TT_OK;
+    if (!v) {
+        char names[200] = "";
+        size_t w = 0;
+        for (size_t i = 0; i < t->ninputs && w < sizeof names; i++) {
+            int k = snprintf(names + w, sizeof names - w, "%s%s", i ? ", " : "",
+                             t->inputs[i].name);
+            w = k < 0 ? w : w + (size_t)k;
+        }
+        return tt_errf(err, TT_EPROBLEM, "problem", "template %s has inputs (%s): add "
+                       "\"problem\"", t->name, names);
+    }
+    return tt__req_problem(t, v, slots, err);
+}
+
 /* Check entry e against the table and resolve what it names (the problem only when given or
  * need_problem).  TT_OK or err filled (path relative to the entry). */
 static tt_rc tt_ci_resolve(tt_server *srv, const json_t *e, const char *top_backend,
@@ -208,8 +235,7 @@ static tt_rc tt_ci_resolve(tt_server *srv, const json_t *e, const char *top_back
         (rc = tt__req_target(srv, ea->target, &w->tgt, err)) ||
         (rc = tt__req_template_name(srv, ea->tmpl, &w->t, err)))
         return rc;
-    if ((need_problem || ea->problem) &&
-        (rc = tt__req_problem(w->t, ea->problem, w->slots, err)))
+    if ((need_problem || ea->problem) && (rc = tt_ci_problem(w->t, ea->problem, w->slots, err)))
         return rc;
     if (need_problem || ea->problem) tt_tmpl_problem_key(w->t, w->slots, w->pkey, sizeof w->pkey);
     w->backend = ea->backend ? ea->backend : top_backend;

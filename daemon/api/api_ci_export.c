@@ -148,12 +148,37 @@ static tt_ds_status tt_ds_status_of(tt_rc rc)
     }
 }
 
-/* T4 results of one job's trials. */
-static void tt_x_t4(tt_server *srv, const tt_template *t, int64_t job, tt_resp *resp)
+/* 0 when job exists and tuned template t on target tgt (the export's template= and target=);
+ * else -1 with the answer set: not_found naming what differs. */
+static int tt_x_job_matches(tt_server *srv, const tt_template *t, const char *tgt, int64_t job,
+                            tt_resp *resp)
+{
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    tt_rc rc = tt_store_job_get(srv->store, job, &j);
+    if (rc == TT_ENOTFOUND)
+        tt_resp_error(resp, rc, "job", "no job %lld", (long long)job);
+    else if (rc)
+        tt_resp_error(resp, rc, NULL, "cannot read job %lld: %s", (long long)job,
+                      tt_store_errmsg(srv->store));
+    else if (strcmp(j.template_name, t->name))
+        tt_resp_error(resp, rc = TT_ENOTFOUND, "job", "job %lld tuned template %s, not %s",
+                      (long long)job, j.template_name, t->name);
+    else if (strcmp(j.target, tgt))
+        tt_resp_error(resp, rc = TT_ENOTFOUND, "job", "job %lld was tuned on target %s, not %s",
+                      (long long)job, j.target, tgt);
+    tt_job_clear(&j);
+    return rc ? -1 : 0;
+}
+
+/* T4 results of one job's trials (a job of template t on target tgt). */
+static void tt_x_t4(tt_server *srv, const tt_template *t, const char *tgt, int64_t job,
+                    tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
     if (t->nparams == 0) { tt_resp_error(resp, TT_EUNSUPPORTED, NULL, "no params"); return; }
+    if (tt_x_job_matches(srv, t, tgt, job, resp)) return;
     const char *names[TT_DATASET_MAX_PARAMS];
     size_t np = t->nparams < TT_DATASET_MAX_PARAMS ? t->nparams : TT_DATASET_MAX_PARAMS;
     for (size_t i = 0; i < np; i++) names[i] = t->params[i].name;
@@ -262,7 +287,7 @@ static void tt_x_answer(tt_server *srv, const tt_template *t, const char *tgt, i
             tt_resp_error(resp, m ? TT_EINVAL : TT_ENOTFOUND, m ? "job" : NULL,
                           m ? "T4 holds one tuning run: add job=ID or problem=..."
                             : "nothing tuned for %s on %s", t->name, tgt);
-        else tt_x_t4(srv, t, job, resp);
+        else tt_x_t4(srv, t, tgt, job, resp);
     } else if (m == 0) {
         tt_resp_error(resp, TT_ENOTFOUND, NULL, "nothing tuned for %s on %s%s%s", t->name,
                       tgt, pkey ? " at " : "", pkey ? pkey : "");

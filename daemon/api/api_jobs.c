@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api_int.h"
+#include "backend.h"
 #include "jsonutil.h"
 #include "catalog.h"
 #include "runner.h"
@@ -129,10 +130,47 @@ static const tt__member tt_budget_members[] = {
     {"trials", TT__P_INT, TT__M_RANGE, 1, TT_MAX_BUDGET_TRIALS, TT_TA(trials), NULL},
     {"seconds", TT__P_NUMBER, TT__M_RANGE, 0, 7 * 86400.0, TT_TA(seconds), NULL},
 };
-static const tt__member tt_options_members[] = {   /* other options are the backend's */
-    {"remeasure", TT__P_INT, TT__M_RANGE, 0, 1024, 0, NULL},
+/* Every option a job reads, checked at submission so that a job never fails on its options
+ * (docs/strategies.md "Options").  The ranges are tt_strategy_new()'s (strategy.c), which
+ * reads the strategy options again when the job starts (test_api_handlers `tune_options_agree`
+ * checks that the two agree at every bound); remeasure and objective are the runner's
+ * (runner_job.c).  The values are only checked here: the job keeps the object as given. */
+#define TT_OBJECTIVE_HINT "must be \"median\", \"mean\", \"min\" or (replay: only) \"recorded\""
+typedef struct tt_tune_opts {
+    int64_t n;                  /* each integer option in turn */
+    const char *objective;
+} tt_tune_opts;
+#define TT_TO(f) offsetof(tt_tune_opts, f)
+static const tt__member tt_options_members[] = {
+    {"topk", TT__P_INT, TT__M_RANGE, 1, 1 << 20, TT_TO(n), NULL},
+    {"round", TT__P_INT, TT__M_RANGE, 1, 1 << 16, TT_TO(n), NULL},
+    {"population", TT__P_INT, TT__M_RANGE, 2, 1 << 16, TT_TO(n), NULL},
+    {"neighbours", TT__P_INT, TT__M_RANGE, 0, 1 << 10, TT_TO(n), NULL},
+    {"sample", TT__P_INT, TT__M_RANGE, 1, 1 << 24, TT_TO(n), NULL},
+    {"patience", TT__P_INT, TT__M_RANGE, 1, 1 << 10, TT_TO(n), NULL},
+    {"init", TT__P_INT, TT__M_RANGE, 1, 1 << 10, TT_TO(n), NULL},
+    {"max_enumerate", TT__P_INT, TT__M_RANGE, 1, (double)INT64_MAX, TT_TO(n), NULL},
+    {"remeasure", TT__P_INT, TT__M_RANGE, 0, 1024, TT_TO(n), NULL},
+    {"objective", TT__P_STRING, 0, 0, 0, TT_TO(objective), TT_OBJECTIVE_HINT},
     {"remeasured", TT__P_RESERVED, 0, 0, 0, 0, NULL},   /* the runner's own bookkeeping */
 };
+
+/* The options object: known members only, each of its type and range; "objective" one of the
+ * statistics, "recorded" only on a replay: backend.  TT_OK or err filled (path options.X). */
+static tt_rc tt_tune_options(const json_t *options, const char *backend, tt_errinfo *err)
+{
+    tt_tune_opts o = {0, NULL};
+    tt_rc rc = TT__PARSE(options, tt_options_members, 0, "options", &o, err);
+    tt_objective obj;
+    if (rc || !o.objective) return rc;
+    if (tt_objective_parse(o.objective, &obj))
+        return tt_errf(err, TT_EINVAL, "options.objective", TT_OBJECTIVE_HINT " (got \"%.32s\")",
+                       o.objective);
+    if (obj == TT_OBJ_RECORDED && strncmp(backend, "replay:", 7) != 0)
+        return tt_errf(err, TT_EINVAL, "options.objective", "\"recorded\" is the dataset's own "
+                       "objective: only on a replay: backend (this job's is %s)", backend);
+    return TT_OK;
+}
 
 /* The members of a tune request (a.* borrowed from the body); TT_OK or err filled. */
 static tt_rc tt_tune_parse(const tt_req *req, tt_tune_args *a, tt_errinfo *err)
@@ -143,6 +181,7 @@ static tt_rc tt_tune_parse(const tt_req *req, tt_tune_args *a, tt_errinfo *err)
     a->trials = TT_DEFAULT_BUDGET_TRIALS;
     tt_rc rc = TT__REQ_BODY(req, tt_tune_members, a, err);
     if (rc) return rc;
+    if (!*a->strategy) a->strategy = "auto";   /* "" is the default too */
     if (!tt_runner_strategy_known(a->strategy))
         return tt_errf(err, TT_EINVAL, "strategy", "unknown strategy \"%s\" (auto, bo, "
                        "model-bo, model-topk, model-refine, evolution, anneal, random, "
@@ -152,16 +191,14 @@ static tt_rc tt_tune_parse(const tt_req *req, tt_tune_args *a, tt_errinfo *err)
         rc = o ? TT__PARSE(o, tt_budget_members, 0, "budget", a, err)
                : tt_errf(err, TT_ENOMEM, NULL, "out of memory");
         json_decref(o);
+        if (rc == TT_EINVAL) snprintf(err->path, sizeof err->path, "budget");
     } else if (json_is_object(a->budget)) {
         rc = TT__PARSE(a->budget, tt_budget_members, 0, "budget", a, err);
-    } else if (a->budget) {
-        rc = tt_errf(err, TT_EINVAL, "budget", "must be {\"trials\": N, \"seconds\": S}");
+    } else if (a->budget) {   /* 1e18 and 32.0 are JSON reals */
+        rc = tt_errf(err, TT_EINVAL, "budget", "must be an integer number of trials in 1..%d, "
+                     "or {\"trials\": N, \"seconds\": S}", TT_MAX_BUDGET_TRIALS);
     }
-    if (!rc && a->options) {
-        int64_t remeasure;
-        rc = TT__PARSE(a->options, tt_options_members, TT__PARSE_OPEN, "options", &remeasure,
-                       err);
-    }
+    if (!rc && a->options) rc = tt_tune_options(a->options, a->backend, err);
     return rc;
 }
 

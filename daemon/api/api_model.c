@@ -459,7 +459,12 @@ void tt__api_predict(tt_server *srv, const tt_req *req, tt_resp *resp)
     tt_errinfo err;
     tt_errinfo_clear(&err);
     tt_model_args a = {.top = 10};
-    if (TT__REQ_BODY(req, tt_predict_members, &a, &err)) { tt_resp_errinfo(resp, &err); return; }
+    if (TT__REQ_BODY(req, tt_predict_members, &a, &err) ||
+        (a.config && a.configs &&
+         tt_errf(&err, TT_EINVAL, "config", "give \"config\" or \"configs\", not both"))) {
+        tt_resp_errinfo(resp, &err);
+        return;
+    }
     json_t *tmp = a.config && !a.configs ? json_pack("[O]", a.config) : NULL;
     const tt_target *tgt;
     tt__tmpl_ref ref = {0};

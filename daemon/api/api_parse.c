@@ -54,6 +54,14 @@ static const char *tt_type_word(tt__ptype t)
     }
 }
 
+/* An integer bound given as a double, clamped to the int64 range. */
+static long long tt_bound(double x)
+{
+    if (x >= 9223372036854775807.0) return INT64_MAX;
+    if (x <= -9223372036854775807.0) return INT64_MIN;
+    return (long long)x;
+}
+
 /* The error of member m: its hint, else "must be <type>[ in lo..hi]". */
 static tt_rc tt_member_err(const tt__member *m, const char *prefix, tt_errinfo *err)
 {
@@ -66,9 +74,12 @@ static tt_rc tt_member_err(const tt__member *m, const char *prefix, tt_errinfo *
     const char *unit = m->type == TT__P_ARRAY ? " elements" : m->type == TT__P_STRING ? " bytes"
                                                                                         : "";
     const char *of = m->type == TT__P_ARRAY || m->type == TT__P_STRING ? "of" : "in";
-    int prec = m->type == TT__P_NUMBER ? 15 : 19;   /* integers in full */
-    return tt_errf(err, TT_EINVAL, path, "must be %s %s %.*g..%.*g%s", tt_type_word(m->type), of,
-                   prec, m->lo, prec, m->hi, unit);
+    if (m->type == TT__P_NUMBER)
+        return tt_errf(err, TT_EINVAL, path, "must be %s in %.15g..%.15g", tt_type_word(m->type),
+                       m->lo, m->hi);
+    /* integers in full: (double)INT64_MAX is 2^63, one above the largest int64 */
+    return tt_errf(err, TT_EINVAL, path, "must be %s %s %lld..%lld%s", tt_type_word(m->type), of,
+                   tt_bound(m->lo), tt_bound(m->hi), unit);
 }
 
 static int tt_in_range(const tt__member *m, double x)

@@ -36,9 +36,10 @@ static int tt_strategy_is_auto(const char *name)
     return !name || !*name || strcmp(name, "auto") == 0;
 }
 
+/* "" is the default as for tt_strategy_resolve (docs/strategies.md); NULL is not a name. */
 int tt_strategy_known(const char *name)
 {
-    return name && (strcmp(name, "auto") == 0 || tt_strategy_find(name) != NULL);
+    return name && (tt_strategy_is_auto(name) || tt_strategy_find(name) != NULL);
 }
 
 tt_rc tt_strategy_resolve(const char *requested, int has_model, int64_t budget,

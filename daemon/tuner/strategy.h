@@ -103,7 +103,7 @@ const tt_strategy_choice *tt_strategy_chosen(const tt_strategy *st);
 
 /* NULL-terminated list of the strategy names (static); "auto" is accepted too. */
 const char *const *tt_strategy_names(void);
-/* 1 if name is a known strategy or "auto" (NULL: 0). */
+/* 1 if name is a known strategy, "auto" or "" (the default too; NULL: 0). */
 int tt_strategy_known(const char *name);
 
 /* Create a strategy.  TT_EINVAL for an unknown name or bad options (err names the option),

@@ -225,6 +225,63 @@ static void test_remeasure(void)
     tt_cfx_resp_clear(&r);
 }
 
+/* A template without inputs (a Kernel Tuner T1 search space) has one problem: an entry names
+ * it with no "problem", {} or "", for samples and for re-measurement alike. */
+static void test_check_no_inputs(void)
+{
+    static const char *const t1 =
+        "{\"General\": {\"BenchmarkName\": \"vadd\", \"OutputFormat\": \"JSON\"}, "
+        "\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"block\", \"Type\": \"int\", "
+        "\"Values\": \"[64, 128, 256]\", \"Default\": 64}, {\"Name\": \"unroll\", \"Type\": "
+        "\"int\", \"Values\": \"[1, 2]\", \"Default\": 1}], \"Conditions\": []}}";
+    static const char *const kt =
+        "{\"device_name\": \"Ascend910B2\", \"kernel_name\": \"vadd\", \"problem_size\": [1048576], "
+        "\"tune_params_keys\": [\"block\", \"unroll\"], \"tune_params\": {\"block\": [64, 128, 256], "
+        "\"unroll\": [1, 2]}, \"objective\": \"time\", \"cache\": {\"64,1\": {\"block\": 64, "
+        "\"unroll\": 1, \"time\": 0.021, \"times\": [0.021, 0.022, 0.021]}, \"256,2\": {\"block\": "
+        "256, \"unroll\": 2, \"time\": 0.015, \"times\": [0.015, 0.016, 0.015]}}}";
+    tt_resp r;
+    tt_cfx_call(tt_api_import, "POST", t1,
+                json_pack("{s:s, s:s}", "format", "t1", "template", "vadd"), &r);
+    CU_ASSERT_EQUAL_FATAL(r.status, 201);
+    tt_cfx_resp_clear(&r);
+    tt_cfx_call(tt_api_import, "POST", kt, json_pack("{s:s, s:s, s:s}", "format", "kt-cache",
+                                                     "template", "vadd", "target", "a2"), &r);
+    CU_ASSERT_EQUAL_FATAL(r.status, 201);
+    tt_cfx_resp_clear(&r);
+    static const char *const problems[] = {"", ",\"problem\":{}", ",\"problem\":\"\""};
+    for (size_t i = 0; i < sizeof problems / sizeof problems[0]; i++) {
+        char body[512];
+        snprintf(body, sizeof body, "{\"entries\":[{\"template\":\"vadd\",\"target\":\"a2\"%s,"
+                 "\"samples_us\":[15]},{\"template\":\"vadd\",\"target\":\"a2\"%s,"
+                 "\"samples_us\":[40]}]}", problems[i], problems[i]);
+        tt_cfx_call(tt_api_check, "POST", body, NULL, &r);
+        if (r.status != 200)
+            fprintf(stderr, "no-input case %zu: %d %s %s\n", i, r.status, tt_cfx_err_code(&r),
+                    tt_cfx_err_path(&r));
+        CU_ASSERT_EQUAL(r.status, 200);
+        const json_t *e0 = json_array_get(json_object_get(r.json, "entries"), 0),
+                     *e1 = json_array_get(json_object_get(r.json, "entries"), 1);
+        CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e0, "verdict")), "pass");
+        CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e1, "verdict")), "regressed");
+        CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(e0, "problem_key")), "");
+        CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e0, "base_median_us")), 15, 1e-6);
+        tt_cfx_resp_clear(&r);
+    }
+    /* the QA request: re-measurement is refused for the backend (vadd has no kernel program
+     * for sim), never for the absent problem */
+    tt_cfx_call(tt_api_check, "POST", "{\"entries\":[{\"template\":\"vadd\",\"target\":\"a2\"}],"
+                "\"remeasure\":true}", NULL, &r);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "entries[0].backend");
+    tt_cfx_resp_clear(&r);
+    /* a problem that names an input vadd does not have */
+    tt_cfx_call(tt_api_check, "POST", "{\"entries\":[{\"template\":\"vadd\",\"target\":\"a2\","
+                "\"problem\":{\"M\":1},\"samples_us\":[1]}]}", NULL, &r);
+    CU_ASSERT_EQUAL(r.status, 422);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), "invalid_problem");
+    tt_cfx_resp_clear(&r);
+}
+
 static void test_check_errors(void)
 {
     static const struct {
@@ -253,6 +310,18 @@ static void test_check_errors(void)
          "\",\"samples_us\":[1]}],\"remeasure\":1}", 400, "invalid_argument", "remeasure"},
         {"{\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":\"" PROBLEM
          "\",\"samples_us\":[1]}],\"backend\":\"warp\"}", 400, "invalid_argument", NULL},
+        /* both forms of the new latency: one would be ignored */
+        {"{\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":\"" PROBLEM
+         "\",\"samples_us\":[1],\"median_us\":2}]}", 400, "invalid_argument",
+         "entries[0].median_us"},
+        {"{\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":\"" PROBLEM
+         "\",\"samples_us\":[1],\"spread_us\":2}]}", 400, "invalid_argument",
+         "entries[0].spread_us"},
+        /* a template with inputs needs its problem */
+        {"{\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\",\"samples_us\":[1]}]}",
+         422, "invalid_problem", "entries[0].problem"},
+        {"{\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":{},"
+         "\"samples_us\":[1]}]}", 422, "invalid_problem", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tt_resp r;
@@ -451,6 +520,33 @@ static void test_export_t4(void)
     }
     tt_dataset_free(ds);
     tt_cfx_resp_clear(&r);
+    /* job= must be a job of the template and target asked for; job=0 names the range */
+    static const struct {
+        const char *tmpl, *target, *job;
+        int status;
+        const char *msg;
+    } jobs[] = {
+        {"gemm", "a2", NULL, 200, NULL},
+        {"gemm", "a3", NULL, 404, "was tuned on target Ascend910B2, not Ascend910_9382"},
+        {"softmax", "a2", NULL, 404, "tuned template gemm, not softmax"},
+        {"gemm", "a2", "999999", 404, "no job 999999"},
+        {"gemm", "a2", "0", 400, "must be an integer in 1..9223372036854775807"},
+    };
+    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)j.id);
+        tt_cfx_call(tt_api_export, "GET", NULL,
+                    json_pack("{s:s, s:s, s:s, s:s}", "template", jobs[i].tmpl, "target",
+                              jobs[i].target, "format", "t4", "job", jobs[i].job ? jobs[i].job : id),
+                    &r);
+        const char *msg = tt_cfx_js(json_object_get(json_object_get(r.json, "error"), "message"));
+        if (r.status != jobs[i].status || (jobs[i].msg && !strstr(msg, jobs[i].msg)))
+            fprintf(stderr, "t4 job case %zu: %d %s\n", i, r.status, msg);
+        CU_ASSERT_EQUAL(r.status, jobs[i].status);
+        if (jobs[i].msg) CU_ASSERT_PTR_NOT_NULL(strstr(msg, jobs[i].msg));
+        if (jobs[i].status != 200) CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "job");
+        tt_cfx_resp_clear(&r);
+    }
     /* many problems and no job: the request must choose */
     tt_cfx_call(tt_api_export, "GET", NULL, q_export("t4", "gemm"), &r);
     CU_ASSERT_EQUAL(r.status, 400);
@@ -493,6 +589,7 @@ static const tt_test_case check_cases[] = {
     {"numbers_and_missing", test_check_numbers_and_missing},
     {"pinned_baseline", test_pinned_baseline},
     {"remeasure", test_remeasure},
+    {"no_inputs", test_check_no_inputs},
     {"errors", test_check_errors},
     {NULL, NULL}};
 static const tt_test_case export_cases[] = {

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "api_int.h"
+#include "space.h"
 #include "store_fixture.h"
+#include "strategy.h"
 #include "tt_test.h"
 
 static char *g_tmp;
@@ -320,12 +322,139 @@ static void test_simulate_stops(void)
     g_budget = NULL;
 }
 
+/* POST /v1/tune validates everything before the job is queued: options (unknown members with
+ * the nearest name, each option's type and range, the objective), the budget's form, and the
+ * strategy ("" is the default, like omitted or "auto").  The same for POST /v1/predict's
+ * config/configs.  Each accepted request is a job of its own token (the per-token limit). */
+#define TUNE_WITH(extra) "{\"template\":\"gemm\",\"problem\":\"M=64,N=64,K=64\",\"target\":\"a2\"" \
+                         extra "}"
+static void test_tune_refusals(void)
+{
+    static const struct {
+        const char *body;
+        int status;
+        const char *path, *msg;   /* msg: a part of the message; NULL: not checked */
+    } cases[] = {
+        {TUNE_WITH(",\"options\":{\"topK\":4}"), 400, "options.topK",
+         "unknown member \"topK\" (did you mean \"topk\"?)"},
+        {TUNE_WITH(",\"options\":{\"colour\":1}"), 400, "options.colour", "unknown member"},
+        {TUNE_WITH(",\"options\":{\"objective\":\"best\"}"), 400, "options.objective",
+         "\"median\", \"mean\", \"min\""},
+        {TUNE_WITH(",\"options\":{\"objective\":5}"), 400, "options.objective", "\"median\""},
+        {TUNE_WITH(",\"options\":{\"objective\":\"recorded\"}"), 400, "options.objective",
+         "only on a replay: backend"},
+        {TUNE_WITH(",\"options\":{\"topk\":-5}"), 400, "options.topk",
+         "must be an integer in 1..1048576"},
+        {TUNE_WITH(",\"options\":{\"population\":1}"), 400, "options.population", "2..65536"},
+        {TUNE_WITH(",\"options\":{\"sample\":1.5}"), 400, "options.sample", "an integer"},
+        {TUNE_WITH(",\"options\":{\"max_enumerate\":0}"), 400, "options.max_enumerate",
+         "1..9223372036854775807"},
+        {TUNE_WITH(",\"options\":{\"remeasure\":1025}"), 400, "options.remeasure", "0..1024"},
+        {TUNE_WITH(",\"options\":{\"remeasured\":[1]}"), 400, "options.remeasured", "reserved"},
+        {TUNE_WITH(",\"options\":[]"), 400, "options", NULL},
+        {TUNE_WITH(",\"budget\":1e18"), 400, "budget", "an integer number of trials in 1..1000000"},
+        {TUNE_WITH(",\"budget\":32.0"), 400, "budget", "an integer number of trials in 1..1000000"},
+        {TUNE_WITH(",\"budget\":\"many\""), 400, "budget", "an integer number of trials"},
+        {TUNE_WITH(",\"budget\":0"), 400, "budget", "must be an integer in 1..1000000"},
+        {TUNE_WITH(",\"budget\":{\"trials\":2000000}"), 400, "budget.trials", "1..1000000"},
+        {TUNE_WITH(",\"strategy\":\"guess\""), 400, "strategy", "unknown strategy"},
+        /* accepted: the documented options, "" as the default strategy */
+        {TUNE_WITH(",\"options\":{\"topk\":4,\"objective\":\"mean\",\"remeasure\":0,\"init\":3,"
+                   "\"round\":8,\"population\":4,\"neighbours\":0,\"sample\":64,\"patience\":2,"
+                   "\"max_enumerate\":9223372036854775807}"), 202, NULL, NULL},
+        {TUNE_WITH(",\"strategy\":\"\""), 202, NULL, NULL},
+        {TUNE_WITH(",\"budget\":{\"trials\":4,\"seconds\":1.5}"), 202, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char token[32];
+        snprintf(token, sizeof token, "refusal%zu", i);
+        tt_resp r = call(tt__api_tune, cases[i].body, NULL, NULL, token, TT_SCOPE_TUNE);
+        const json_t *e = json_object_get(r.json, "error");
+        const char *path = json_string_value(json_object_get(e, "path"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        if (r.status != cases[i].status)
+            fprintf(stderr, "\ntune case %zu: %d %s: %s\n", i, r.status, path ? path : "-",
+                    msg ? msg : "-");
+        CU_ASSERT_EQUAL(r.status, cases[i].status);
+        if (cases[i].path) CU_ASSERT_STRING_EQUAL(path ? path : "", cases[i].path);
+        if (cases[i].msg) CU_ASSERT_PTR_NOT_NULL(msg ? strstr(msg, cases[i].msg) : NULL);
+        if (r.status == 202 && strstr(cases[i].body, "\"strategy\":\"\"")) {   /* shown as auto */
+            char ids[32];
+            snprintf(ids, sizeof ids, "%lld", (long long)json_integer_value(json_object_get(r.json, "job")));
+            tt_resp g = call(tt__api_job_get, NULL, NULL, ids, NULL, 0);
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g.json, "strategy")), "auto");
+            CU_ASSERT_EQUAL(json_object_get(json_object_get(g.json, "strategy_ran"), "default"),
+                            json_true());
+            json_decref(g.json);
+        }
+        json_decref(r.json);
+    }
+    /* predict: config and configs together would drop one of them */
+    tt_resp r = call(tt__api_predict, "{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":"
+                     "\"M=256,N=256,K=256\",\"config\":{},\"configs\":[]}", NULL, NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 400);
+    CU_ASSERT_STRING_EQUAL(code_of(&r), "invalid_argument");
+    const char *msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+    CU_ASSERT_PTR_NOT_NULL(msg ? strstr(msg, "\"config\" or \"configs\", not both") : NULL);
+    json_decref(r.json);
+}
+
+/* The API's option ranges (api_jobs.c, read back from its refusal of a far too small value)
+ * are the ones tt_strategy_new() applies when the job starts: at each bound both accept, one
+ * step outside both refuse, so a job accepted at submission never fails on its options. */
+static void test_tune_options_agree(void)
+{
+    static const char *const names[] = {"topk", "round", "population", "neighbours", "sample",
+                                        "patience", "init", "max_enumerate"};
+    const tt_template *t = NULL;
+    const tt_target *tgt = tt_catalog_target(g_cat, "a2");
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_template(g_cat, g_store, "gemm", NULL, &t, NULL), TT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+    int64_t slots[TT_MAX_SLOTS];
+    memset(slots, 0, sizeof slots);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, "M=64,N=64,K=64", slots, NULL), TT_OK);
+    tt_caps caps;
+    tt_target_caps(tgt, &caps);
+    tt_space *sp = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, slots, &caps, &sp, NULL), TT_OK);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char body[256];
+        snprintf(body, sizeof body, TUNE_WITH(",\"options\":{\"%s\":-9223372036854775807}"), names[i]);
+        tt_resp r = call(tt__api_tune, body, NULL, NULL, "agree", TT_SCOPE_TUNE);
+        const char *msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+        long long lo = 0, hi = 0;
+        CU_ASSERT_EQUAL(r.status, 400);
+        CU_ASSERT_EQUAL_FATAL(msg ? sscanf(msg, "must be an integer in %lld..%lld", &lo, &hi) : 0, 2);
+        json_decref(r.json);
+        const long long probe[4] = {lo - 1, lo, hi, hi == INT64_MAX ? hi : hi + 1};
+        for (int k = 0; k < 4; k++) {
+            json_t *o = json_pack("{s:I}", names[i], (json_int_t)probe[k]);
+            tt_strategy_config cfg = {.name = "random", .t = t, .tgt = tgt, .space = sp,
+                                      .problem = slots, .seed = 1, .budget = 4, .options = o};
+            tt_strategy *st = NULL;
+            tt_errinfo e;
+            tt_errinfo_clear(&e);
+            int strategy_ok = tt_strategy_new(&cfg, &st, &e) == TT_OK;
+            tt_strategy_free(st);
+            json_decref(o);
+            int api_ok = probe[k] >= lo && probe[k] <= hi;
+            if (strategy_ok != api_ok)
+                fprintf(stderr, "\noption %s=%lld: api %d, strategy %d (%s)\n", names[i],
+                        probe[k], api_ok, strategy_ok, e.msg);
+            CU_ASSERT_EQUAL(strategy_ok, api_ok);
+        }
+    }
+    tt_space_free(sp);
+}
+
 static const tt_test_case cases[] = {{"job_cycle", test_job_cycle},
                                      {"job_limit", test_job_limit},
                                      {"database_fault", test_database_fault},
                                      {"lease_and_worker", test_lease_and_worker},
                                      {"readyz_runner", test_readyz_runner},
                                      {"simulate_stops", test_simulate_stops},
+                                     {"tune_refusals", test_tune_refusals},
+                                     {"tune_options_agree", test_tune_options_agree},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"api_handlers", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
