@@ -17,33 +17,42 @@
 
 /* The one route table.  Scope: what a token needs (0: public).  Reads (TT_SCOPE_READ) are
  * open without a token when the config says open_reads; POSTs that only compute (predict,
- * simulate, validate) count as reads because they change nothing. */
+ * simulate, validate) count as reads because they change nothing.  TT__ROUTE_NOQUERY: the
+ * route takes no query argument, so any is refused before its handler runs; the other routes
+ * check theirs in the handler (tt__parse with TT__PARSE_QUERY).  /healthz, /readyz, /metrics
+ * and the web view ignore query arguments, so probes and scrapers never fail on them.
+ * Every GET route also answers HEAD (tt__route_match). */
 static const tt__route tt_routes[] = {
-    {"POST", "/v1/tune", tt__api_tune, TT_SCOPE_TUNE, 0, "POST /v1/tune"},
+    {"POST", "/v1/tune", tt__api_tune, TT_SCOPE_TUNE, TT__ROUTE_NOQUERY, "POST /v1/tune"},
     {"GET", "/v1/jobs", tt__api_jobs_list, TT_SCOPE_READ, 0, "GET /v1/jobs"},
-    {"GET", "/v1/jobs/{}", tt__api_job_get, TT_SCOPE_READ, 0, "GET /v1/jobs/{id}"},
-    {"DELETE", "/v1/jobs/{}", tt__api_job_cancel, TT_SCOPE_TUNE, 0, "DELETE /v1/jobs/{id}"},
+    {"GET", "/v1/jobs/{}", tt__api_job_get, TT_SCOPE_READ, TT__ROUTE_NOQUERY, "GET /v1/jobs/{id}"},
+    {"DELETE", "/v1/jobs/{}", tt__api_job_cancel, TT_SCOPE_TUNE, TT__ROUTE_NOQUERY,
+     "DELETE /v1/jobs/{id}"},
     {"GET", "/v1/jobs/{}/trials", tt__api_job_trials, TT_SCOPE_READ, 0,
      "GET /v1/jobs/{id}/trials"},
-    {"GET", "/v1/jobs/{}/events", tt__api_job_events, TT_SCOPE_READ, TT__ROUTE_SSE,
-     "GET /v1/jobs/{id}/events"},
-    {"POST", "/v1/predict", tt__api_predict, TT_SCOPE_READ, TT__ROUTE_HEAVY,
+    {"GET", "/v1/jobs/{}/events", tt__api_job_events, TT_SCOPE_READ,
+     TT__ROUTE_SSE | TT__ROUTE_NOQUERY, "GET /v1/jobs/{id}/events"},
+    {"POST", "/v1/predict", tt__api_predict, TT_SCOPE_READ, TT__ROUTE_HEAVY | TT__ROUTE_NOQUERY,
      "POST /v1/predict"},
-    {"POST", "/v1/simulate", tt__api_simulate, TT_SCOPE_READ, TT__ROUTE_HEAVY,
+    {"POST", "/v1/simulate", tt__api_simulate, TT_SCOPE_READ, TT__ROUTE_HEAVY | TT__ROUTE_NOQUERY,
      "POST /v1/simulate"},
     {"GET", "/v1/best", tt__api_best, TT_SCOPE_READ, 0, "GET /v1/best"},
-    {"GET", "/v1/templates", tt__api_templates_list, TT_SCOPE_READ, 0, "GET /v1/templates"},
+    {"GET", "/v1/templates", tt__api_templates_list, TT_SCOPE_READ, TT__ROUTE_NOQUERY,
+     "GET /v1/templates"},
     {"GET", "/v1/templates/{}", tt__api_template_get, TT_SCOPE_READ, 0,
      "GET /v1/templates/{name}"},
-    {"PUT", "/v1/templates/{}", tt__api_template_put, TT_SCOPE_TUNE, 0,
+    {"PUT", "/v1/templates/{}", tt__api_template_put, TT_SCOPE_TUNE, TT__ROUTE_NOQUERY,
      "PUT /v1/templates/{name}"},
     {"POST", "/v1/templates/{}/validate", tt__api_template_validate, TT_SCOPE_READ, 0,
      "POST /v1/templates/{name}/validate"},
-    {"GET", "/v1/targets", tt__api_targets_list, TT_SCOPE_READ, 0, "GET /v1/targets"},
-    {"GET", "/v1/targets/{}", tt__api_target_get, TT_SCOPE_READ, 0, "GET /v1/targets/{name}"},
-    {"GET", "/v1/config", tt__api_config, TT_SCOPE_ADMIN, 0, "GET /v1/config"},
+    {"GET", "/v1/targets", tt__api_targets_list, TT_SCOPE_READ, TT__ROUTE_NOQUERY,
+     "GET /v1/targets"},
+    {"GET", "/v1/targets/{}", tt__api_target_get, TT_SCOPE_READ, TT__ROUTE_NOQUERY,
+     "GET /v1/targets/{name}"},
+    {"GET", "/v1/config", tt__api_config, TT_SCOPE_ADMIN, TT__ROUTE_NOQUERY, "GET /v1/config"},
     /* CI / data exchange (api_ci*.c); import bodies may be gzip, so they are not parsed */
-    {"POST", "/v1/check", tt_api_check, TT_SCOPE_TUNE, TT__ROUTE_HEAVY, "POST /v1/check"},
+    {"POST", "/v1/check", tt_api_check, TT_SCOPE_TUNE, TT__ROUTE_HEAVY | TT__ROUTE_NOQUERY,
+     "POST /v1/check"},
     {"GET", "/v1/export", tt_api_export, TT_SCOPE_READ, 0, "GET /v1/export"},
     {"GET", "/v1/checks", tt_api_checks, TT_SCOPE_READ, 0, "GET /v1/checks"},
     {"POST", "/v1/import", tt_api_import, TT_SCOPE_TUNE, TT__ROUTE_NOJSON | TT__ROUTE_HEAVY,
@@ -102,6 +111,15 @@ static int tt_pattern_match(const char *pattern, char *scratch, const char **par
     return *p == '\0' && *s == '\0';
 }
 
+/* 1 when a request with method `method` is served by a route of method `route_method`:
+ * HEAD is served wherever GET is (the GET's answer without its body, which libmicrohttpd
+ * leaves out for HEAD itself). */
+static int tt_method_is(const char *route_method, const char *method)
+{
+    return !strcmp(route_method, method) ||
+           (!strcmp(method, "HEAD") && !strcmp(route_method, "GET"));
+}
+
 int tt__route_match(const char *method, const char *path, tt_req *req, char *scratch,
                     size_t cap, int *path_known)
 {
@@ -114,7 +132,7 @@ int tt__route_match(const char *method, const char *path, tt_req *req, char *scr
         const char *params[4];
         int np;
         if (!tt_pattern_match(tt_routes[i].pattern, scratch, params, &np)) continue;
-        if (strcmp(tt_routes[i].method, method) != 0) {
+        if (!tt_method_is(tt_routes[i].method, method)) {
             *path_known = 1;
             continue;
         }
@@ -130,10 +148,44 @@ int tt__route_match(const char *method, const char *path, tt_req *req, char *scr
     return -1;
 }
 
+size_t tt__route_allow(const char *path, char *buf, size_t cap)
+{
+    size_t n = strlen(path), count = 0, len = 0;
+    if (cap) buf[0] = '\0';
+    char *scratch = malloc(n + 1);
+    if (!scratch || !cap) { free(scratch); return 0; }
+    for (size_t i = 0; i < TT_NROUTES; i++) {
+        memcpy(scratch, path, n + 1);
+        const char *params[4];
+        int np;
+        if (!tt_pattern_match(tt_routes[i].pattern, scratch, params, &np)) continue;
+        const char *m[2] = {tt_routes[i].method, !strcmp(tt_routes[i].method, "GET") ? "HEAD"
+                                                                                    : NULL};
+        for (int k = 0; k < 2 && m[k]; k++) {
+            size_t ml = strlen(m[k]);
+            if (len + ml + 3 > cap) break;   /* ", " + NUL */
+            if (count) { memcpy(buf + len, ", ", 2); len += 2; }
+            memcpy(buf + len, m[k], ml + 1);
+            len += ml;
+            count++;
+        }
+    }
+    free(scratch);
+    return count;
+}
+
+tt_rc tt__route_query_check(const tt__route *rt, const json_t *query, tt_errinfo *err)
+{
+    if (!rt || !(rt->flags & TT__ROUTE_NOQUERY) || !json_object_size(query)) return TT_OK;
+    /* an empty member table: the first argument is "unknown member", as on other routes */
+    return tt__parse(query, NULL, 0, TT__PARSE_QUERY, NULL, NULL, err);
+}
+
 int tt__query_add(json_t *query, const char *key, const char *value)
 {
     if (!value) value = "";
     if (!tt__utf8_valid(key, strlen(key)) || !tt__utf8_valid(value, strlen(value))) return -1;
+    if (json_object_get(query, key)) return 1;   /* a repeated argument: never the last wins */
     return json_object_set_new(query, key, json_string(value)) ? -1 : 0;
 }
 

@@ -26,7 +26,8 @@ enum {
     TT__ROUTE_PUBLIC = 0,      /* scope 0: no token ever needed (healthz, readyz) */
     TT__ROUTE_SSE = 1,         /* flag: the answer is a Server-Sent Events stream */
     TT__ROUTE_NOJSON = 2,      /* flag: the body is not parsed as JSON (raw_body only) */
-    TT__ROUTE_HEAVY = 4        /* flag: runs on the heavy-request pool (max_heavy_requests) */
+    TT__ROUTE_HEAVY = 4,       /* flag: runs on the heavy-request pool (max_heavy_requests) */
+    TT__ROUTE_NOQUERY = 8      /* flag: takes no query argument; any is 400 invalid_argument */
 };
 
 typedef struct tt__route {
@@ -43,7 +44,8 @@ const tt__route *tt__route_at(size_t i);
 /* Route names array (tt__route_count() entries, static) for the metrics registry. */
 const char *const *tt__route_names(void);
 /* Match method + path: returns the route index and fills req->params / nparams (pointers
- * into `scratch`, which must hold a copy of path: cap >= strlen(path) + 1).  -1 when no route
+ * into `scratch`, which must hold a copy of path: cap >= strlen(path) + 1); HEAD matches the
+ * GET route of a path.  -1 when no route
  * matches; then *path_known is 1 when another method would have matched (405).
  * TT__ROUTE_BADTEXT when the (decoded) path is not valid UTF-8: answer 400 bad_encoding, so
  * no handler ever sees such a path. */
@@ -52,8 +54,17 @@ int tt__route_match(const char *method, const char *path, tt_req *req, char *scr
                     size_t cap, int *path_known);
 /* Add a decoded query argument to the query object: -1 (nothing added) when key or value is
  * not valid UTF-8 (answer 400 bad_encoding: an argument is never dropped silently) or on
- * allocation failure. */
+ * allocation failure; 1 (nothing added) when key is already in the query: a repeated
+ * argument (answer 400 invalid_argument naming it; no route takes one twice, and neither
+ * the first nor the last value may win silently). */
 int tt__query_add(json_t *query, const char *key, const char *value);
+/* The methods allowed on path, for the Allow header of a 405: "GET, HEAD, DELETE" (route
+ * table order, HEAD after every GET) into buf (always NUL-terminated when cap > 0; methods
+ * that do not fit are left out).  Returns how many were written (0: no route has path). */
+size_t tt__route_allow(const char *path, char *buf, size_t cap);
+/* TT_OK, or TT_EINVAL "unknown member" naming the first query argument when route rt
+ * (TT__ROUTE_NOQUERY) takes none; query borrowed (NULL: none). */
+tt_rc tt__route_query_check(const tt__route *rt, const json_t *query, tt_errinfo *err);
 
 /* Runtime hooks set by the daemon's main (NULL / 0 in tests that call handlers). */
 void tt__api_set_metrics(tt_metrics *m);

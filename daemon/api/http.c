@@ -52,8 +52,9 @@ int tt_json_depth(const char *text, size_t len, int limit)
 }
 
 /* ---- responses ---------------------------------------------------------------------- */
+/* allow: the Allow header of a 405 (NULL or "": none). */
 static enum MHD_Result tt_send(struct MHD_Connection *c, int status, const char *ctype,
-                               char *body, size_t len, int close_after)
+                               char *body, size_t len, int close_after, const char *allow)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -62,18 +63,22 @@ static enum MHD_Result tt_send(struct MHD_Connection *c, int status, const char 
     MHD_add_response_header(r, "Cache-Control", "no-store");
     if (status == 503 || status == 429) MHD_add_response_header(r, "Retry-After", "1");
     if (close_after) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (allow && *allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
 }
 
-static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp, int close_after)
+/* A HEAD request gets the same answer: libmicrohttpd sends its headers (Content-Length
+ * included) and leaves the body out by itself. */
+static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp, int close_after,
+                                    const char *allow)
 {
     if (resp->text) {
         char *t = resp->text;
         resp->text = NULL;
         return tt_send(c, resp->status, resp->content_type ? resp->content_type : "text/plain",
-                       t, strlen(t), close_after);
+                       t, strlen(t), close_after, allow);
     }
     char *s = resp->json ? tt_json_dumps(resp->json, JSON_COMPACT) : strdup("");
     if (!s) s = strdup("{\"error\":{\"code\":\"out_of_memory\",\"message\":\"out of memory\"}}");
@@ -83,7 +88,7 @@ static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp, int
         char *s2 = realloc(s, n + 2);
         if (s2) { s = s2; s[n++] = '\n'; s[n] = '\0'; }
     }
-    return tt_send(c, resp->status, "application/json", s, n, close_after);
+    return tt_send(c, resp->status, "application/json", s, n, close_after, allow);
 }
 
 /* ---- Server-Sent Events ------------------------------------------------------------- */
@@ -157,6 +162,7 @@ static enum MHD_Result tt_send_sse(tt_http *h, struct MHD_Connection *c, int64_t
 typedef struct tt_query_acc {
     json_t *q;
     int bad;                    /* an argument was not valid UTF-8 */
+    char dup[64];               /* the first argument given twice ("" when none) */
 } tt_query_acc;
 
 static enum MHD_Result tt_query_it(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -164,7 +170,9 @@ static enum MHD_Result tt_query_it(void *cls, enum MHD_ValueKind kind, const cha
 {
     (void)kind;
     tt_query_acc *a = cls;
-    if (key && tt__query_add(a->q, key, value)) a->bad = 1;
+    int rc = key ? tt__query_add(a->q, key, value) : 0;
+    if (rc < 0) a->bad = 1;
+    else if (rc > 0 && !a->dup[0]) snprintf(a->dup, sizeof a->dup, "%s", key);
     return MHD_YES;
 }
 
@@ -203,7 +211,7 @@ static enum MHD_Result tt_refuse(tt_hconn *hc, struct MHD_Connection *c, const c
 {
     tt_resp resp = {0};
     tt_resp_error(&resp, rc, NULL, "%s", msg);
-    enum MHD_Result ret = tt_send_resp(c, &resp, close_after);
+    enum MHD_Result ret = tt_send_resp(c, &resp, close_after, NULL);
     tt_req tmp;
     int known = 0;
     int ri = tt__route_match(method, url, &tmp, hc->scratch, sizeof hc->scratch, &known);
@@ -348,7 +356,7 @@ static enum MHD_Result tt_answer(tt_hconn *hc, struct MHD_Connection *c, const c
     tt_resp *resp = &hc->resp;
     if (!resp->json && !resp->text && resp->status != 204)
         tt_resp_error(resp, TT_EINTERNAL, NULL, "handler gave no answer");
-    enum MHD_Result ret = tt_send_resp(c, resp, 0);
+    enum MHD_Result ret = tt_send_resp(c, resp, 0, resp->status == 405 ? hc->allow : NULL);
     tt_finish(hc, method, url, route < 0 ? tt__route_count() : (size_t)route, resp->status,
               hc->who[0] ? hc->who : "-");
     return ret;
@@ -363,6 +371,7 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
     tt_req *req = &hc->req;
     tt_resp *resp = &hc->resp;
     memset(req, 0, sizeof *req);
+    hc->allow[0] = '\0';
     req->method = method;
     req->path = url;
     req->accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
@@ -374,12 +383,15 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
     int path_known = 0;
     int ri = tt__route_match(method, url, req, hc->scratch, sizeof hc->scratch, &path_known);
     if (ri < 0) {
-        if (ri == TT__ROUTE_BADTEXT)
+        if (ri == TT__ROUTE_BADTEXT) {
             tt_resp_error(resp, TT_EENCODING, NULL, "the path is not valid UTF-8");
-        else if (path_known)
-            tt_resp_error(resp, TT_EMETHOD, NULL, "%s is not allowed on %s", method, url);
-        else
+        } else if (path_known) {
+            tt__route_allow(url, hc->allow, sizeof hc->allow);
+            tt_resp_error(resp, TT_EMETHOD, NULL, "%s is not allowed on %s (allowed: %s)",
+                          method, url, hc->allow);
+        } else {
             tt_resp_error(resp, TT_ENOTFOUND, NULL, "no route %s %s", method, url);
+        }
         return -1;
     }
     const tt__route *rt = tt__route_at((size_t)ri);
@@ -408,11 +420,21 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
     req->scopes = scopes;
     hc->query = json_object();
     if (!hc->query) { tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory"); return -1; }
-    tt_query_acc qa = {hc->query, 0};
+    tt_query_acc qa = {hc->query, 0, ""};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, tt_query_it, &qa);
     req->query = hc->query;
     if (qa.bad) {
         tt_resp_error(resp, TT_EENCODING, NULL, "a query argument is not valid UTF-8");
+        return -1;
+    }
+    if (qa.dup[0]) {            /* as duplicate JSON keys: neither value may win silently */
+        tt_resp_error(resp, TT_EINVAL, qa.dup, "query argument \"%s\" given twice", qa.dup);
+        return -1;
+    }
+    tt_errinfo qerr;
+    tt_errinfo_clear(&qerr);
+    if (tt__route_query_check(rt, req->query, &qerr)) {
+        tt_resp_errinfo(resp, &qerr);
         return -1;
     }
     if (hc->len) {
@@ -471,6 +493,13 @@ static enum MHD_Result tt_final(tt_http *h, tt_hconn *hc, struct MHD_Connection 
     rt->fn(h->srv, &hc->req, &hc->resp);
     if ((rt->flags & TT__ROUTE_SSE) && hc->resp.status == 200 && !hc->resp.json &&
         !hc->resp.text) {
+        if (!strcmp(method, "HEAD")) {       /* the stream's headers, no stream */
+            char *empty = strdup("");
+            if (!empty) return MHD_NO;
+            enum MHD_Result ret = tt_send(c, 200, "text/event-stream", empty, 0, 0, NULL);
+            tt_finish(hc, method, url, (size_t)ri, 200, hc->who[0] ? hc->who : "-");
+            return ret;
+        }
         enum MHD_Result ret = tt_send_sse(h, c, strtoll(hc->req.params[0], NULL, 10));
         tt_finish(hc, method, url, (size_t)ri, 200, hc->who[0] ? hc->who : "-");
         return ret;

@@ -103,6 +103,7 @@ void tt__hconn_reset(tt_hconn *hc)
     memset(&hc->req, 0, sizeof hc->req);
     atomic_store(&hc->task, TT_TASK_NONE);
     hc->who[0] = '\0';
+    hc->allow[0] = '\0';
 }
 
 int tt__hconn_over_limit(const tt_hconn *hc) { return hc->over_limit; }

@@ -61,6 +61,7 @@ struct tt_hconn {
     tt_budget budget;
     json_t *query, *jbody;
     char who[64];
+    char allow[64];                   /* Allow header of a 405 answer ("GET, HEAD, DELETE") */
     char scratch[1024];
     double next_peek;                 /* next time the socket is checked for a hang-up */
 };

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "jsonutil.h"
 #include "store.h"
 #include "tt_daemon.h"
+#include "tt_rawhttp.h"
 #include "tt_test.h"
 
 static tt_daemon D;
@@ -555,6 +557,152 @@ static void test_best_never_stale(void)
     CU_ASSERT_DOUBLE_EQUAL(best_median(path, "faster"), tuned / 4, 1e-9);
 }
 
+/* Query arguments: one given twice is refused (never the last value answered: the first
+ * two rows were answered for M=2048 and for target a3), as is any argument on a /v1/ route
+ * that takes none; free-form inputs (best) and probes keep working.  "{job}" is g_job. */
+static const struct {
+    const char *method, *path, *token, *body;
+    long status;
+    const char *errpath;                /* error path (the argument), NULL for 2xx */
+} query_cases[] = {
+    {"GET", "/v1/best?template=gemm&target=a2&M=1024&M=2048&N=2048&K=2048", NULL, NULL, 400,
+     "M"},
+    {"GET", "/v1/best?template=gemm&M=1024&N=1024&K=1024&target=a2&target=a3", NULL, NULL,
+     400, "target"},
+    {"GET", "/v1/jobs?state=done&state=failed", NULL, NULL, 400, "state"},
+    {"GET", "/v1/jobs/{job}/trials?limit=1&limit=2", NULL, NULL, 400, "limit"},
+    {"GET", "/v1/templates/gemm?hash=a&hash=a", NULL, NULL, 400, "hash"},
+    {"GET", "/v1/templates?x=1&x=1", NULL, NULL, 400, "x"},
+    {"GET", "/v1/jobs/{job}?verbose=1", NULL, NULL, 400, "verbose"},
+    {"GET", "/v1/jobs/{job}/events?x", NULL, NULL, 400, "x"},
+    {"GET", "/v1/templates?name=gemm", NULL, NULL, 400, "name"},
+    {"GET", "/v1/targets?x=1", NULL, NULL, 400, "x"},
+    {"GET", "/v1/targets/a2?details=1", NULL, NULL, 400, "details"},
+    {"GET", "/v1/config?x=1", TT_TOKEN_ADMIN, NULL, 400, "x"},
+    {"POST", "/v1/predict?top=3", NULL, "{}", 400, "top"},
+    {"DELETE", "/v1/jobs/{job}?force=1", TT_TOKEN_TUNE, NULL, 400, "force"},
+    {"GET", "/v1/best?template=gemm&target=a2&M=1024&N=1024&K=1024", NULL, NULL, 200, NULL},
+    {"GET", "/v1/jobs?state=done&template=gemm", NULL, NULL, 200, NULL},
+    {"GET", "/v1/jobs/{job}", NULL, NULL, 200, NULL},
+    {"GET", "/v1/targets/a2", NULL, NULL, 200, NULL},
+    {"GET", "/v1/config", TT_TOKEN_ADMIN, NULL, 200, NULL},
+    {"GET", "/healthz?probe=1", NULL, NULL, 200, NULL},
+};
+
+static void test_query_args(void)
+{
+    for (size_t i = 0; i < sizeof query_cases / sizeof query_cases[0]; i++) {
+        char path[256];
+        const char *in = query_cases[i].path, *at = strstr(in, "{job}");
+        if (at)
+            snprintf(path, sizeof path, "%.*s%lld%s", (int)(at - in), in, g_job, at + 5);
+        else
+            snprintf(path, sizeof path, "%s", in);
+        tt_hres r = req(query_cases[i].method, path, query_cases[i].token, query_cases[i].body,
+                        query_cases[i].status, query_cases[i].errpath ? "invalid_argument" : NULL);
+        if (query_cases[i].errpath) {
+            json_t *e = json_object_get(r.json, "error");
+            const char *ep = json_string_value(json_object_get(e, "path"));
+            const char *msg = json_string_value(json_object_get(e, "message"));
+            CU_ASSERT_STRING_EQUAL(ep ? ep : "", query_cases[i].errpath);
+            CU_ASSERT(msg && strstr(msg, query_cases[i].errpath) != NULL);
+        }
+        tt_hres_free(&r);
+    }
+}
+
+/* One raw request "LINE HTTP/1.1" (libcurl would wait for a HEAD's body); the answer into
+ * buf.  Returns its status. */
+static int raw_req(const char *line, char *buf, size_t cap)
+{
+    char rq[512];
+    int n = snprintf(rq, sizeof rq, "%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     "Content-Length: 0\r\n\r\n", line);
+    int fd = tt_raw_connect(D.port, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(tt_raw_send(fd, rq, (size_t)n), 0);
+    int closed;
+    buf[0] = '\0';
+    tt_raw_read(fd, buf, cap - 1, tt_daemon_slow(5), &closed);
+    close(fd);
+    return tt_raw_status(buf);
+}
+
+/* The value of header `name` in a raw answer ("" when absent). */
+static const char *raw_header(const char *resp, const char *name, char *out, size_t cap)
+{
+    out[0] = '\0';
+    size_t nl = strlen(name);
+    const char *end = strstr(resp, "\r\n\r\n");
+    for (const char *p = strstr(resp, "\r\n"); p && (!end || p < end);
+         p = strstr(p + 2, "\r\n")) {
+        if (!strncasecmp(p + 2, name, nl) && p[2 + nl] == ':') {
+            const char *v = p + 3 + nl;
+            while (*v == ' ') v++;
+            size_t vl = strcspn(v, "\r");
+            snprintf(out, cap, "%.*s", (int)vl, v);
+            break;
+        }
+    }
+    return out;
+}
+
+/* HEAD wherever GET is (same status and headers, no body); every 405 says Allow. */
+static const struct {
+    const char *line;
+    int status;
+    const char *allow;          /* the Allow header of a 405 */
+    int same_as_get;            /* 1: Content-Type and Content-Length as the GET's */
+} method_cases[] = {
+    {"HEAD /healthz", 200, NULL, 1},
+    {"HEAD /v1/targets/a2", 200, NULL, 1},
+    {"HEAD /v1/jobs/{job}", 200, NULL, 1},
+    {"HEAD /v1/jobs/999", 404, NULL, 1},
+    {"HEAD /metrics", 200, NULL, 0},            /* counts itself: the length moves */
+    {"HEAD /v1/jobs/{job}/events", 200, NULL, 0},
+    {"POST /healthz", 405, "GET, HEAD", 0},
+    {"PUT /v1/jobs/{job}", 405, "GET, HEAD, DELETE", 0},
+    {"DELETE /v1/templates", 405, "GET, HEAD", 0},
+    {"GET /v1/templates/gemm/validate", 405, "POST", 0},
+    {"HEAD /v1/tune", 405, "POST", 0},
+    {"OPTIONS /v1/templates/gemm", 405, "GET, HEAD, PUT", 0},
+};
+
+static void test_methods(void)
+{
+    static char buf[65536], gbuf[65536];
+    for (size_t i = 0; i < sizeof method_cases / sizeof method_cases[0]; i++) {
+        char line[128];
+        const char *in = method_cases[i].line, *at = strstr(in, "{job}");
+        if (at)
+            snprintf(line, sizeof line, "%.*s%lld%s", (int)(at - in), in, g_job, at + 5);
+        else
+            snprintf(line, sizeof line, "%s", in);
+        int st = raw_req(line, buf, sizeof buf);
+        if (st != method_cases[i].status) fprintf(stderr, "\n%s: got %d\n%s\n", line, st, buf);
+        CU_ASSERT_EQUAL(st, method_cases[i].status);
+        char allow[128], ct[128], cl[32], gct[128], gcl[32];
+        raw_header(buf, "Allow", allow, sizeof allow);
+        CU_ASSERT_STRING_EQUAL(allow, method_cases[i].allow ? method_cases[i].allow : "");
+        if (!strncmp(line, "HEAD ", 5)) {
+            CU_ASSERT_STRING_EQUAL(tt_raw_body(buf), "");   /* headers only */
+            CU_ASSERT_EQUAL(tt_raw_status_lines(buf), 1);
+        }
+        if (method_cases[i].same_as_get) {
+            char gline[128];
+            snprintf(gline, sizeof gline, "GET %s", line + 5);
+            CU_ASSERT_EQUAL(raw_req(gline, gbuf, sizeof gbuf), st);
+            raw_header(buf, "Content-Type", ct, sizeof ct);
+            raw_header(gbuf, "Content-Type", gct, sizeof gct);
+            CU_ASSERT_STRING_EQUAL(ct, gct);
+            raw_header(buf, "Content-Length", cl, sizeof cl);
+            raw_header(gbuf, "Content-Length", gcl, sizeof gcl);
+            CU_ASSERT_STRING_EQUAL(cl, gcl);
+            CU_ASSERT_EQUAL((size_t)strtoul(gcl, NULL, 10), strlen(tt_raw_body(gbuf)));
+        }
+    }
+}
+
 static const tt_test_case cases[] = {
     {"health", test_health},         {"targets", test_targets},
     {"templates", test_templates},   {"predict", test_predict},
@@ -563,6 +711,7 @@ static const tt_test_case cases[] = {
     {"best", test_best},
     {"config_route", test_config_route},     {"metrics", test_metrics},
     {"no_tokens_hint", test_no_tokens_hint}, {"unknown_member_hint", test_unknown_member_hint},
+    {"query_args", test_query_args},         {"methods", test_methods},
     {"best_never_stale", test_best_never_stale},   /* after metrics: it tunes once more */
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"api", suite_init, suite_clean, cases},

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * test_http_routes.c - pieces of the HTTP layer without sockets: the route table
- * (tests/data/http/routes.txt), the JSON depth pre-check, the metrics registry and its
+ * (tests/data/http/routes.txt; HEAD, the Allow list of a 405, query arguments a route
+ * refuses), the JSON depth pre-check, the metrics registry and its
  * Prometheus text, error responses from the error table, and the log levels.
  */
 #include <stdio.h>
@@ -67,6 +68,134 @@ static void test_routes(void)
     CU_ASSERT_EQUAL(tt__route_match("GET", "/v1/templates", &req, small, sizeof small, &known), -1);
     free(text);
     free(path);
+}
+
+/* HEAD is served by the GET route of a path; other methods the path lacks stay 405. */
+static const struct {
+    const char *method, *path, *want;   /* route name, "404" or "405" */
+} head_cases[] = {
+    {"HEAD", "/healthz", "GET /healthz"},
+    {"HEAD", "/v1/jobs/7", "GET /v1/jobs/{id}"},
+    {"HEAD", "/v1/jobs/7/events", "GET /v1/jobs/{id}/events"},
+    {"HEAD", "/ui/assets/app.js", "GET /ui/assets/{name}"},
+    {"HEAD", "/v1/tune", "405"},
+    {"HEAD", "/v1/templates/gemm/validate", "405"},
+    {"HEAD", "/v1/nope", "404"},
+    {"OPTIONS", "/v1/jobs", "405"},
+};
+
+/* The Allow header of a 405: the path's methods in table order, HEAD after GET. */
+static const struct {
+    const char *path;
+    size_t cap;                         /* 0: the full 64 bytes */
+    const char *want;
+    size_t count;
+} allow_cases[] = {
+    {"/healthz", 0, "GET, HEAD", 2},
+    {"/v1/jobs/7", 0, "GET, HEAD, DELETE", 3},
+    {"/v1/templates/gemm", 0, "GET, HEAD, PUT", 3},
+    {"/v1/templates/gemm/validate", 0, "POST", 1},
+    {"/v1/tune", 0, "POST", 1},
+    {"/v1/nope", 0, "", 0},
+    {"/v1/jobs/7", 8, "GET", 1},        /* what does not fit is left out, never cut */
+};
+
+static void test_methods(void)
+{
+    for (size_t i = 0; i < sizeof head_cases / sizeof head_cases[0]; i++) {
+        tt_req req;
+        memset(&req, 0, sizeof req);
+        char scratch[256];
+        int known = 0;
+        int ri = tt__route_match(head_cases[i].method, head_cases[i].path, &req, scratch,
+                                 sizeof scratch, &known);
+        const char *want = head_cases[i].want;
+        const char *got = ri >= 0 ? tt__route_at((size_t)ri)->name : known ? "405" : "404";
+        if (strcmp(got, want))
+            fprintf(stderr, "\n%s %s -> %s, want %s\n", head_cases[i].method,
+                    head_cases[i].path, got, want);
+        CU_ASSERT_STRING_EQUAL(got, want);
+    }
+    for (size_t i = 0; i < sizeof allow_cases / sizeof allow_cases[0]; i++) {
+        char buf[64];
+        memset(buf, 'x', sizeof buf);
+        size_t cap = allow_cases[i].cap ? allow_cases[i].cap : sizeof buf;
+        size_t n = tt__route_allow(allow_cases[i].path, buf, cap);
+        if (strcmp(buf, allow_cases[i].want))
+            fprintf(stderr, "\nAllow %s -> \"%s\", want \"%s\"\n", allow_cases[i].path, buf,
+                    allow_cases[i].want);
+        CU_ASSERT_STRING_EQUAL(buf, allow_cases[i].want);
+        CU_ASSERT_EQUAL(n, allow_cases[i].count);
+    }
+    /* every path of the table has an Allow list naming its own method */
+    for (size_t i = 0; i < tt__route_count(); i++) {
+        const tt__route *r = tt__route_at(i);
+        char path[128], buf[64];
+        size_t k = 0;
+        for (const char *p = r->pattern; *p && k + 2 < sizeof path; p++) {
+            if (p[0] == '{' && p[1] == '}') { path[k++] = 'x'; p++; }
+            else path[k++] = *p;
+        }
+        path[k] = '\0';
+        CU_ASSERT(tt__route_allow(path, buf, sizeof buf) >= 1);
+        CU_ASSERT(strstr(buf, r->method) != NULL);
+    }
+}
+
+/* Query arguments: a repeated one is reported (the first value stays, nothing is
+ * overwritten); routes marked TT__ROUTE_NOQUERY refuse any argument, others leave them to
+ * their handler (GET /v1/best takes the template's inputs as free-form arguments). */
+static size_t route_named(const char *name)
+{
+    for (size_t i = 0; i < tt__route_count(); i++)
+        if (!strcmp(tt__route_at(i)->name, name)) return i;
+    CU_FAIL("no such route");
+    return 0;
+}
+
+static const struct {
+    const char *route, *query;   /* query: JSON object of the arguments */
+    tt_rc rc;
+    const char *path;
+} noquery_cases[] = {
+    {"GET /v1/jobs/{id}", "{\"verbose\": \"1\"}", TT_EINVAL, "verbose"},
+    {"GET /v1/templates", "{\"x\": \"\"}", TT_EINVAL, "x"},
+    {"GET /v1/targets/{name}", "{\"x\": \"1\"}", TT_EINVAL, "x"},
+    {"GET /v1/config", "{\"x\": \"1\"}", TT_EINVAL, "x"},
+    {"POST /v1/tune", "{\"dry\": \"1\"}", TT_EINVAL, "dry"},
+    {"GET /v1/targets/{name}", "{}", TT_OK, ""},
+    {"GET /v1/best", "{\"M\": \"1\", \"dtype\": \"float16\"}", TT_OK, ""},
+    {"GET /v1/jobs", "{\"state\": \"done\"}", TT_OK, ""},   /* the handler checks */
+    {"GET /healthz", "{\"x\": \"1\"}", TT_OK, ""},          /* probes never fail on them */
+};
+
+static void test_query_args(void)
+{
+    json_t *q = json_object();
+    CU_ASSERT_EQUAL(tt__query_add(q, "M", "1024"), 0);
+    CU_ASSERT_EQUAL(tt__query_add(q, "M", "2048"), 1);
+    CU_ASSERT_EQUAL(tt__query_add(q, "flag", NULL), 0);
+    CU_ASSERT_EQUAL(tt__query_add(q, "flag", NULL), 1);
+    CU_ASSERT_EQUAL(tt__query_add(q, "bad", "\xff"), -1);
+    CU_ASSERT_EQUAL(tt__query_add(q, "\xff", "x"), -1);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(q, "M")), "1024");
+    CU_ASSERT_EQUAL(json_object_size(q), 2);
+    json_decref(q);
+    for (size_t i = 0; i < sizeof noquery_cases / sizeof noquery_cases[0]; i++) {
+        json_t *args = json_loads(noquery_cases[i].query, 0, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(args);
+        tt_errinfo err;
+        tt_errinfo_clear(&err);
+        const tt__route *rt = tt__route_at(route_named(noquery_cases[i].route));
+        tt_rc rc = tt__route_query_check(rt, args, &err);
+        CU_ASSERT_EQUAL(rc, noquery_cases[i].rc);
+        if (rc) {
+            CU_ASSERT_STRING_EQUAL(err.path, noquery_cases[i].path);
+            CU_ASSERT(strstr(err.msg, noquery_cases[i].path) != NULL);
+        }
+        json_decref(args);
+    }
+    CU_ASSERT_EQUAL(tt__route_query_check(tt__route_at(0), NULL, NULL), TT_OK);
 }
 
 static const struct {
@@ -193,7 +322,8 @@ static void test_log(void)
 
 static const tt_test_case cases[] = {{"routes", test_routes},         {"json_depth", test_json_depth},
                                      {"metrics", test_metrics},       {"resp_error", test_resp_error},
-                                     {"log", test_log},               {NULL, NULL}};
+                                     {"log", test_log},               {"methods", test_methods},
+                                     {"query_args", test_query_args}, {NULL, NULL}};
 static const tt_test_suite suites[] = {{"http_routes", NULL, NULL, cases},
                                        {NULL, NULL, NULL, NULL}};
 
