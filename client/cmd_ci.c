@@ -16,16 +16,36 @@ static int tl_required(const tl_cmd *cmd, const tl_args *a, const char *opt)
     return TL_EXIT_USAGE;
 }
 
-/* Problems of repeated -p options (joined with ';') as a JSON array of strings. */
+/* Problems of repeated -p options (joined with ';') as a new JSON array: a string per
+ * problem, an empty object for an empty -p (the problem of a template without inputs, as the
+ * API takes it).  NULL when out of memory. */
 static json_t *tl_problems(const char *joined)
 {
     json_t *arr = json_array();
-    if (!joined) return arr;
-    char *dup = strdup(joined), *save = NULL;
-    for (char *p = dup ? strtok_r(dup, ";", &save) : NULL; p; p = strtok_r(NULL, ";", &save))
-        json_array_append_new(arr, json_string(p));
-    free(dup);
-    return arr;
+    if (!joined || !arr) return arr;
+    for (const char *p = joined;;) {
+        size_t n = strcspn(p, ";");
+        json_t *v = n ? json_stringn(p, n) : json_object();
+        if (json_array_append_new(arr, v)) {
+            json_decref(arr);
+            return NULL;
+        }
+        if (!p[n]) return arr;
+        p += n + 1;
+    }
+}
+
+/* No -p was given but a problem is needed: [{}] in *problems (new reference) when template
+ * `name` has no inputs, else NULL.  0, or the exit code of the template look-up. */
+static int tl_problems_inputless(const tl_ctx *c, const char *name, json_t **problems)
+{
+    int has = 1, rc = tl_template_has_inputs(c, name, &has);
+    *problems = rc || has ? NULL : json_pack("[{}]");
+    if (!rc && !has && !*problems) {
+        fprintf(stderr, "tlctl check: out of memory\n");
+        return TL_EXIT_SERVER;
+    }
+    return rc;
 }
 
 static void tl_xml_attr(FILE *f, const char *s)
@@ -131,9 +151,10 @@ static void tl_check_table(const tl_ctx *c, FILE *f, const json_t *out)
 }
 
 /* Entries from the --measured file, defaults filled from the flags. */
-static int tl_measured_entries(const tl_cmd *cmd, const tl_args *a, json_t *problems,
-                               json_t **out)
+static int tl_measured_entries(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a,
+                               json_t *problems, json_t **out)
 {
+    json_t *inputless = NULL;   /* [{}] once looked up, for entries without a problem */
     size_t len = 0;
     char *text = tl_read_file(tl_arg(cmd, a, "measured"), &len);
     if (!text) return TL_EXIT_USAGE;
@@ -164,15 +185,24 @@ static int tl_measured_entries(const tl_cmd *cmd, const tl_args *a, json_t *prob
         if (!json_object_get(e, "target"))
             json_object_set_new(e, "target", json_string(tl_arg(cmd, a, "target")));
         if (!json_object_get(e, "problem")) {
-            if (json_array_size(problems) != 1) {
+            int rc = 0;
+            if (!json_array_size(problems) && !inputless && !tl_arg(cmd, a, "problem"))
+                rc = tl_problems_inputless(c, tl_arg(cmd, a, "template"), &inputless);
+            const json_t *ps = json_array_size(problems) ? problems : inputless;
+            if (!rc && json_array_size(ps) != 1) {
                 fprintf(stderr, "tlctl check: entry %zu of %s has no problem (give it one, or "
                         "exactly one -p)\n", i, tl_arg(cmd, a, "measured"));
-                json_decref(arr);
-                return TL_EXIT_USAGE;
+                rc = TL_EXIT_USAGE;
             }
-            json_object_set(e, "problem", json_array_get(problems, 0));
+            if (!rc && json_object_set(e, "problem", json_array_get(ps, 0))) rc = tl_oom(cmd);
+            if (rc) {
+                json_decref(inputless);
+                json_decref(arr);
+                return rc;
+            }
         }
     }
+    json_decref(inputless);
     *out = arr;
     return 0;
 }
@@ -187,7 +217,9 @@ typedef struct tl_check_opts {
 static int tl_check_parse(tl_ctx *c, const tl_cmd *cmd, const tl_args *a, tl_check_opts *o)
 {
     int rc;
-    if ((rc = tl_required(cmd, a, "template")) || (rc = tl_required(cmd, a, "target"))) return rc;
+    if ((rc = tl_required(cmd, a, "template")) || (rc = tl_required(cmd, a, "target")) ||
+        (rc = tl_args_utf8(cmd, a, (const char *const[]){"measured", "output", NULL})))
+        return rc;
     o->fmt = tl_arg(cmd, a, "format");
     if (!o->fmt) o->fmt = c->json ? "json" : "table";
     if (strcmp(o->fmt, "table") && strcmp(o->fmt, "json") && strcmp(o->fmt, "junit")) {
@@ -226,35 +258,49 @@ static int tl_check_parse(tl_ctx *c, const tl_cmd *cmd, const tl_args *a, tl_che
 }
 
 /* The request's entries: the measured file's, or one per -p PROBLEM (every problem of the
- * template when pinning without one). */
-static int tl_check_entries(const tl_cmd *cmd, const tl_args *a, const tl_check_opts *o,
-                            json_t **entries)
+ * template when pinning without one; the empty problem of a template without inputs when
+ * re-measuring without one). */
+static int tl_check_entries(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a,
+                            const tl_check_opts *o, json_t **entries)
 {
     json_t *problems = tl_problems(tl_arg(cmd, a, "problem"));
     int rc = 0;
     *entries = NULL;
+    if (!problems) return tl_oom(cmd);
     if (o->measured && !o->pin) {
-        rc = tl_measured_entries(cmd, a, problems, entries);
+        rc = tl_measured_entries(c, cmd, a, problems, entries);
         json_decref(problems);
         return rc;
     }
     if (!json_array_size(problems) && !o->pin) {
-        fprintf(stderr, "tlctl check: --remeasure needs at least one -p PROBLEM\n");
         json_decref(problems);
-        return TL_EXIT_USAGE;
+        if ((rc = tl_problems_inputless(c, tl_arg(cmd, a, "template"), &problems))) return rc;
+        if (!problems) {
+            fprintf(stderr, "tlctl check: --remeasure needs at least one -p PROBLEM (template "
+                    "%s has inputs)\n", tl_arg(cmd, a, "template"));
+            return TL_EXIT_USAGE;
+        }
     }
     *entries = json_array();
     size_t i;
     json_t *p;
-    json_array_foreach(problems, i, p)
-        json_array_append_new(*entries, json_pack("{s:s, s:s, s:O}", "template",
-                                                  tl_arg(cmd, a, "template"), "target",
-                                                  tl_arg(cmd, a, "target"), "problem", p));
-    if (!json_array_size(problems))   /* pin every problem of the template */
+    json_array_foreach(problems, i, p) {
+        if (json_array_append_new(*entries, json_pack("{s:s, s:s, s:O}", "template",
+                                                      tl_arg(cmd, a, "template"), "target",
+                                                      tl_arg(cmd, a, "target"), "problem", p)))
+            rc = 1;
+    }
+    if (!json_array_size(problems) &&   /* pin every problem of the template */
         json_array_append_new(*entries, json_pack("{s:s, s:s}", "template",
                                                   tl_arg(cmd, a, "template"), "target",
-                                                  tl_arg(cmd, a, "target")));
+                                                  tl_arg(cmd, a, "target"))))
+        rc = 1;
     json_decref(problems);
+    if (rc) {
+        json_decref(*entries);
+        *entries = NULL;
+        return tl_oom(cmd);
+    }
     return 0;
 }
 
@@ -290,12 +336,18 @@ int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     tl_check_opts o;
     json_t *entries = NULL, *out = NULL;
     int rc = tl_check_parse(c, cmd, a, &o);
-    if (!rc) rc = tl_check_entries(cmd, a, &o, &entries);
+    if (!rc) rc = tl_check_entries(c, cmd, a, &o, &entries);
     if (rc) return rc;
     json_t *body = json_pack("{s:o}", "entries", entries);
-    if (o.backend) json_object_set_new(body, "backend", json_string(o.backend));
+    if (!body || (o.backend && json_object_set_new(body, "backend", json_string(o.backend)))) {
+        json_decref(body);
+        return tl_oom(cmd);
+    }
     if (o.pin) {
-        json_object_set_new(body, "pin", json_string(o.pin));
+        if (json_object_set_new(body, "pin", json_string(o.pin))) {
+            json_decref(body);
+            return tl_oom(cmd);
+        }
         if ((rc = tl_call(c, "POST", "/v1/check", body, &out))) return rc;
         if (c->json) tl_print_json(out);
         else printf("pinned %lld best config(s) as baseline \"%s\"\n",
@@ -303,10 +355,14 @@ int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         json_decref(out);
         return 0;
     }
-    json_object_set_new(body, "baseline", json_string(o.base ? o.base : "best"));
-    json_object_set_new(body, "tolerance", json_real(o.tol));
-    if (o.remeasure) json_object_set_new(body, "remeasure", json_true());
-    if (tl_arg(cmd, a, "fail-on-missing")) json_object_set_new(body, "fail_on_missing", json_true());
+    if (json_object_set_new(body, "baseline", json_string(o.base ? o.base : "best")) ||
+        json_object_set_new(body, "tolerance", json_real(o.tol)) ||
+        (o.remeasure && json_object_set_new(body, "remeasure", json_true())) ||
+        (tl_arg(cmd, a, "fail-on-missing") &&
+         json_object_set_new(body, "fail_on_missing", json_true()))) {
+        json_decref(body);
+        return tl_oom(cmd);
+    }
     if ((rc = tl_call(c, "POST", "/v1/check", body, &out))) return rc;
     rc = tl_check_report(c, &o, out);
     json_decref(out);

@@ -2,6 +2,8 @@
  * cmd_jobs.c - tlctl tune (with --wait: progress bar from the job's event stream and the
  * Ctrl-C prompt), jobs, job, cancel.
  */
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +48,11 @@ static int tl_int_arg(const tl_cmd *cmd, const tl_args *a, const char *opt, long
 static int tl_job_id(const tl_cmd *cmd, const char *s, long long *id)
 {
     char *end;
+    errno = 0;
     long long x = strtoll(s, &end, 10);
-    if (!*s || *end || x <= 0) {
-        fprintf(stderr, "tlctl %s: a job id is a positive integer, got \"%s\"\n", cmd->name, s);
+    if (!*s || *end || x <= 0 || errno == ERANGE) {
+        fprintf(stderr, "tlctl %s: a job id is an integer in 1..%lld, got \"%s\"\n", cmd->name,
+                LLONG_MAX, s);
         return TL_EXIT_USAGE;
     }
     *id = x;
@@ -93,13 +97,16 @@ static void tl_job_print(const tl_ctx *c, const json_t *j)
 
 /* ---- trials as times, and the plots ---------------------------------------------- */
 
-/* Every trial of job id in seq order (pages of 1000), into *out (new reference: an array). */
+/* Every trial of job id in seq order (pages of 1000, until `total` or an empty page), into
+ * *out (new reference: an array).  On an error *out is NULL and the exit code returned. */
 static int tl_trials_all(const tl_ctx *c, long long id, json_t **out)
 {
     *out = json_array();
-    for (long long off = 0; off < 100000; off += 1000) {
+    if (!*out) return TL_EXIT_SERVER;
+    for (;;) {
         char path[128];
-        snprintf(path, sizeof path, "/v1/jobs/%lld/trials?offset=%lld&limit=1000", id, off);
+        snprintf(path, sizeof path, "/v1/jobs/%lld/trials?offset=%zu&limit=1000", id,
+                 json_array_size(*out));
         json_t *page = NULL;
         int rc = tl_call(c, "GET", path, NULL, &page);
         if (rc) {
@@ -107,12 +114,19 @@ static int tl_trials_all(const tl_ctx *c, long long id, json_t **out)
             *out = NULL;
             return rc;
         }
-        json_array_extend(*out, json_object_get(page, "trials"));
+        const json_t *tr = json_object_get(page, "trials");
+        size_t got = json_array_size(tr);
+        if (got && json_array_extend(*out, (json_t *)tr)) {
+            json_decref(page);
+            json_decref(*out);
+            *out = NULL;
+            fprintf(stderr, "tlctl: out of memory\n");
+            return TL_EXIT_SERVER;
+        }
         long long total = (long long)json_integer_value(json_object_get(page, "total"));
         json_decref(page);
-        if ((long long)json_array_size(*out) >= total) break;
+        if (!got || (long long)json_array_size(*out) >= total) return 0;
     }
-    return 0;
 }
 
 /* Times of the trials in order: median_us of "ok" trials, 0 for the others.  Appends to
@@ -140,11 +154,11 @@ static int tl_width_arg(const tl_cmd *cmd, const tl_args *a, int *width)
     return rc;
 }
 
-/* --plot and --params of `tlctl job` (after the job table). */
-static int tl_job_plots(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a, const json_t *trials)
+/* --plot and --params of `tlctl job` (after the job table), `width` columns wide. */
+static int tl_job_plots(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a, const json_t *trials,
+                        int width)
 {
-    int width, rc = tl_width_arg(cmd, a, &width);
-    if (rc) return rc;
+    int rc;
     if (tl_arg(cmd, a, "plot")) {
         double *t = NULL;
         size_t n = 0;
@@ -271,7 +285,8 @@ int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     if ((rc = tl_need(cmd, a, "target"))) return rc;   /* no -p: a template without inputs */
     long long budget = 32, seed = 0;
     if ((rc = tl_int_arg(cmd, a, "budget", 1, 1000000, &budget)) ||
-        (rc = tl_int_arg(cmd, a, "seed", -(1LL << 62), 1LL << 62, &seed)))
+        (rc = tl_int_arg(cmd, a, "seed", -(1LL << 62), 1LL << 62, &seed)) ||
+        (rc = tl_args_utf8(cmd, a, NULL)))
         return rc;
     const char *backend = tl_arg(cmd, a, "backend"), *strategy = tl_arg(cmd, a, "strategy");
     const char *problem = tl_arg(cmd, a, "problem"), *objective = tl_arg(cmd, a, "objective");
@@ -280,8 +295,11 @@ int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
                              tl_arg(cmd, a, "target"), "backend", backend ? backend : "sim",
                              "strategy", strategy ? strategy : "auto", "budget",
                              "trials", (json_int_t)budget, "seed", (json_int_t)seed);
-    if (body && objective)
-        json_object_set_new(body, "options", json_pack("{s:s}", "objective", objective));
+    if (!body || (objective && json_object_set_new(body, "options",
+                                                   json_pack("{s:s}", "objective", objective)))) {
+        json_decref(body);
+        return tl_oom(cmd);
+    }
     json_t *out = NULL;
     if ((rc = tl_call(c, "POST", "/v1/tune", body, &out))) return rc;
     long long id = (long long)json_integer_value(json_object_get(out, "job"));
@@ -355,25 +373,32 @@ int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     long long id;
     json_t *j = NULL;
-    int rc = tl_job_request(c, cmd, a, "GET", &id, &j);
+    int plots = tl_arg(cmd, a, "plot") || tl_arg(cmd, a, "params"), width = 0;
+    if (tl_arg(cmd, a, "width") && !plots) {
+        fprintf(stderr, "tlctl job: --width is only for --plot and --params\n");
+        return TL_EXIT_USAGE;
+    }
+    int rc = tl_width_arg(cmd, a, &width);   /* before any request */
+    if (!rc) rc = tl_job_id(cmd, a->pos[0], &id);
     if (rc) return rc;
-    char path[96];
+    if ((rc = tl_job_request(c, cmd, a, "GET", &id, &j))) return rc;
     json_t *tr = NULL;
-    int plots = tl_arg(cmd, a, "plot") || tl_arg(cmd, a, "params");
-    if (tl_arg(cmd, a, "trials") && !plots) {
-        snprintf(path, sizeof path, "/v1/jobs/%lld/trials?limit=1000", id);
-        if ((rc = tl_call(c, "GET", path, NULL, &tr))) { json_decref(j); return rc; }
-    } else if (plots) {
+    if (tl_arg(cmd, a, "trials") || plots) {   /* every page, as the plots need */
         json_t *all = NULL;
         if ((rc = tl_trials_all(c, id, &all))) { json_decref(j); return rc; }
         tr = json_pack("{s:o}", "trials", all);
+        if (!tr) {
+            fprintf(stderr, "tlctl: out of memory\n");
+            json_decref(j);
+            return TL_EXIT_SERVER;
+        }
     }
     if (c->json) {
         if (tr) json_object_set(j, "trials", json_object_get(tr, "trials"));
         tl_print_json(j);
     } else {
         tl_job_print(c, j);
-        if (plots) rc = tl_job_plots(c, cmd, a, json_object_get(tr, "trials"));
+        if (plots) rc = tl_job_plots(c, cmd, a, json_object_get(tr, "trials"), width);
         if (tr && tl_arg(cmd, a, "trials")) {
             static const char *const hdr[] = {"SEQ", "STATUS", "MEDIAN", "SPREAD", "PREDICTED",
                                               "CONFIG"};

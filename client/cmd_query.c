@@ -3,6 +3,7 @@
  * (labelled as model predictions), simulate (labelled as simulated, optional trace file).
  */
 #include <ctype.h>
+#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,22 +36,56 @@ static int tl_problem_query(const tl_cmd *cmd, const char *kv, char *path, size_
     return 0;
 }
 
+int tl_template_has_inputs(const tl_ctx *c, const char *name, int *has)
+{
+    char *e = curl_easy_escape(NULL, name, 0);
+    if (!e) {
+        fprintf(stderr, "tlctl: out of memory\n");
+        return TL_EXIT_SERVER;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "/v1/templates/%s", e);
+    curl_free(e);
+    json_t *t = NULL;
+    int rc = tl_call(c, "GET", path, NULL, &t);
+    if (rc) return rc;
+    const json_t *in = json_object_get(t, "inputs");
+    *has = json_is_array(in) ? json_array_size(in) > 0 : json_object_size(in) > 0;
+    json_decref(t);
+    return 0;
+}
+
+/* -p of a command that needs a problem unless the template has no inputs: 0 when given or
+ * not needed, else TL_EXIT_USAGE (or the look-up's exit code) after one line. */
+static int tl_problem_needed(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+{
+    if (tl_arg(cmd, a, "problem")) return 0;
+    int has = 0, rc = tl_template_has_inputs(c, a->pos[0], &has);
+    if (rc || !has) return rc;
+    fprintf(stderr, "tlctl %s: --problem is required: template %s has inputs (see tlctl %s "
+            "--help)\n", cmd->name, a->pos[0], cmd->name);
+    return TL_EXIT_USAGE;
+}
+
 int tl_cmd_best(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     int rc;
-    if ((rc = tl_req(cmd, a, "problem")) || (rc = tl_req(cmd, a, "target"))) return rc;
+    if ((rc = tl_req(cmd, a, "target"))) return rc;   /* no -p: a template without inputs */
     const char *fmt = tl_arg(cmd, a, "format");
     if (!fmt) fmt = c->json ? "json" : "table";
     if (strcmp(fmt, "table") && strcmp(fmt, "json") && strcmp(fmt, "env") && strcmp(fmt, "args")) {
         fprintf(stderr, "tlctl best: --format must be table, json, env or args, got \"%s\"\n", fmt);
         return TL_EXIT_USAGE;
     }
+    if ((rc = tl_problem_needed(c, cmd, a))) return rc;
     char path[2048] = "/v1/best";
     tl_query_add(path, sizeof path, "template", a->pos[0]);
     tl_query_add(path, sizeof path, "target", tl_arg(cmd, a, "target"));
     if (tl_arg(cmd, a, "backend")) tl_query_add(path, sizeof path, "backend", tl_arg(cmd, a, "backend"));
     if (tl_arg(cmd, a, "nearest")) tl_query_add(path, sizeof path, "nearest", "1");
-    if ((rc = tl_problem_query(cmd, tl_arg(cmd, a, "problem"), path, sizeof path))) return rc;
+    if (tl_arg(cmd, a, "problem") &&
+        (rc = tl_problem_query(cmd, tl_arg(cmd, a, "problem"), path, sizeof path)))
+        return rc;
     json_t *out = NULL;
     if ((rc = tl_call(c, "GET", path, NULL, &out))) return rc;
     const json_t *cfg = json_object_get(out, "config");
@@ -158,19 +193,26 @@ int tl_cmd_targets(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     int rc;
-    if ((rc = tl_req(cmd, a, "problem")) || (rc = tl_req(cmd, a, "target"))) return rc;
-    json_t *body = json_pack("{s:s, s:s, s:s}", "template", a->pos[0], "problem",
-                             tl_arg(cmd, a, "problem"), "target", tl_arg(cmd, a, "target"));
-    if (tl_arg(cmd, a, "config")) json_object_set_new(body, "config", json_string(tl_arg(cmd, a, "config")));
+    if ((rc = tl_req(cmd, a, "problem")) || (rc = tl_req(cmd, a, "target")) ||
+        (rc = tl_args_utf8(cmd, a, NULL)))
+        return rc;
+    long k = 0;
     if (tl_arg(cmd, a, "top")) {
         char *end;
-        long k = strtol(tl_arg(cmd, a, "top"), &end, 10);
+        k = strtol(tl_arg(cmd, a, "top"), &end, 10);
         if (*end || k < 1 || k > 1000) {
             fprintf(stderr, "tlctl predict: --top needs an integer in 1..1000\n");
-            json_decref(body);
             return TL_EXIT_USAGE;
         }
-        json_object_set_new(body, "top", json_integer(k));
+    }
+    json_t *body = json_pack("{s:s, s:s, s:s}", "template", a->pos[0], "problem",
+                             tl_arg(cmd, a, "problem"), "target", tl_arg(cmd, a, "target"));
+    if (!body ||
+        (tl_arg(cmd, a, "config") &&
+         json_object_set_new(body, "config", json_string(tl_arg(cmd, a, "config")))) ||
+        (k && json_object_set_new(body, "top", json_integer(k)))) {
+        json_decref(body);
+        return tl_oom(cmd);
     }
     json_t *out = NULL;
     if ((rc = tl_call(c, "POST", "/v1/predict", body, &out))) return rc;
@@ -202,12 +244,14 @@ int tl_cmd_simulate(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     int rc;
     if ((rc = tl_req(cmd, a, "problem")) || (rc = tl_req(cmd, a, "target")) ||
-        (rc = tl_req(cmd, a, "config")))
+        (rc = tl_req(cmd, a, "config")) ||
+        (rc = tl_args_utf8(cmd, a, (const char *const[]){"trace", NULL})))
         return rc;
     const char *trace = tl_arg(cmd, a, "trace");
     json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:b}", "template", a->pos[0], "problem",
                              tl_arg(cmd, a, "problem"), "target", tl_arg(cmd, a, "target"),
                              "config", tl_arg(cmd, a, "config"), "trace", trace != NULL);
+    if (!body) return tl_oom(cmd);
     json_t *out = NULL;
     if ((rc = tl_call(c, "POST", "/v1/simulate", body, &out))) return rc;
     if (trace) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "suggest.h"
@@ -105,15 +106,17 @@ const tl_cmd tl_cmds[] = {
      "(as `tlctl job ID --plot`) redrawn under it, then the result.  Ctrl-C during --wait "
      "asks whether to cancel the job (on a terminal); otherwise the job keeps running and tlctl "
      "prints how to cancel it.", o_tune, 1, 1, tl_cmd_tune},
-    {"best", "TEMPLATE -p K=V,.. -t TARGET [options]", "the best tuned config of a shape",
-     "GET /v1/best.  --format env prints TT_BLOCK_M=128 lines for a shell; args prints "
+    {"best", "TEMPLATE [-p K=V,..] -t TARGET [options]", "the best tuned config of a shape",
+     "GET /v1/best.  -p may be left out (or given empty, -p \"\") for a template without "
+     "inputs; for one with inputs it is required (tlctl looks the template up to tell).  --format env prints TT_BLOCK_M=128 lines for a shell; args prints "
      "--block_M=128 --block_N=256 ... for a Python launcher.", o_best, 1, 1, tl_cmd_best},
     {"jobs", "[options]", "list jobs", "GET /v1/jobs, newest first.", o_jobs, 0, 0, tl_cmd_jobs},
     {"job", "ID [--trials] [--plot] [--params]", "show a job",
      "GET /v1/jobs/{id} (and /trials).  --plot draws the convergence curve (best so far as a "
      "line, each trial as a dot) with Unicode braille characters in the terminal width; --params "
      "shows which knob matters: the best time seen per value of each tunable.  Colour only on "
-     "a terminal with NO_COLOR unset.", o_job, 1, 1,
+     "a terminal with NO_COLOR unset.  --trials lists every trial (all pages); --width goes "
+     "with --plot or --params.", o_job, 1, 1,
      tl_cmd_job},
     {"cancel", "ID", "cancel a queued or running job", "DELETE /v1/jobs/{id}.", o_none, 1, 1,
      tl_cmd_cancel},
@@ -130,11 +133,13 @@ const tl_cmd tl_cmds[] = {
      "simulate one config on the pipeline simulator",
      "POST /v1/simulate.  Output is labelled as simulated (a model of the chip, not hardware).",
      o_simulate, 1, 1, tl_cmd_simulate},
-    {"check", "-T TEMPLATE -t TARGET -p K=V,.. (--measured FILE | --remeasure) [options]",
+    {"check", "-T TEMPLATE -t TARGET [-p K=V,..] (--measured FILE | --remeasure) [options]",
      "CI performance-regression check against the stored best or a pinned baseline",
      "POST /v1/check.  Each entry gets a verdict: pass, regressed, improved, missing (no "
      "baseline) or error (re-measurement failed).  Exit code 1 when any entry regressed or "
-     "errored.  --pin NAME copies the current best rows into baseline NAME instead.  "
+     "errored.  --pin NAME copies the current best rows into baseline NAME instead.  For a "
+     "template without inputs -p may be empty (-p \"\") or left out: the problem is sent as "
+     "{}.  "
      "See docs/ci.md for the rule and the --measured file format.", o_check, 0, 0, tl_cmd_check},
     {"export", "-T TEMPLATE -t TARGET [--format json|t4|specializations|registry-inc|c-header] [-o FILE]",
      "export tuned configs for AOT builds or other tools",
@@ -211,6 +216,17 @@ static int tl_find(const tl_opt *opts, const char *name, size_t len, char sh)
     return -1;
 }
 
+/* --timeout / `timeout =`: seconds in 1..86400.  0 with *out, or -1. */
+static int tl_timeout_parse(const char *v, long *out)
+{
+    char *end;
+    errno = 0;
+    long t = strtol(v, &end, 10);
+    if (!*v || *end || errno == ERANGE || t < 1 || t > 86400) return -1;
+    *out = t;
+    return 0;
+}
+
 static int tl_apply_global(tl_ctx *c, int gi, const char *v, int *help)
 {
     const char *n = tl_global_opts[gi].name;
@@ -223,13 +239,10 @@ static int tl_apply_global(tl_ctx *c, int gi, const char *v, int *help)
     } else if (!strcmp(n, "json")) {
         c->json = 1;
     } else if (!strcmp(n, "timeout")) {
-        char *end;
-        long t = strtol(v, &end, 10);
-        if (*end || t < 1 || t > 86400) {
+        if (tl_timeout_parse(v, &c->timeout_s)) {
             fprintf(stderr, "tlctl: --timeout needs seconds in 1..86400, got \"%s\"\n", v);
             return TL_EXIT_USAGE;
         }
-        c->timeout_s = t;
     } else if (!strcmp(n, "no-color")) {
         c->color = 0;
     } else if (!strcmp(n, "help")) {
@@ -322,6 +335,43 @@ int tl_args_parse(tl_ctx *c, const tl_cmd *cmd, int argc, char **argv, tl_args *
     return 0;
 }
 
+/* 1 when s is valid UTF-8: jansson's own check (no overlong forms, no surrogates, nothing
+ * above U+10FFFF), the one the JSON body would fail on. */
+static int tl_utf8_valid(const char *s)
+{
+    json_t *j = json_string(s);
+    int ok = j != NULL;
+    json_decref(j);
+    return ok;
+}
+
+int tl_args_utf8(const tl_cmd *cmd, const tl_args *a, const char *const *skip)
+{
+    for (int i = 0; i < a->npos; i++) {
+        if (!tl_utf8_valid(a->pos[i])) {
+            fprintf(stderr, "tlctl %s: argument %d is not valid UTF-8 (bad_encoding)\n",
+                    cmd->name, i + 1);
+            return TL_EXIT_USAGE;
+        }
+    }
+    for (int i = 0; cmd->opts[i].name; i++) {
+        int skipped = 0;
+        for (size_t k = 0; skip && skip[k]; k++) skipped |= !strcmp(skip[k], cmd->opts[i].name);
+        if (!skipped && a->val[i] && !tl_utf8_valid(a->val[i])) {
+            fprintf(stderr, "tlctl %s: --%s is not valid UTF-8 (bad_encoding)\n", cmd->name,
+                    cmd->opts[i].name);
+            return TL_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+int tl_oom(const tl_cmd *cmd)
+{
+    fprintf(stderr, "tlctl %s: out of memory\n", cmd->name);
+    return TL_EXIT_SERVER;
+}
+
 static void tl_opt_line(FILE *f, const tl_opt *o)
 {
     char left[64];
@@ -382,7 +432,10 @@ void tl_print_markdown(FILE *f)
                "Precedence: defaults < config file < environment < flags.  The config file "
                "(`~/.config/tiletune/tlctl.conf`, or `$XDG_CONFIG_HOME/tiletune/tlctl.conf`, or "
                "`--config-file` / `TLCTL_CONFIG`) holds `key = value` lines: `url`, `token`, "
-               "`timeout`; `#` starts a comment.  The default URL is http://127.0.0.1:7878.  "
+               "`timeout` (seconds in 1..86400, as `--timeout`); a line starting with `#` is a comment, "
+               "and so is the rest of a line from a `#` that follows a space or tab (`url = "
+               "http://h:7878 # lab`), so a value cannot contain ` #`.  A bad value, an unknown "
+               "key or a directory given as the file is a usage error (exit 2) naming the file (and line).  The default URL is http://127.0.0.1:7878.  "
                "Colour is used only when stdout is a terminal and `NO_COLOR` is unset.\n\n"
                "## Exit codes\n\n"
                "| code | meaning |\n|---|---|\n"
@@ -391,7 +444,8 @@ void tl_print_markdown(FILE *f)
                "| 2 | usage error: bad flag or argument, unreadable input file (also when the "
                "server could not decode what was sent: `400 bad_encoding`, e.g. a corrupt or "
                "truncated gzip file given to `import`, or an argument that is not valid "
-               "UTF-8) |\n"
+               "UTF-8; tune, predict, simulate and check, which send their arguments in a JSON "
+               "body, refuse such an argument themselves with the same `bad_encoding`) |\n"
                "| 3 | server unreachable (connection refused, DNS, timeout) |\n"
                "| 4 | authentication failure (401 missing/unknown token, 403 insufficient scope) |\n"
                "| 5 | the server answered with an error: not found (404), rejected request (4xx), "
@@ -424,6 +478,50 @@ static void tl_trim(char **s)
     while (e > *s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r')) *--e = 0;
 }
 
+/* Cut a trailing comment off a value: '#' after a space or tab (so "a#b" stays whole). */
+static void tl_cut_comment(char *v)
+{
+    for (char *p = v; *p; p++) {
+        if (*p == '#' && p > v && (p[-1] == ' ' || p[-1] == '\t')) {
+            *p = '\0';
+            return;
+        }
+    }
+}
+
+/* One `key = value` line of config file p (line ln) applied to c: 0, or TL_EXIT_USAGE after
+ * one line naming p:ln. */
+static int tl_conf_line(tl_ctx *c, const char *p, int ln, char *s)
+{
+    char *eq = strchr(s, '=');
+    if (!eq) {
+        fprintf(stderr, "tlctl: %s:%d: expected key = value\n", p, ln);
+        return TL_EXIT_USAGE;
+    }
+    *eq = 0;
+    char *k = s, *v = eq + 1;
+    tl_cut_comment(v);
+    tl_trim(&k);
+    tl_trim(&v);
+    if (!strcmp(k, "url")) {
+        snprintf(c->url, sizeof c->url, "%s", v);
+        c->url_src = "file";
+    } else if (!strcmp(k, "token")) {
+        snprintf(c->token, sizeof c->token, "%s", v);
+        c->token_src = "file";
+    } else if (!strcmp(k, "timeout")) {
+        if (tl_timeout_parse(v, &c->timeout_s)) {
+            fprintf(stderr, "tlctl: %s:%d: timeout needs seconds in 1..86400, got \"%s\"\n", p,
+                    ln, v);
+            return TL_EXIT_USAGE;
+        }
+    } else {
+        fprintf(stderr, "tlctl: %s:%d: unknown key \"%s\" (url, token, timeout)\n", p, ln, k);
+        return TL_EXIT_USAGE;
+    }
+    return 0;
+}
+
 int tl_ctx_load(tl_ctx *c, const char *config_path)
 {
     snprintf(c->url, sizeof c->url, "http://127.0.0.1:7878");
@@ -440,39 +538,31 @@ int tl_ctx_load(tl_ctx *c, const char *config_path)
         p = path;
     }
     FILE *f = fopen(p, "r");
+    struct stat st;
+    if (f && (fstat(fileno(f), &st) || S_ISDIR(st.st_mode))) {
+        fclose(f);
+        f = NULL;
+        errno = EISDIR;
+        explicit_path = 1;   /* a directory where the file should be is an error either way */
+    }
     if (!f && explicit_path) {
         fprintf(stderr, "tlctl: cannot read config file %s: %s\n", p, strerror(errno));
         return TL_EXIT_USAGE;
     }
     char line[1024];
-    int ln = 0;
-    while (f && fgets(line, sizeof line, f)) {
+    int ln = 0, rc = 0;
+    while (!rc && f && fgets(line, sizeof line, f)) {
         ln++;
         char *s = line;
         tl_trim(&s);
-        if (!*s || *s == '#') continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            fprintf(stderr, "tlctl: %s:%d: expected key = value\n", p, ln);
-            fclose(f);
-            return TL_EXIT_USAGE;
-        }
-        *eq = 0;
-        char *k = s, *v = eq + 1;
-        tl_trim(&k);
-        tl_trim(&v);
-        if (!strcmp(k, "url")) { snprintf(c->url, sizeof c->url, "%s", v); c->url_src = "file"; }
-        else if (!strcmp(k, "token")) {
-            snprintf(c->token, sizeof c->token, "%s", v);
-            c->token_src = "file";
-        } else if (!strcmp(k, "timeout")) c->timeout_s = strtol(v, NULL, 10) > 0 ? strtol(v, NULL, 10) : 60;
-        else {
-            fprintf(stderr, "tlctl: %s:%d: unknown key \"%s\" (url, token, timeout)\n", p, ln, k);
-            fclose(f);
-            return TL_EXIT_USAGE;
-        }
+        if (*s && *s != '#') rc = tl_conf_line(c, p, ln, s);
+    }
+    if (f && !rc && ferror(f)) {
+        fprintf(stderr, "tlctl: cannot read config file %s: %s\n", p, strerror(errno));
+        rc = TL_EXIT_USAGE;
     }
     if (f) fclose(f);
+    if (rc) return rc;
     const char *e;
     if ((e = getenv("TILETUNE_URL")) && *e) {
         snprintf(c->url, sizeof c->url, "%s", e);

@@ -83,7 +83,16 @@ void tl_args_free(tl_args *a);
 void tl_print_help(FILE *f, const tl_cmd *cmd);
 void tl_print_usage(FILE *f);
 void tl_print_markdown(FILE *f);
-/* Configuration: defaults < file < environment (flags are applied by tl_args_parse). */
+/* 0 when the positional arguments and the values of cmd's options in a are valid UTF-8
+ * (options named in `skip`, NULL-terminated or NULL, are not looked at: local file names);
+ * else TL_EXIT_USAGE after naming the first that is not ("bad_encoding", the code the server
+ * answers for a query argument).  Commands that send a JSON body call it first: jansson
+ * cannot hold such a string, and a value must never be dropped from the body silently. */
+int tl_args_utf8(const tl_cmd *cmd, const tl_args *a, const char *const *skip);
+/* Print "tlctl CMD: out of memory" and return the exit code for it (TL_EXIT_SERVER). */
+int tl_oom(const tl_cmd *cmd);
+/* Configuration: defaults < file < environment (flags are applied by tl_args_parse).  Config
+ * file values are checked as the flags are; returns 0 or TL_EXIT_USAGE after one line. */
 int tl_ctx_load(tl_ctx *c, const char *config_path);
 
 /* ---- http.c ---- */
@@ -157,6 +166,11 @@ int tl_plot_convergence(FILE *f, const double *times, size_t n, int width, int h
 int tl_plot_params(FILE *f, const json_t *trials, int width, int color);
 /* Terminal width: $COLUMNS, else the terminal's, else 80. */
 int tl_term_width(void);
+
+/* ---- cmd_query.c, shared with cmd_ci.c ---- */
+/* Whether template `name` has inputs (GET /v1/templates/{name}): 0 with *has set (1: it has
+ * inputs, so a problem is required), or the exit code after printing the error. */
+int tl_template_has_inputs(const tl_ctx *c, const char *name, int *has);
 
 /* ---- commands (cmd_*.c) ---- */
 int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);

@@ -2,6 +2,9 @@
  * test_cli.c - the tiletuned command line: help generated from the config table, exit codes,
  * predict/simulate output (labelled model / simulator), validate, targets, config --show
  * with sources, hash-token, and a daemon that cannot start (bad config, address in use).
+ * Suite cli_tlctl: tlctl against a live daemon (tt_daemon): every trial with --trials, best
+ * and check for a template without inputs, non-UTF-8 arguments in JSON bodies, config-file
+ * values, job-id overflow and --width checked before any request.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,6 +17,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "tt_daemon.h"
 #include "tt_test.h"
 
 static char *g_bin, *g_tmp;
@@ -33,13 +37,13 @@ static int suite_clean(void)
     return 0;
 }
 
-/* Run "tiletuned ARGS" through the shell (env prefix allowed); stdout into *out (malloc'd),
+/* Run "BIN ARGS" through the shell (env prefix allowed); stdout into *out (malloc'd),
  * stderr into *err.  Returns the exit status. */
-static int run(const char *env, const char *args, char **out, char **err)
+static int run_bin(const char *bin, const char *env, const char *args, char **out, char **err)
 {
     char cmd[4096], ep[600];
     snprintf(ep, sizeof ep, "%s/stderr", g_tmp);
-    snprintf(cmd, sizeof cmd, "%s '%s' %s 2>'%s'", env ? env : "", g_bin, args, ep);
+    snprintf(cmd, sizeof cmd, "%s '%s' %s 2>'%s'", env ? env : "", bin, args, ep);
     FILE *f = popen(cmd, "r");
     if (!f) return -1;
     size_t cap = 1 << 16, n = 0;
@@ -58,6 +62,12 @@ static int run(const char *env, const char *args, char **out, char **err)
         if (!*err) *err = strdup("");
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* "tiletuned ARGS" */
+static int run(const char *env, const char *args, char **out, char **err)
+{
+    return run_bin(g_bin, env, args, out, err);
 }
 
 static void test_help_version(void)
@@ -276,6 +286,205 @@ static void test_serve_failures(void)
     CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 3);
 }
 
+/* ---- tlctl against a live daemon ----------------------------------------------------- */
+static tt_daemon g_d;
+static char *g_tlctl;
+static long long g_conv_job;   /* the kt-cache import of conv on a2: 4362 trials */
+
+/* "tlctl ARGS" (dash: non-UTF-8 bytes as "$(printf '\377')") with the daemon's URL, a tune
+ * token, HOME the temp dir and no config file; *out and *err as run(), both may be NULL. */
+static int tl(const char *args, char **out, char **err)
+{
+    char env[512];
+    snprintf(env, sizeof env, "env -u TLCTL_CONFIG -u XDG_CONFIG_HOME TILETUNE_URL=%s "
+             "TILETUNE_TOKEN=%s HOME='%s' NO_COLOR=1", g_d.url, TT_TOKEN_TUNE, g_tmp);
+    char *e = NULL;
+    int rc = run_bin(g_tlctl, env, args, out, &e);
+    if (err) *err = e;
+    else free(e);
+    return rc;
+}
+
+/* exit code `code`, stderr one line containing `want`, stdout empty */
+static void tl_fails(const char *args, int code, const char *want)
+{
+    char *out, *err;
+    int rc = tl(args, &out, &err);
+    const char *nl = strchr(err, '\n');
+    int ok = rc == code && strstr(err, want) && nl && !nl[1] && !*out;
+    if (!ok) fprintf(stderr, "\ntlctl %s: exit %d, stdout [%.200s], stderr [%s]\n", args, rc, out, err);
+    CU_ASSERT_TRUE(ok);
+    free(out);
+    free(err);
+}
+
+static int tl_suite_init(void)
+{
+    g_tmp = tt_test_tmpdir("tt-cli-tlctl");
+    g_tlctl = tt_test_bin("tlctl");
+    if (!g_tmp || !g_tlctl || access(g_tlctl, X_OK) ||
+        tt_daemon_start(&g_d, "{\"max_body_bytes\": 16777216}")) {
+        fprintf(stderr, "cannot run %s against a daemon\n", g_tlctl ? g_tlctl : "tlctl");
+        return 1;
+    }
+    /* conv: a template without inputs (T1 file) and 4362 imported trials on a2 */
+    char *t1 = tt_test_shared("datasets/convolution.t1.json");
+    char *kt = tt_test_shared("datasets/convolution_A100.kt-cache.json.gz");
+    char args[2048], *out = NULL;
+    snprintf(args, sizeof args, "import '%s' -T conv", t1);
+    int rc = tl(args, NULL, NULL);
+    snprintf(args, sizeof args, "--json import '%s' -T conv -t a2", kt);
+    if (!rc) rc = tl(args, &out, NULL);
+    json_t *j = out ? json_loads(out, 0, NULL) : NULL;
+    g_conv_job = (long long)json_integer_value(json_object_get(j, "job"));
+    json_decref(j);
+    free(out);
+    free(t1);
+    free(kt);
+    if (rc || g_conv_job <= 0) fprintf(stderr, "tlctl import of conv failed: exit %d\n", rc);
+    return rc || g_conv_job <= 0;
+}
+
+static int tl_suite_clean(void)
+{
+    tt_daemon_cleanup(&g_d);
+    tt_test_rmrf(g_tmp);
+    free(g_tmp);
+    free(g_tlctl);
+    return 0;
+}
+
+/* job ID --trials lists every trial, not the first page of 1000 */
+static void test_tlctl_trials_all(void)
+{
+    char args[128], *out;
+    snprintf(args, sizeof args, "--json job %lld --trials", g_conv_job);
+    CU_ASSERT_EQUAL(tl(args, &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "trials")), 4362);
+    json_decref(j);
+    free(out);
+    snprintf(args, sizeof args, "job %lld --trials", g_conv_job);
+    CU_ASSERT_EQUAL(tl(args, &out, NULL), 0);
+    size_t lines = 0;   /* the job table, a blank line, the header and one line a trial */
+    for (const char *p = out; (p = strchr(p, '\n')); p++) lines++;
+    CU_ASSERT(lines > 4362 + 2 && lines < 4362 + 40);
+    free(out);
+}
+
+/* best and check for a template without inputs: -p empty or left out */
+static void test_tlctl_inputless(void)
+{
+    char *out, m[600], args[1024];
+    CU_ASSERT_EQUAL(tl("best conv -t a2 -f args", &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--block_size_x="));
+    free(out);
+    CU_ASSERT_EQUAL(tl("best conv -t a2 -p ''", &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "block_size_x"));
+    free(out);
+    tl_fails("best gemm -t a2", 2, "--problem is required");   /* gemm has inputs */
+    tl_fails("best nope -t a2", 5, "nope");
+    snprintf(m, sizeof m, "%s/measured.json", g_tmp);
+    FILE *f = fopen(m, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("[{\"samples_us\": [549.0, 549.5]}]", f);
+    fclose(f);
+    static const char *const forms[] = {"-p ''", ""};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "check -T conv -t a2 %s --measured '%s'", forms[i], m);
+        CU_ASSERT_EQUAL(tl(args, &out, NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "1 pass"));
+        free(out);
+        snprintf(args, sizeof args, "check -T conv -t a2 %s --remeasure -b "
+                 "replay:convolution_A100 -f json", forms[i]);
+        int rc = tl(args, &out, NULL);
+        CU_ASSERT(rc == 0 || rc == 1);
+        json_t *j = json_loads(out, 0, NULL);
+        CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "entries")), 1);
+        json_decref(j);
+        free(out);
+    }
+    tl_fails("check -T gemm -t a2 --remeasure", 2, "needs at least one -p");
+}
+
+/* arguments that are not UTF-8 are refused before a JSON body is built (never an empty
+ * body, never a dropped member) */
+static void test_tlctl_bad_utf8(void)
+{
+    static const char *const cases[] = {
+        "tune gemm -p \"M=1,N=1,K=1,dtype=$(printf '\\377')\" -t a2",
+        "tune gemm -p M=64,N=64,K=64 -t a2 -n 1 --objective \"$(printf '\\377')\"",
+        "tune \"gemm$(printf '\\300\\200')\" -p M=64,N=64,K=64 -t a2",   /* overlong */
+        "predict gemm -p \"M=1,N=1,K=1,dtype=$(printf '\\377')\" -t a2",
+        "simulate gemm -p M=64,N=64,K=64 -t a2 -c \"block_M=$(printf '\\355\\240\\200')\"",
+        "check -T gemm -t a2 -p \"M=$(printf '\\377')\" --remeasure",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        tl_fails(cases[i], 2, "not valid UTF-8 (bad_encoding)");
+    char *out;   /* valid multi-byte UTF-8 passes to the server (which rejects the dtype) */
+    CU_ASSERT_EQUAL(tl("predict gemm -p 'M=64,N=64,K=64,dtype=\xc3\xa9' -t a2", &out, NULL), 5);
+    free(out);
+}
+
+/* config-file values: the flags' rules, file:line in the message; comments; directories */
+static void test_tlctl_config_file(void)
+{
+    char conf[600], args[1024], want[700];
+    snprintf(conf, sizeof conf, "%s/tlctl.conf", g_tmp);
+    static const char *const bad[] = {"timeout = abc", "timeout = 0", "timeout = 86401",
+                                      "timeout = 99999999999999999999", "timeout ="};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(conf, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fprintf(f, "# tlctl\n%s\n", bad[i]);
+        fclose(f);
+        snprintf(args, sizeof args, "--config-file '%s' templates", conf);
+        snprintf(want, sizeof want, "%s:2: timeout needs seconds in 1..86400", conf);
+        tl_fails(args, 2, want);
+    }
+    tl_fails("--timeout abc templates", 2, "--timeout needs seconds in 1..86400");
+    /* a trailing " # comment" is not part of the value */
+    FILE *f = fopen(conf, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "url = %s # the test daemon\ntimeout = 30\t# seconds\n", g_d.url);
+    fclose(f);
+    char env[900], *out;
+    snprintf(env, sizeof env, "env -u TILETUNE_URL HOME='%s' TLCTL_CONFIG='%s'", g_tmp, conf);
+    CU_ASSERT_EQUAL(run_bin(g_tlctl, env, "targets", &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "Ascend910B2"));
+    free(out);
+    snprintf(args, sizeof args, "--config-file '%s' templates", g_tmp);
+    tl_fails(args, 2, "Is a directory");
+}
+
+/* job ids beyond 64 bits and --width are usage errors found before any request */
+static void test_tlctl_job_args(void)
+{
+    tl_fails("job 99999999999999999999", 2, "a job id is an integer in 1..9223372036854775807");
+    tl_fails("cancel 99999999999999999999", 2, "a job id is an integer");
+    char args[128];
+    snprintf(args, sizeof args, "job %lld --width 0", g_conv_job);
+    tl_fails(args, 2, "--width is only for --plot and --params");
+    snprintf(args, sizeof args, "job %lld --width 40 --trials", g_conv_job);
+    tl_fails(args, 2, "--width is only for --plot and --params");
+    snprintf(args, sizeof args, "job %lld --plot --width 0", g_conv_job);
+    tl_fails(args, 2, "--width needs an integer in 20..1000");
+    snprintf(args, sizeof args, "job %lld --params --width 5000", g_conv_job);
+    tl_fails(args, 2, "--width needs an integer in 20..1000");
+    char *out;
+    snprintf(args, sizeof args, "job %lld --plot --width 40", g_conv_job);
+    CU_ASSERT_EQUAL(tl(args, &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "conv"));
+    free(out);
+}
+
+static const tt_test_case tl_cases[] = {{"trials_all", test_tlctl_trials_all},
+                                        {"inputless", test_tlctl_inputless},
+                                        {"bad_utf8", test_tlctl_bad_utf8},
+                                        {"config_file", test_tlctl_config_file},
+                                        {"job_args", test_tlctl_job_args},
+                                        {NULL, NULL}};
+
 static const tt_test_case cases[] = {{"help_version", test_help_version},
                                      {"predict", test_predict},
                                      {"simulate", test_simulate},
@@ -285,6 +494,7 @@ static const tt_test_case cases[] = {{"help_version", test_help_version},
                                      {"serve_failures", test_serve_failures},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"cli", suite_init, suite_clean, cases},
+                                       {"cli_tlctl", tl_suite_init, tl_suite_clean, tl_cases},
                                        {NULL, NULL, NULL, NULL}};
 
 int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
