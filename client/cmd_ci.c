@@ -37,15 +37,12 @@ static json_t *tl_problems(const char *joined)
 
 /* No -p was given but a problem is needed: [{}] in *problems (new reference) when template
  * `name` has no inputs, else NULL.  0, or the exit code of the template look-up. */
-static int tl_problems_inputless(const tl_ctx *c, const char *name, json_t **problems)
+static int tl_problems_inputless(const tl_ctx *c, const tl_cmd *cmd, const char *name,
+                                 json_t **problems)
 {
     int has = 1, rc = tl_template_has_inputs(c, name, &has);
     *problems = rc || has ? NULL : json_pack("[{}]");
-    if (!rc && !has && !*problems) {
-        fprintf(stderr, "tlctl check: out of memory\n");
-        return TL_EXIT_SERVER;
-    }
-    return rc;
+    return !rc && !has && !*problems ? tl_oom(cmd) : rc;
 }
 
 static void tl_xml_attr(FILE *f, const char *s)
@@ -187,7 +184,7 @@ static int tl_measured_entries(const tl_ctx *c, const tl_cmd *cmd, const tl_args
         if (!json_object_get(e, "problem")) {
             int rc = 0;
             if (!json_array_size(problems) && !inputless && !tl_arg(cmd, a, "problem"))
-                rc = tl_problems_inputless(c, tl_arg(cmd, a, "template"), &inputless);
+                rc = tl_problems_inputless(c, cmd, tl_arg(cmd, a, "template"), &inputless);
             const json_t *ps = json_array_size(problems) ? problems : inputless;
             if (!rc && json_array_size(ps) != 1) {
                 fprintf(stderr, "tlctl check: entry %zu of %s has no problem (give it one, or "
@@ -274,7 +271,7 @@ static int tl_check_entries(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a
     }
     if (!json_array_size(problems) && !o->pin) {
         json_decref(problems);
-        if ((rc = tl_problems_inputless(c, tl_arg(cmd, a, "template"), &problems))) return rc;
+        if ((rc = tl_problems_inputless(c, cmd, tl_arg(cmd, a, "template"), &problems))) return rc;
         if (!problems) {
             fprintf(stderr, "tlctl check: --remeasure needs at least one -p PROBLEM (template "
                     "%s has inputs)\n", tl_arg(cmd, a, "template"));

@@ -589,15 +589,21 @@ static const struct {
     {"GET", "/healthz?probe=1", NULL, NULL, 200, NULL},
 };
 
+/* in with "{job}" replaced by g_job, into out. */
+static void with_job(const char *in, char *out, size_t cap)
+{
+    const char *at = strstr(in, "{job}");
+    if (at)
+        snprintf(out, cap, "%.*s%lld%s", (int)(at - in), in, g_job, at + 5);
+    else
+        snprintf(out, cap, "%s", in);
+}
+
 static void test_query_args(void)
 {
     for (size_t i = 0; i < sizeof query_cases / sizeof query_cases[0]; i++) {
         char path[256];
-        const char *in = query_cases[i].path, *at = strstr(in, "{job}");
-        if (at)
-            snprintf(path, sizeof path, "%.*s%lld%s", (int)(at - in), in, g_job, at + 5);
-        else
-            snprintf(path, sizeof path, "%s", in);
+        with_job(query_cases[i].path, path, sizeof path);
         tt_hres r = req(query_cases[i].method, path, query_cases[i].token, query_cases[i].body,
                         query_cases[i].status, query_cases[i].errpath ? "invalid_argument" : NULL);
         if (query_cases[i].errpath) {
@@ -673,11 +679,7 @@ static void test_methods(void)
     static char buf[65536], gbuf[65536];
     for (size_t i = 0; i < sizeof method_cases / sizeof method_cases[0]; i++) {
         char line[128];
-        const char *in = method_cases[i].line, *at = strstr(in, "{job}");
-        if (at)
-            snprintf(line, sizeof line, "%.*s%lld%s", (int)(at - in), in, g_job, at + 5);
-        else
-            snprintf(line, sizeof line, "%s", in);
+        with_job(method_cases[i].line, line, sizeof line);
         int st = raw_req(line, buf, sizeof buf);
         if (st != method_cases[i].status) fprintf(stderr, "\n%s: got %d\n%s\n", line, st, buf);
         CU_ASSERT_EQUAL(st, method_cases[i].status);
