@@ -35,14 +35,15 @@ static json_t *tl_problems(const char *joined)
     }
 }
 
-/* No -p was given but a problem is needed: [{}] in *problems (new reference) when template
- * `name` has no inputs, else NULL.  0, or the exit code of the template look-up. */
+/* No -p was given but a problem is needed: [{}] in *problems (new reference) when every
+ * input of template `name` has a default (or it has none), else NULL.  0, or the exit code
+ * of the template look-up. */
 static int tl_problems_inputless(const tl_ctx *c, const tl_cmd *cmd, const char *name,
                                  json_t **problems)
 {
-    int has = 1, rc = tl_template_has_inputs(c, name, &has);
-    *problems = rc || has ? NULL : json_pack("[{}]");
-    return !rc && !has && !*problems ? tl_oom(cmd) : rc;
+    int needs = 1, rc = tl_template_needs_problem(c, name, &needs);
+    *problems = rc || needs ? NULL : json_pack("[{}]");
+    return !rc && !needs && !*problems ? tl_oom(cmd) : rc;
 }
 
 static void tl_xml_attr(FILE *f, const char *s)
@@ -274,7 +275,7 @@ static int tl_check_entries(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a
         if ((rc = tl_problems_inputless(c, cmd, tl_arg(cmd, a, "template"), &problems))) return rc;
         if (!problems) {
             fprintf(stderr, "tlctl check: --remeasure needs at least one -p PROBLEM (template "
-                    "%s has inputs)\n", tl_arg(cmd, a, "template"));
+                    "%s has inputs without a default)\n", tl_arg(cmd, a, "template"));
             return TL_EXIT_USAGE;
         }
     }

@@ -36,7 +36,7 @@ static int tl_problem_query(const tl_cmd *cmd, const char *kv, char *path, size_
     return 0;
 }
 
-int tl_template_has_inputs(const tl_ctx *c, const char *name, int *has)
+int tl_template_needs_problem(const tl_ctx *c, const char *name, int *needs)
 {
     char *e = curl_easy_escape(NULL, name, 0);
     if (!e) {
@@ -49,28 +49,32 @@ int tl_template_has_inputs(const tl_ctx *c, const char *name, int *has)
     json_t *t = NULL;
     int rc = tl_call(c, "GET", path, NULL, &t);
     if (rc) return rc;
-    const json_t *in = json_object_get(t, "inputs");
-    *has = json_is_array(in) ? json_array_size(in) > 0 : json_object_size(in) > 0;
+    size_t i;
+    const json_t *in;
+    *needs = 0;
+    json_array_foreach(json_object_get(t, "inputs"), i, in)
+        if (!json_object_get(in, "default")) *needs = 1;
     json_decref(t);
     return 0;
 }
 
-/* -p of a command that needs a problem unless the template has no inputs: 0 when given or
- * not needed, else TL_EXIT_USAGE (or the look-up's exit code) after one line. */
+/* -p of a command that needs a problem unless every input of the template has a default:
+ * 0 when given or not needed, else TL_EXIT_USAGE (or the look-up's exit code) after one
+ * line. */
 static int tl_problem_needed(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     if (tl_arg(cmd, a, "problem")) return 0;
-    int has = 0, rc = tl_template_has_inputs(c, a->pos[0], &has);
-    if (rc || !has) return rc;
-    fprintf(stderr, "tlctl %s: --problem is required: template %s has inputs (see tlctl %s "
-            "--help)\n", cmd->name, a->pos[0], cmd->name);
+    int needs = 0, rc = tl_template_needs_problem(c, a->pos[0], &needs);
+    if (rc || !needs) return rc;
+    fprintf(stderr, "tlctl %s: --problem is required: template %s has inputs without a "
+            "default (see tlctl %s --help)\n", cmd->name, a->pos[0], cmd->name);
     return TL_EXIT_USAGE;
 }
 
 int tl_cmd_best(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     int rc;
-    if ((rc = tl_req(cmd, a, "target"))) return rc;   /* no -p: a template without inputs */
+    if ((rc = tl_req(cmd, a, "target"))) return rc;   /* no -p: every input has a default */
     const char *fmt = tl_arg(cmd, a, "format");
     if (!fmt) fmt = c->json ? "json" : "table";
     if (strcmp(fmt, "table") && strcmp(fmt, "json") && strcmp(fmt, "env") && strcmp(fmt, "args")) {

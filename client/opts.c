@@ -101,14 +101,16 @@ static const tl_opt o_help[] = {
 
 const tl_cmd tl_cmds[] = {
     {"tune", "TEMPLATE [-p K=V,..] -t TARGET [options]", "submit a tuning job",
-     "POST /v1/tune.  -p may be left out for a template without inputs.  Prints the job id; with --wait a live progress bar (trials done / planned, "
+     "POST /v1/tune.  -p may be left out for a template without inputs or whose every input "
+     "has a default (the defaults apply).  Prints the job id; with --wait a live progress bar (trials done / planned, "
      "best so far, ETA) fed by the job's event stream, on a terminal with the convergence curve "
      "(as `tlctl job ID --plot`) redrawn under it, then the result.  Ctrl-C during --wait "
      "asks whether to cancel the job (on a terminal); otherwise the job keeps running and tlctl "
      "prints how to cancel it.", o_tune, 1, 1, tl_cmd_tune},
     {"best", "TEMPLATE [-p K=V,..] -t TARGET [options]", "the best tuned config of a shape",
      "GET /v1/best.  -p may be left out (or given empty, -p \"\") for a template without "
-     "inputs; for one with inputs it is required (tlctl looks the template up to tell).  --format env prints TT_BLOCK_M=128 lines for a shell; args prints "
+     "inputs or whose every input has a default; when an input has no default it is required "
+     "(tlctl looks the template up to tell).  --format env prints TT_BLOCK_M=128 lines for a shell; args prints "
      "--block_M=128 --block_N=256 ... for a Python launcher.", o_best, 1, 1, tl_cmd_best},
     {"jobs", "[options]", "list jobs", "GET /v1/jobs, newest first.", o_jobs, 0, 0, tl_cmd_jobs},
     {"job", "ID [--trials] [--plot] [--params]", "show a job",
@@ -138,8 +140,8 @@ const tl_cmd tl_cmds[] = {
      "POST /v1/check.  Each entry gets a verdict: pass, regressed, improved, missing (no "
      "baseline) or error (re-measurement failed).  Exit code 1 when any entry regressed or "
      "errored.  --pin NAME copies the current best rows into baseline NAME instead.  For a "
-     "template without inputs -p may be empty (-p \"\") or left out: the problem is sent as "
-     "{}.  "
+     "template without inputs, or whose every input has a default, -p may be empty (-p \"\") "
+     "or left out: the problem is sent as {} and the defaults apply.  "
      "See docs/ci.md for the rule and the --measured file format.", o_check, 0, 0, tl_cmd_check},
     {"export", "-T TEMPLATE -t TARGET [--format json|t4|specializations|registry-inc|c-header] [-o FILE]",
      "export tuned configs for AOT builds or other tools",

@@ -168,9 +168,9 @@ int tl_plot_params(FILE *f, const json_t *trials, int width, int color);
 int tl_term_width(void);
 
 /* ---- cmd_query.c, shared with cmd_ci.c ---- */
-/* Whether template `name` has inputs (GET /v1/templates/{name}): 0 with *has set (1: it has
- * inputs, so a problem is required), or the exit code after printing the error. */
-int tl_template_has_inputs(const tl_ctx *c, const char *name, int *has);
+/* Whether template `name` needs a problem (GET /v1/templates/{name}): 0 with *needs set (1:
+ * an input has no default), or the exit code after printing the error. */
+int tl_template_needs_problem(const tl_ctx *c, const char *name, int *needs);
 
 /* ---- commands (cmd_*.c) ---- */
 int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);

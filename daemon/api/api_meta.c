@@ -35,15 +35,23 @@ static json_t *tt_template_summary(const tt_template *t)
             for (size_t d = 0; d < in->ndtypes; d++)
                 json_array_append_new(dts, json_string(tt_dtype_name(in->dtypes[d])));
             json_object_set_new(o, "values", dts);
+            if (in->has_default)
+                json_object_set_new(o, "default", json_string(tt_dtype_name((tt_dtype)in->def)));
+        } else {
+            json_object_set_new(o, "min", json_integer(in->min));
+            json_object_set_new(o, "max", json_integer(in->max));
+            if (in->has_default) json_object_set_new(o, "default", json_integer(in->def));
         }
         json_array_append_new(inputs, o);
     }
     for (size_t i = 0; i < t->nparams; i++) {
+        const tt_param *p = &t->params[i];
         json_t *vals = json_array();
-        for (size_t k = 0; k < t->params[i].nvalues; k++)
-            json_array_append_new(vals, json_integer(t->params[i].values[k]));
-        json_array_append_new(params, json_pack("{s:s, s:o}", "name", t->params[i].name,
-                                                "values", vals));
+        for (size_t k = 0; k < p->nvalues; k++)
+            json_array_append_new(vals, json_integer(p->values[k]));
+        json_t *o = json_pack("{s:s, s:o}", "name", p->name, "values", vals);
+        if (p->has_default) json_object_set_new(o, "default", json_integer(p->def));
+        json_array_append_new(params, o);
     }
     double total = 1;
     for (size_t i = 0; i < t->nparams; i++) total *= (double)t->params[i].nvalues;

@@ -407,6 +407,42 @@ static void test_tlctl_inputless(void)
     tl_fails("check -T gemm -t a2 --remeasure", 2, "needs at least one -p");
 }
 
+/* a template whose every input has a default needs no -p either: tune, best and check take
+ * the defaults (the look-up reads each input's "default" from GET /v1/templates/{name}) */
+static void test_tlctl_defaults(void)
+{
+    static const char doc[] =
+        "{\"tiletune\": 1, \"name\": \"dscale\", \"version\": \"1\", \"inputs\": {\"N\": "
+        "{\"type\": \"int\", \"default\": 65536}}, \"params\": {\"block\": [256, 512]}, "
+        "\"let\": {\"n_num\": \"ceildiv(N, block)\"}, \"buffers\": {\"X_UB\": {\"scope\": "
+        "\"UB\", \"shape\": [\"block\"], \"dtype\": \"float16\", \"copies\": 2}}, "
+        "\"tensors\": {\"X\": {\"shape\": [\"N\"], \"dtype\": \"float16\"}, \"Y\": {\"shape\": "
+        "[\"N\"], \"dtype\": \"float16\", \"output\": true}}, \"kernel\": {\"grid\": {\"bx\": "
+        "\"n_num\"}, \"cores\": \"vector\", \"body\": [{\"copy\": [\"gm:X\", \"X_UB\"], "
+        "\"along\": [\"bx\"]}, {\"vec\": \"muls\", \"out\": \"X_UB\", \"in\": [\"X_UB\"]}, "
+        "{\"copy\": [\"X_UB\", \"gm:Y\"], \"along\": [\"bx\"]}]}}";
+    tt_hres r;
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_req(&g_d, "PUT", "/v1/templates/dscale", TT_TOKEN_TUNE, doc,
+                                        strlen(doc), &r), 0);
+    CU_ASSERT_EQUAL(r.status, 201);
+    const json_t *in = json_array_get(json_object_get(r.json, "inputs"), 0);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(in, "default")), 65536);
+    tt_hres_free(&r);
+    char *out;
+    CU_ASSERT_EQUAL(tl("tune dscale -t a2 -b sim -n 2 --wait", &out, NULL), 0);
+    free(out);
+    CU_ASSERT_EQUAL(tl("best dscale -t a2 -b sim -f json", &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "problem_key")), "N=65536");
+    json_decref(j);
+    free(out);
+    CU_ASSERT_EQUAL(tl("check -T dscale -t a2 --remeasure -b sim -f json", &out, NULL), 0);
+    j = json_loads(out, 0, NULL);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "entries")), 1);
+    json_decref(j);
+    free(out);
+}
+
 /* arguments that are not UTF-8 are refused before a JSON body is built (never an empty
  * body, never a dropped member) */
 static void test_tlctl_bad_utf8(void)
@@ -480,6 +516,7 @@ static void test_tlctl_job_args(void)
 
 static const tt_test_case tl_cases[] = {{"trials_all", test_tlctl_trials_all},
                                         {"inputless", test_tlctl_inputless},
+                                        {"defaults", test_tlctl_defaults},
                                         {"bad_utf8", test_tlctl_bad_utf8},
                                         {"config_file", test_tlctl_config_file},
                                         {"job_args", test_tlctl_job_args},
