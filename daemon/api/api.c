@@ -6,6 +6,7 @@
 #include "runner.h"
 #include "suggest.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -329,6 +330,49 @@ tt_rc tt__req_target(tt_server *srv, const json_t *v, const tt_target **out, tt_
                        json_string_value(v));
     *out = t;
     return TT_OK;
+}
+
+int tt__safe_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.') return 0;
+    return 1;
+}
+
+tt_rc tt__req_target_name(tt_server *srv, const json_t *v, char *name, int *configured,
+                          tt_errinfo *err)
+{
+    if (!json_is_string(v))
+        return tt_errf(err, TT_ETARGET, "target", "need a target name such as \"a2\"");
+    const char *s = json_string_value(v);
+    const tt_target *t = tt_catalog_target(srv->catalog, s);
+    *configured = t != NULL;
+    if (!t && !tt__safe_name(s))
+        return tt_errf(err, TT_ETARGET, "target", "unknown target \"%.64s\" (GET /v1/targets; "
+                       "imported data: 1..63 of [A-Za-z0-9._-])", s);
+    snprintf(name, 64, "%s", t ? t->name : s);
+    return TT_OK;
+}
+
+const char *tt__target_note(tt_server *srv, const char *name, int configured, char *buf,
+                            size_t cap)
+{
+    buf[0] = '\0';
+    if (configured) return buf;
+    const tt_targets *ts = tt_catalog_targets(srv->catalog);
+    const char *names[128];   /* each target's name and aliases ("a2") */
+    size_t n = 0;
+    for (size_t i = 0; i < tt_targets_count(ts); i++) {
+        const tt_target *t = tt_targets_at(ts, i);
+        if (n < 128) names[n++] = t->name;
+        for (int k = 0; k < t->naliases && n < 128; k++) names[n++] = t->aliases[k];
+    }
+    const char *hint = tt_suggest(name, strlen(name), names, n);
+    snprintf(buf, cap, " (\"%s\" is not a configured target%s%s%s)", name,
+             hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+    return buf;
 }
 
 tt_rc tt__req_problem(const tt_template *t, const json_t *v, int64_t *slots, tt_errinfo *err)

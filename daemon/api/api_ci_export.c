@@ -341,12 +341,12 @@ void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp)
                       "specializations, c-header, registry-inc)", a.format);
         return;
     }
-    const tt_target *tgt;
     const tt_template *t;
-    char fp[80] = "", pkey[1024] = "";
+    char fp[80] = "", pkey[1024] = "", tgt[64], note[160];
+    int configured;
     int64_t ps[TT_MAX_SLOTS];
     memset(ps, 0, sizeof ps);
-    if (tt__req_target(srv, a.target, &tgt, &err) ||
+    if (tt__req_target_name(srv, a.target, tgt, &configured, &err) ||
         tt__req_template_name(srv, a.tmpl, &t, &err) ||
         tt__req_backend(srv, t, a.backend, fp, &err) ||
         (a.problem && tt__req_problem(t, a.problem, ps, &err))) {
@@ -354,15 +354,20 @@ void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp)
         return;
     }
     if (a.problem) tt_tmpl_problem_key(t, ps, pkey, sizeof pkey);
-    tt_best_query bq = {t->name, tgt->name, a.problem ? pkey : NULL, a.backend ? fp : NULL,
-                        NULL};
+    tt_best_query bq = {t->name, tgt, a.problem ? pkey : NULL, a.backend ? fp : NULL, NULL};
     tt_best *rows = NULL;
     size_t n = 0;
     if (tt__best_rows(srv, &bq, &rows, &n, resp)) return;
+    if (!n && !configured) {   /* a typo of a configured target says so */
+        tt_resp_error(resp, TT_ENOTFOUND, NULL, "nothing tuned for %s on %s%s", t->name, tgt,
+                      tt__target_note(srv, tgt, configured, note, sizeof note));
+        free(rows);
+        return;
+    }
     tt_xrow *xr = calloc(n ? n : 1, sizeof *xr);
     size_t m = xr ? tt_x_rows(t, rows, n, xr) : 0;
     if (!xr) tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
-    else tt_x_answer(srv, t, tgt->name, kind, a.job, a.problem ? pkey : NULL, xr, m, resp);
+    else tt_x_answer(srv, t, tgt, kind, a.job, a.problem ? pkey : NULL, xr, m, resp);
     free(xr);
     for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
     free(rows);

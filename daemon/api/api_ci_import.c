@@ -42,15 +42,6 @@ static tt_rc tt_status_of(tt_ds_status s)
     }
 }
 
-static int tt_safe_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 63) return 0;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.') return 0;
-    return 1;
-}
-
 /* Fill a trial from a record (config slots already in slots). */
 static tt_rc tt_import_trial(const tt_template *t, const tt_dataset *ds, const tt_ds_record *r,
                              const int64_t *slots, tt_trial *tr)
@@ -157,7 +148,7 @@ static tt_rc tt_import_target(tt_server *srv, const char *tgq, const tt_dataset 
 {
     if (tgq) {
         const tt_target *tg = tt_catalog_target(srv->catalog, tgq);
-        if (!tg && !tt_safe_name(tgq))
+        if (!tg && !tt__safe_name(tgq))
             return tt_errf(err, TT_ETARGET, "target", "target names are 1..63 of [A-Za-z0-9._-]");
         snprintf(target, cap, "%s", tg ? tg->name : tgq);
         return TT_OK;

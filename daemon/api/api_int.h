@@ -89,6 +89,19 @@ tt_rc tt__req_template(tt_server *srv, const json_t *v, const tt_req *store_as,
 void tt__tmpl_ref_close(tt__tmpl_ref *ref);
 /* Target by name or alias; TT_ETARGET with path "target" when unknown or not a string. */
 tt_rc tt__req_target(tt_server *srv, const json_t *v, const tt_target **out, tt_errinfo *err);
+/* The target of a route that only reads stored rows (best, export): a configured target's
+ * name (aliases resolved), else the name data were imported under (any name of 1..63
+ * [A-Za-z0-9._-], as POST /v1/import takes it) into name[cap >= 64]; TT_ETARGET otherwise.
+ * *configured tells which. */
+tt_rc tt__req_target_name(tt_server *srv, const json_t *v, char *name, int *configured,
+                          tt_errinfo *err);
+/* What a "nothing stored" answer appends for a target name that is not configured: "" when
+ * configured, else ` ("a22" is not a configured target; did you mean "a2"?)` or the same
+ * without the suggestion, into buf (returned). */
+const char *tt__target_note(tt_server *srv, const char *name, int configured, char *buf,
+                            size_t cap);
+/* 1 when s is 1..63 characters of [A-Za-z0-9._-] (names of imported targets). */
+int tt__safe_name(const char *s);
 /* Problem (object or "M=..,N=.." string) into slots[0..ninputs); path "problem.M". */
 tt_rc tt__req_problem(const tt_template *t, const json_t *v, int64_t *slots, tt_errinfo *err);
 /* Config (object or "block_M=..,.." string) into the param slots; `path` is where it sits

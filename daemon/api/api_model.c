@@ -670,7 +670,7 @@ static tt_rc tt_best_exact(tt_server *srv, const tt_best_query *bq, int nearest,
 
 /* The closest stored problem of the same template, target, backend and dtypes. */
 static void tt_best_nearest(tt_server *srv, const tt_template *t, tt_best_query bq,
-                            const int64_t *slots, tt_resp *resp)
+                            const int64_t *slots, const char *note, tt_resp *resp)
 {
     const char *key = bq.problem_key;
     bq.problem_key = NULL;
@@ -695,7 +695,8 @@ static void tt_best_nearest(tt_server *srv, const tt_template *t, tt_best_query 
     }
     if (bestd < 0) {
         tt_resp_error(resp, TT_ENOTFOUND, NULL,
-                      "no tuned config for %s on %s with matching dtypes", t->name, bq.target);
+                      "no tuned config for %s on %s with matching dtypes%s", t->name, bq.target,
+                      note);
     } else {
         json_t *o = tt_best_json(&rows[bi], bq.target);
         if (o) {
@@ -714,13 +715,13 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
     tt_errinfo err;
     tt_errinfo_clear(&err);
     tt_best_args a = {0};
-    const tt_target *tgt;
     const tt_template *t;
     int64_t slots[TT_MAX_SLOTS];
-    char fp[80] = "", key[1024];
+    char fp[80] = "", key[1024], target[64], note[160];
+    int configured;
     if (TT__PARSE(req->query, tt_best_members, TT__PARSE_QUERY | TT__PARSE_OPEN, NULL, &a,
                   &err) ||
-        tt__req_target(srv, a.target, &tgt, &err) ||
+        tt__req_target_name(srv, a.target, target, &configured, &err) ||
         tt__req_template_name(srv, a.tmpl, &t, &err) ||
         tt_best_problem(t, req->query, slots, &err) ||
         tt__req_backend(srv, t, a.backend, fp, &err)) {
@@ -728,12 +729,14 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
         return;
     }
     tt_tmpl_problem_key(t, slots, key, sizeof key);
-    tt_best_query bq = {t->name, tgt->name, key, a.backend ? fp : NULL, a.hash};
+    tt_best_query bq = {t->name, target, key, a.backend ? fp : NULL, a.hash};
     tt_rc rc = tt_best_exact(srv, &bq, a.nearest, resp);
     if (rc != TT_ENOTFOUND) return;
-    if (a.nearest) tt_best_nearest(srv, t, bq, slots, resp);
+    tt__target_note(srv, target, configured, note, sizeof note);
+    if (a.nearest) tt_best_nearest(srv, t, bq, slots, note, resp);
     else
         tt_resp_error(resp, TT_ENOTFOUND, NULL,
-                      "no tuned config for %s on %s at %s (nearest=1 takes the closest tuned "
-                      "shape; tlctl best --nearest)", t->name, tgt->name, key);
+                      "no tuned config for %s on %s%s%s%s (nearest=1 takes the closest tuned "
+                      "shape; tlctl best --nearest)", t->name, target, *key ? " at " : "", key,
+                      note);
 }

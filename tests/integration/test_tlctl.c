@@ -313,9 +313,14 @@ static void test_server_errors(void)
     CU_ASSERT_EQUAL(r.code, 5);
     CU_ASSERT_TRUE(one_line(r.err));
     run_free(&r);
-    r = RUN("best", "gemm", "-p", GEMM_P, "-t", "nosuchchip");
+    r = RUN("best", "gemm", "-p", GEMM_P, "-t", "no such chip");
     CU_ASSERT_EQUAL(r.code, 5);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "invalid_target"));
+    run_free(&r);
+    r = RUN("best", "gemm", "-p", GEMM_P, "-t", "nosuchchip");   /* an imported device's? */
+    CU_ASSERT_EQUAL(r.code, 5);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "\"nosuchchip\" is not a configured target"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "not_found"));
     run_free(&r);
 }
 

@@ -128,8 +128,12 @@ def test_422_codes(daemon):
                              "params": {"block": [256, "x"]}}, idempotent=True)
     assert ei.value.path == "params.block[1]"
     with pytest.raises(tiletune.InvalidTarget) as ei:
-        c.best("gemm", "h100", "M=64,N=64,K=64")
+        c.best("gemm", "h/100", "M=64,N=64,K=64")
     assert ei.value.path == "target"
+    # a safe name may be an imported device's: not found, and said not to be configured
+    with pytest.raises(tiletune.NotFound) as ei:
+        c.best("gemm", "h100", "M=64,N=64,K=64")
+    assert '"h100" is not a configured target' in str(ei.value)
 
 
 def test_429_limit_exceeded(make_daemon):
