@@ -4,6 +4,7 @@ import ast
 import gzip
 import json
 import os
+import re
 
 import pytest
 
@@ -214,6 +215,44 @@ def test_config_resolution(daemon, isolated_env, monkeypatch, tmp_path):
     with pytest.raises(FileNotFoundError):
         tiletune.Client()
 
+
+
+# tlctl.conf lines -> the settings read (url, token, timeout) or the ValueError's text; the
+# rules are tlctl's (client/opts.c, docs/tlctl.md "Configuration")
+CONFIG_LINES = [
+    (b"token = tok#en\n", (None, "tok#en", 60.0)),        # '#' inside a value stays
+    (b"token = tok # lab\n", (None, "tok", 60.0)),         # ' #' starts a comment
+    (b"  # indented comment\n\ntimeout = 7\t# s\n", (None, None, 7.0)),
+    (b"url = http://h:1\r\ntimeout=86400\r\n", ("http://h:1", None, 86400.0)),
+    (b"tokne = secret\n", "c.conf:1: unknown key 'tokne'"),
+    (b"url = http://h:1\njunk line\n", "c.conf:2: expected key = value"),
+    (b"timeout = abc\n", "c.conf:1: timeout needs seconds in 1..86400"),
+    (b"timeout = 0.5\n", "c.conf:1: timeout needs seconds in 1..86400"),
+    (b"timeout = 0\n", "c.conf:1: timeout needs seconds in 1..86400"),
+    (b"timeout = 86401\n", "c.conf:1: timeout needs seconds in 1..86400"),
+    (b"timeout = nan\n", "c.conf:1: timeout needs seconds in 1..86400"),
+    (b"timeout = inf\n", "c.conf:1: timeout needs seconds in 1..86400"),
+    (b"token = \xff\xfe\n", "c.conf: not valid UTF-8"),
+]
+
+
+@pytest.mark.parametrize("text,expect", CONFIG_LINES)
+def test_config_file_lines_as_tlctl(tmp_path, monkeypatch, text, expect):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.conf").write_bytes(text)
+    if isinstance(expect, str):
+        with pytest.raises(ValueError, match=re.escape(expect)):
+            tiletune.Client(config_file="c.conf")
+        return
+    c = tiletune.Client(config_file="c.conf")
+    url, token, timeout = expect
+    assert (c.url, c.token, c.timeout) == (url or "http://127.0.0.1:7878", token, timeout)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
+def test_timeout_argument_must_be_finite_and_positive(timeout):
+    with pytest.raises(ValueError, match="timeout"):
+        tiletune.Client("http://127.0.0.1:1", timeout=timeout)
 
 def test_retries_with_backoff_then_unreachable():
     port = free_port()                      # nothing listens there

@@ -4,12 +4,17 @@
 Precedence (docs/tlctl.md): default < config file < environment < arguments.  The config file
 is ``$TLCTL_CONFIG``, else ``$XDG_CONFIG_HOME/tiletune/tlctl.conf``, else
 ``~/.config/tiletune/tlctl.conf``; it holds ``key = value`` lines (``url``, ``token``,
-``timeout``), ``#`` starts a comment, unknown keys are ignored.  A missing file is not an
-error; an explicitly named one that cannot be read is.
+``timeout`` in 1..86400 seconds), read as tlctl reads them: a line starting with ``#`` is a
+comment, and so is the rest of a line from a ``#`` that follows a space or tab (``a#b`` stays
+whole); a line without ``=``, an unknown key or a bad timeout is a ``ValueError`` naming the
+file and line.  A missing file is not an error; an explicitly named one that cannot be read
+is.
 """
 from __future__ import annotations
 
+import math
 import os
+import re
 from typing import Dict, Optional, Tuple
 
 DEFAULT_URL = "http://127.0.0.1:7878"
@@ -28,16 +33,48 @@ def config_path(explicit: Optional[str] = None) -> Tuple[str, bool]:
     return os.path.join(base, "tiletune", "tlctl.conf"), False
 
 
+_COMMENT = re.compile(r"[ \t]#")
+KEYS = ("url", "token", "timeout")
+
+
+def parse_timeout(text: str) -> float:
+    """A timeout as tlctl's ``--timeout`` and config file take it: whole seconds in 1..86400.
+    Raises ValueError."""
+    t = text.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", t) or not 1 <= int(t) <= 86400:
+        raise ValueError(f"timeout needs seconds in 1..86400, got {text!r}")
+    return float(int(t))
+
+
 def read_config_file(path: str) -> Dict[str, str]:
-    """Parse ``key = value`` lines; ``#`` starts a comment.  Raises OSError if unreadable."""
+    """Parse ``key = value`` lines as tlctl does.  Raises OSError if unreadable and
+    ValueError (``path:line: ...``) for a malformed line, an unknown key or a bad timeout."""
     out: Dict[str, str] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if not line or "=" not in line:
-                continue
-            k, v = line.split("=", 1)
-            out[k.strip()] = v.strip().strip('"').strip("'")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not valid UTF-8 (byte {e.start})") from None
+    for ln, line in enumerate(text.split("\n"), 1):
+        line = line.strip(" \t\r\n")
+        if not line or line.startswith("#"):
+            continue
+        if "=" not in line:
+            raise ValueError(f"{path}:{ln}: expected key = value")
+        k, v = line.split("=", 1)
+        m = _COMMENT.search(v)
+        if m:
+            v = v[:m.start()]
+        k, v = k.strip(" \t"), v.strip(" \t").strip('"').strip("'")
+        if k not in KEYS:
+            raise ValueError(f"{path}:{ln}: unknown key {k!r} (url, token, timeout)")
+        if k == "timeout":
+            try:
+                parse_timeout(v)
+            except ValueError as e:
+                raise ValueError(f"{path}:{ln}: {e}") from None
+        out[k] = v
     return out
 
 
@@ -72,7 +109,7 @@ class Settings:
             return
         if key == "timeout":
             value = float(value)
-            if value <= 0:
-                raise ValueError(f"timeout must be > 0 (from {source})")
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"timeout must be a finite number > 0 (from {source})")
         setattr(self, key, value)
         self.source[key] = source
