@@ -63,3 +63,19 @@ def test_exit_codes(daemon):
     assert r.returncode == 4 and "forbidden" in r.stderr
     r = run("--url", f"http://127.0.0.1:{free_port()}", "best", "gemm", "-p", "M=1", "-t", "a2")
     assert r.returncode == 3 and "cannot reach" in r.stderr
+
+
+# an argument that is not valid UTF-8 is a usage error (exit 2, bad_encoding) before any
+# request, as in tlctl; tune used to send it escaped and exit 5 with the server's
+# malformed_json, best and export to fail in Python's codec
+@pytest.mark.parametrize("args", [
+    ("tune", "gemm", "-p", b"M=\xff,N=64,K=64", "-t", "a2"),
+    ("tune", "gemm", "-p", "M=64,N=64,K=64", "-t", b"a\xff"),
+    ("best", "gemm", "-p", b"M=\xff,N=64,K=64", "-t", "a2"),
+    ("best", b"g\xffmm", "-p", "M=64,N=64,K=64", "-t", "a2"),
+    ("export", "gemm", "-t", "a2", "-p", b"M=\xff"),
+])
+def test_non_utf8_argument_is_a_usage_error(daemon, args):
+    r = run(*args, env={"TILETUNE_URL": daemon.url, "TILETUNE_TOKEN": TUNE})
+    assert r.returncode == 2, r.stderr
+    assert "not valid UTF-8 (bad_encoding)" in r.stderr and "Traceback" not in r.stderr

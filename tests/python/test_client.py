@@ -217,6 +217,34 @@ def test_config_resolution(daemon, isolated_env, monkeypatch, tmp_path):
 
 
 
+@pytest.mark.parametrize("call,path", [
+    (lambda c: c.tune("gemm", "a2", "M=\udcff,N=64,K=64"), "problem"),
+    (lambda c: c.predict("gemm", "a2", {"M": 64, "N": 64, "K": 64, "dtype": "\udcff"}),
+     "problem.dtype"),
+    (lambda c: c.check([{"template": "gemm", "target": "a2", "problem": {"M": "\udcff"},
+                         "samples_us": [1.0]}]), "entries[0].problem.M"),
+    (lambda c: c.best("gemm", "a2", {"M": "\udcff"}), "M"),
+    (lambda c: c.template("g\udcffmm"), "template"),
+    (lambda c: c.export("gemm", "a\udcff"), "target"),
+])
+def test_text_that_is_not_utf8_is_refused_before_sending(daemon, call, path):
+    """Lone surrogates (non-UTF-8 bytes decoded with surrogateescape) are BadEncoding,
+    naming where they are; nothing is sent (used to be a malformed_json answer or a
+    UnicodeEncodeError from the codec)."""
+    c = tiletune.Client(daemon.url, TUNE)
+    with pytest.raises(tiletune.BadEncoding) as ei:
+        call(c)
+    assert ei.value.path == path and ei.value.code == "bad_encoding"
+    assert c.requests_sent == 0
+
+
+def test_nan_is_refused_before_sending(daemon):
+    c = tiletune.Client(daemon.url, TUNE)
+    with pytest.raises(ValueError, match="JSON"):
+        c.check([{"template": "gemm", "target": "a2", "problem": SHAPE,
+                  "samples_us": [float("nan")]}])
+    assert c.requests_sent == 0
+
 # tlctl.conf lines -> the settings read (url, token, timeout) or the ValueError's text; the
 # rules are tlctl's (client/opts.c, docs/tlctl.md "Configuration")
 CONFIG_LINES = [

@@ -150,7 +150,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_JOB
     except (APIError, TiletuneError) as e:
         print(f"tiletune: {e}", file=sys.stderr)
-        return EXIT_API
+        # what could not be decoded (here or by the server) is a usage error, as in tlctl
+        return EXIT_USAGE if e.code == "bad_encoding" else EXIT_API
     except (OSError, ValueError) as e:
         print(f"tiletune: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -25,7 +25,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from . import __version__
 from .config import Settings
-from .errors import ServerUnreachable, from_response
+from .errors import ERRORS, ServerUnreachable, from_response
 from .job import Job
 
 Problem = Union[str, Mapping[str, Any]]
@@ -65,6 +65,37 @@ def _body_problem(problem: Problem) -> Union[str, Dict[str, Any]]:
     return {str(k): (v if isinstance(v, (int, str)) else _text(v)) for k, v in problem.items()}
 
 
+def _bad_utf8(doc: Any, path: str = "") -> Optional[str]:
+    """The JSON path of the first text in ``doc`` that is not valid UTF-8 (a lone surrogate,
+    e.g. a non-UTF-8 command-line byte decoded with surrogateescape), or None."""
+    if isinstance(doc, str):
+        try:
+            doc.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    if isinstance(doc, Mapping):
+        for k, v in doc.items():
+            sub = f"{path}.{k}" if path else str(k)
+            bad = _bad_utf8(str(k), sub) or _bad_utf8(v, sub)
+            if bad is not None:
+                return bad
+    elif isinstance(doc, (list, tuple)):
+        for i, v in enumerate(doc):
+            bad = _bad_utf8(v, f"{path}[{i}]")
+            if bad is not None:
+                return bad
+    return None
+
+
+def _refuse_bad_utf8(doc: Any, what: str) -> None:
+    """Raise ``BadEncoding`` (400 ``bad_encoding``, as the server and tlctl) for text that
+    cannot be sent as UTF-8, instead of sending it escaped or failing in the codec."""
+    bad = _bad_utf8(doc)
+    if bad is not None:
+        raise ERRORS["bad_encoding"](f"{what} is not valid UTF-8", "bad_encoding", bad)
+
+
 def _drop_none(d: Mapping[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -99,6 +130,8 @@ class Client:
         Raises APIError subclasses for error answers and ServerUnreachable at the end."""
         url = self.url + path
         q = [(k, _text(v)) for k, v in (query or []) if v is not None]
+        _refuse_bad_utf8(path, "the path")
+        _refuse_bad_utf8(dict(q), "a query argument")
         if q:
             url += "?" + urllib.parse.urlencode(q)
         headers = {"Accept": accept, "User-Agent": f"tiletune-python/{__version__}"}
@@ -152,7 +185,9 @@ class Client:
         ``data`` sends bytes unchanged (import)."""
         body = data
         if json_body is not None:
-            body = json.dumps(json_body).encode("utf-8")
+            _refuse_bad_utf8(json_body, "a request member")
+            # NaN and Infinity are not JSON: a ValueError here, not malformed_json from the server
+            body = json.dumps(json_body, allow_nan=False).encode("utf-8")
         ctype = "application/octet-stream" if data is not None else "application/json"
         with self._open(method, path, query, body, ctype, idempotent=idempotent) as r:
             payload = r.read()
@@ -203,6 +238,7 @@ class Client:
 
     def template(self, name: str, hash: Optional[str] = None) -> Dict[str, Any]:
         """``GET /v1/templates/{name}``: inputs, params, ``hash`` and the document."""
+        _refuse_bad_utf8({"template": name}, "the template name")
         return self.request("GET", "/v1/templates/" + urllib.parse.quote(name, safe=""),
                             [("hash", hash)])
 
