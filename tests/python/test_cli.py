@@ -79,3 +79,38 @@ def test_non_utf8_argument_is_a_usage_error(daemon, args):
     r = run(*args, env={"TILETUNE_URL": daemon.url, "TILETUNE_TOKEN": TUNE})
     assert r.returncode == 2, r.stderr
     assert "not valid UTF-8 (bad_encoding)" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_arguments_as_tlctl(make_daemon):
+    """Arguments tlctl takes or refuses itself: --budget/--seed/--timeout ranges are usage
+    errors (were sent and answered 400, exit 5), tune --objective and export -T are taken
+    (were unknown arguments), -p may be left out for a template without inputs."""
+    from test_client import KT_CACHE, T1
+    import tiletune
+    d = make_daemon()
+    c = tiletune.Client(d.url, TUNE)
+    c.import_(T1, format="t1", template="vadd")
+    c.import_(KT_CACHE, format="kt-cache", template="vadd", target="a2")
+    env = {"TILETUNE_URL": d.url, "TILETUNE_TOKEN": TUNE}
+    p = "M=64,N=64,K=64"
+    rows = [
+        (("tune", "gemm", "-p", p, "-t", "a2", "-n", "0"), 2, "1..1000000"),
+        (("tune", "gemm", "-p", p, "-t", "a2", "-n", "1000001"), 2, "1..1000000"),
+        (("tune", "gemm", "-p", p, "-t", "a2", "--seed", str(2 ** 62 + 1)), 2, "--seed"),
+        (("--timeout", "0.5", "best", "gemm", "-p", p, "-t", "a2"), 2, "1..86400"),
+        (("--timeout", "86401", "best", "gemm", "-p", p, "-t", "a2"), 2, "1..86400"),
+        (("best", "gemm", "-t", "a2"), 2, "--problem is required"),
+        (("best", "vadd", "-t", "a2", "-f", "json"), 0, ""),
+        # sent without a problem: refused for the backend, not for a missing -p
+        (("tune", "vadd", "-t", "a2", "-b", "model", "-n", "2"), 5, "has no kernel"),
+        (("tune", "gemm", "-p", p, "-t", "a2", "-n", "2", "--objective", "mean", "--json"), 0,
+         ""),
+        (("tune", "gemm", "-p", p, "-t", "a2", "--objective", "fastest"), 5, "objective"),
+        (("export", "-T", "gemm", "-t", "a2", "-f", "c-header"), 0, ""),
+        (("export", "-t", "a2"), 2, "template"),
+    ]
+    for args, code, err in rows:
+        r = run(*args, env=env)
+        assert r.returncode == code and err in r.stderr, (args, r.returncode, r.stderr)
+    assert json.loads(run("best", "vadd", "-t", "a2", "-f", "json", env=env).stdout
+                      )["config"] == {"block": 256, "unroll": 2}

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 
 from . import __version__
 from .client import Client
+from .config import parse_timeout
 from .errors import APIError, Forbidden, JobFailed, ServerUnreachable, TiletuneError, Unauthorized
 
 EXIT_OK, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_AUTH, EXIT_API, EXIT_JOB, EXIT_INT = (
@@ -31,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--url", help="server URL (default http://127.0.0.1:7878)")
     p.add_argument("--token", help="bearer token")
     p.add_argument("--config-file", help="tlctl.conf to read")
-    p.add_argument("--timeout", type=float, help="request timeout in seconds (default 60)")
+    p.add_argument("--timeout", type=_timeout, help="request timeout in seconds, 1..86400 "
+                                                    "(default 60)")
     p.add_argument("--version", action="version", version=f"tiletune {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
@@ -51,17 +53,23 @@ def _parser() -> argparse.ArgumentParser:
                                    "with --wait a progress line and the result")
     _shape_args(t)
     t.add_argument("-b", "--backend", help="sim (default), model, replay:NAME, cmd:NAME")
-    t.add_argument("-s", "--strategy", help="model-refine (default), model-topk, evolution, "
-                                            "anneal, random, exhaustive")
-    t.add_argument("-n", "--budget", type=int, help="trials to measure (default 32)")
-    t.add_argument("--seed", type=int, help="random seed (default 0)")
+    t.add_argument("-s", "--strategy",
+                   help="auto (default: model-bo with a kernel program, else bo), bo, model-bo, "
+                        "model-refine, model-topk, evolution, anneal, random, exhaustive")
+    t.add_argument("--objective", help="what ranks a config: median (default), mean, min; "
+                                       "recorded (replay:)")
+    t.add_argument("-n", "--budget", type=_int_in(1, 1000000),
+                   help="trials to measure (default 32)")
+    t.add_argument("--seed", type=_int_in(-(1 << 62), 1 << 62), help="random seed (default 0)")
     t.add_argument("-w", "--wait", action="store_true",
                    help="follow the job with a progress line and print the result")
     t.add_argument("--json", action="store_true", help="print the server's JSON")
 
     e = sub.add_parser("export", help="export tuned configs (GET /v1/export)",
                        description="export tuned configs for AOT builds (GET /v1/export)")
-    e.add_argument("template", help="template name")
+    e.add_argument("template", nargs="?", help="template name (or -T, as tlctl)")
+    e.add_argument("-T", "--template", dest="template_opt", metavar="TEMPLATE",
+                   help="template name, as tlctl export -T")
     e.add_argument("-t", "--target", required=True, help="target SoC (a2, a3, ...)")
     e.add_argument("-f", "--format", default="json",
                    choices=["json", "t4", "specializations", "registry-inc", "c-header"], help="output format")
@@ -72,10 +80,31 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _timeout(text: str) -> float:
+    try:
+        return parse_timeout(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _int_in(lo: int, hi: int):
+    """An argparse type: an integer in lo..hi (as tlctl checks --budget and --seed)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"needs an integer in {lo}..{hi}, got {text!r}")
+        return v
+    return parse
+
+
 def _shape_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("template", help="template name, e.g. gemm")
-    p.add_argument("-p", "--problem", required=True,
-                   help="template inputs, e.g. M=4096,N=4096,K=4096,dtype=float16")
+    p.add_argument("-p", "--problem",
+                   help="template inputs, e.g. M=4096,N=4096,K=4096,dtype=float16 (may be "
+                        "left out for a template without inputs)")
     p.add_argument("-t", "--target", required=True, help="target SoC (a2, a3 or a full name)")
 
 
@@ -99,13 +128,23 @@ def _print_best(doc: Dict[str, Any], fmt: str) -> None:
 
 def _run(a: argparse.Namespace) -> int:
     c = Client(a.url, a.token, timeout=a.timeout, config_file=a.config_file)
+    if a.cmd in ("best", "tune") and a.problem is None:
+        if a.cmd == "best":             # as tlctl: -p may be left out only without inputs
+            needed = [i.get("name") for i in c.template(a.template).get("inputs") or []
+                      if isinstance(i, dict) and "default" not in i]
+            if needed:
+                print(f"tiletune best: --problem is required: template {a.template} has "
+                      "inputs", file=sys.stderr)
+                return EXIT_USAGE
+        a.problem = ""
     if a.cmd == "best":
         doc = c.best(a.template, a.target, a.problem, nearest=a.nearest, backend=a.backend)
         _print_best(doc, a.format)
         return EXIT_OK
     if a.cmd == "tune":
         job = c.tune(a.template, a.target, a.problem, backend=a.backend, strategy=a.strategy,
-                     budget=a.budget, seed=a.seed)
+                     budget=a.budget, seed=a.seed,
+                     options={"objective": a.objective} if a.objective else None)
         if not a.wait:
             print(json.dumps(job.submitted, indent=2) if a.json else job.id)
             return EXIT_OK
@@ -124,7 +163,7 @@ def _run(a: argparse.Namespace) -> int:
             for k, v in (best.get("config") or {}).items():
                 print(f"  {k:<12} {v}")
         return EXIT_OK
-    out = c.export(a.template, a.target, format=a.format, backend=a.backend, job=a.job,
+    out = c.export(a.template or a.template_opt, a.target, format=a.format, backend=a.backend, job=a.job,
                    problem=a.problem)
     text = out if isinstance(out, str) else json.dumps(out, indent=2) + "\n"
     if a.output:
@@ -136,7 +175,10 @@ def _run(a: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    a = _parser().parse_args(argv)
+    p = _parser()
+    a = p.parse_args(argv)
+    if a.cmd == "export" and bool(a.template) == bool(a.template_opt):
+        p.error("export needs the template once: export TEMPLATE or export -T TEMPLATE")
     try:
         return _run(a)
     except ServerUnreachable as e:
