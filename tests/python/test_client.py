@@ -123,6 +123,38 @@ def test_cancel_queued_job(make_daemon):
     assert job.wait(raise_on_failure=False)["state"] == "cancelled"
 
 
+
+@pytest.mark.parametrize("call", [
+    lambda c, j: c.cancel(j + 0.9),          # int() made this cancel job j
+    lambda c, j: c.job(float(j)),
+    lambda c, j: c.trials(True),             # bool is not a job id (was job 1)
+    lambda c, j: c.job_info(None),
+    lambda c, j: tiletune.Job(c, "1.5"),
+    lambda c, j: c.import_(5, format="kt-cache", template="vadd"),   # was 5 NUL bytes
+    lambda c, j: c.import_([KT_CACHE], format="kt-cache", template="vadd"),
+    lambda c, j: c.best("gemm", "a2", ["M=64"]),
+    lambda c, j: c.tune("gemm", "a2", 64),
+])
+def test_wrong_types_are_refused_not_coerced(make_daemon, call):
+    d = make_daemon(workers=0)
+    c = tiletune.Client(d.url, TUNE)
+    job = c.tune("gemm", "a2", "M=64,N=64,K=64", budget=2)
+    sent = c.requests_sent
+    with pytest.raises(TypeError):
+        call(c, job.id)
+    assert c.requests_sent == sent and c.job(job.id).state == "queued"
+
+
+def test_problem_none_is_a_template_without_inputs(make_daemon):
+    d = make_daemon()
+    c = tiletune.Client(d.url, TUNE)
+    c.import_(T1, format="t1", template="vadd")
+    c.import_(KT_CACHE, format="kt-cache", template="vadd", target="a2")
+    assert c.best("vadd", "a2", None)["config"] == {"block": 256, "unroll": 2}
+    assert c.export("vadd", "a2", problem=None)["count"] == 1
+    with pytest.raises(tiletune.Unsupported):       # sent: refused for the backend, not
+        c.tune("vadd", "a2", None, backend="model")  # an AttributeError in the client
+
 def test_best_exact_and_nearest(daemon, tuned):
     c = tiletune.Client(daemon.url)
     b = c.best("gemm", "a2", SHAPE)

@@ -26,12 +26,17 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 from . import __version__
 from .config import Settings
 from .errors import ERRORS, ServerUnreachable, from_response
-from .job import Job
+from .job import Job, as_job_id
 
 Problem = Union[str, Mapping[str, Any]]
 
-def problem_items(problem: Problem) -> List[Tuple[str, str]]:
-    """``"M=1,N=2"`` or ``{"M": 1, "N": 2}`` as ordered (name, text value) pairs."""
+def problem_items(problem: Optional[Problem]) -> List[Tuple[str, str]]:
+    """``"M=1,N=2"`` or ``{"M": 1, "N": 2}`` as ordered (name, text value) pairs; None (or
+    ``""``, ``{}``) is the empty problem of a template without inputs."""
+    if problem is None:
+        return []
+    if not isinstance(problem, (str, Mapping)):
+        raise TypeError(f"a problem is a 'K=V,..' string or a mapping, got {problem!r}")
     if isinstance(problem, str):
         out = []
         for part in problem.split(","):
@@ -46,7 +51,7 @@ def problem_items(problem: Problem) -> List[Tuple[str, str]]:
     return [(str(k), _text(v)) for k, v in problem.items()]
 
 
-def problem_str(problem: Problem) -> str:
+def problem_str(problem: Optional[Problem]) -> str:
     """The ``K=V,..`` form the API accepts (tlctl sends the same)."""
     return ",".join(f"{k}={v}" for k, v in problem_items(problem))
 
@@ -59,7 +64,11 @@ def _text(v: Any) -> str:
     return str(getattr(v, "name", v)) if not isinstance(v, (int, str)) else str(v)
 
 
-def _body_problem(problem: Problem) -> Union[str, Dict[str, Any]]:
+def _body_problem(problem: Optional[Problem]) -> Union[str, Dict[str, Any]]:
+    if problem is None:
+        return ""
+    if not isinstance(problem, (str, Mapping)):
+        raise TypeError(f"a problem is a 'K=V,..' string or a mapping, got {problem!r}")
     if isinstance(problem, str):
         return problem
     return {str(k): (v if isinstance(v, (int, str)) else _text(v)) for k, v in problem.items()}
@@ -202,7 +211,7 @@ class Client:
         """Server-Sent Events of a job (``GET /v1/jobs/{id}/events``): yields
         ``(event, data)`` pairs (``progress`` ..., then ``end``) until the stream closes.
         ``timeout`` bounds the silence between two lines (the server sends keep-alives)."""
-        r = self._open("GET", f"/v1/jobs/{int(job_id)}/events", timeout=timeout or 60.0,
+        r = self._open("GET", f"/v1/jobs/{as_job_id(job_id)}/events", timeout=timeout or 60.0,
                        accept="text/event-stream")
         with r:
             event, data = "message", []
@@ -291,13 +300,13 @@ class Client:
 
     def job(self, job_id: int) -> "Job":
         """A ``Job`` handle for an existing job (fetches its state)."""
-        j = Job(self, int(job_id))
+        j = Job(self, as_job_id(job_id))
         j.refresh()
         return j
 
     def job_info(self, job_id: int) -> Dict[str, Any]:
         """``GET /v1/jobs/{id}``."""
-        return self.request("GET", f"/v1/jobs/{int(job_id)}")
+        return self.request("GET", f"/v1/jobs/{as_job_id(job_id)}")
 
     def jobs(self, *, state: Optional[str] = None, template: Optional[str] = None,
              target: Optional[str] = None, owner: Optional[str] = None,
@@ -310,12 +319,12 @@ class Client:
     def trials(self, job_id: int, *, offset: Optional[int] = None,
                limit: Optional[int] = None) -> Dict[str, Any]:
         """``GET /v1/jobs/{id}/trials`` (one page; ``total`` is the count)."""
-        return self.request("GET", f"/v1/jobs/{int(job_id)}/trials",
+        return self.request("GET", f"/v1/jobs/{as_job_id(job_id)}/trials",
                             [("offset", offset), ("limit", limit)])
 
     def cancel(self, job_id: int) -> Dict[str, Any]:
         """``DELETE /v1/jobs/{id}`` (scope tune; ``Conflict`` when already finished)."""
-        return self.request("DELETE", f"/v1/jobs/{int(job_id)}")
+        return self.request("DELETE", f"/v1/jobs/{as_job_id(job_id)}")
 
     # -- CI and data exchange ----------------------------------------------------------------
     def check(self, entries: List[Mapping[str, Any]], *, tolerance: Optional[float] = None,
@@ -355,6 +364,9 @@ class Client:
             data = json.dumps(data)
         if isinstance(data, str):
             data = data.encode("utf-8")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            # bytes(5) would be five NUL bytes: refuse what is not a document
+            raise TypeError(f"import_ takes bytes, text or a dict, got {type(data).__name__}")
         q = [("format", format), ("template", template), ("target", target),
              ("problem", problem_str(problem) if problem is not None else None),
              ("file", file)]

@@ -8,6 +8,7 @@ from one thread at a time.
 """
 from __future__ import annotations
 
+import operator
 import sys
 import threading
 import time
@@ -16,6 +17,19 @@ from typing import Any, Callable, Dict, Iterator, Optional, Union
 from .errors import APIError, JobFailed, ServerUnreachable
 
 FINISHED = ("done", "failed", "cancelled")
+
+
+def as_job_id(value: Any) -> int:
+    """A job id: an int (or an int-like such as numpy's) or a string of digits.  A float,
+    a bool or None is a TypeError, never truncated (``cancel(2.9)`` must not cancel job 2)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"a job id is an integer, got {value!r}")
 Progress = Union[bool, Callable[[Dict[str, Any]], None], None]
 
 
@@ -24,7 +38,7 @@ class Job:
 
     def __init__(self, client: Any, job_id: int, submitted: Optional[Dict[str, Any]] = None):
         self.client = client
-        self.id = int(job_id)
+        self.id = as_job_id(job_id)
         self.submitted = submitted or {}
         self.info: Dict[str, Any] = dict(self.submitted)
         self._lock = threading.Lock()
