@@ -203,6 +203,77 @@ def test_disk_cache_when_the_server_is_down(make_daemon, isolated_env, tmp_path)
     assert doc["stale"] is True and doc["config"] == job["best"]["config"]
 
 
+class Proxy:
+    """A minimal reverse proxy in front of a real daemon: forwards every request and, as
+    nginx does, answers 502 Bad Gateway (HTML) when the daemon behind it is down."""
+
+    def __init__(self, upstream):
+        import http.server
+        import urllib.error
+        import urllib.request
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def _forward(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else None
+                hdrs = {k: v for k, v in self.headers.items()
+                        if k.lower() in ("authorization", "content-type", "accept")}
+                req = urllib.request.Request(upstream + self.path, data=body,
+                                             method=self.command, headers=hdrs)
+                try:
+                    with urllib.request.urlopen(req, timeout=30) as r:
+                        status, ctype, out = r.status, r.headers.get("Content-Type"), r.read()
+                except urllib.error.HTTPError as e:
+                    status, ctype, out = e.code, e.headers.get("Content-Type"), e.read()
+                except OSError:
+                    status, ctype = 502, "text/html"
+                    out = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+                self.send_response(status)
+                self.send_header("Content-Type", ctype or "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            do_GET = do_POST = do_DELETE = _forward
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}"
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def test_a_5xx_answer_is_the_server_down_too(make_daemon):
+    """Behind a proxy a stopped daemon is a 502, not a refused connection; the factory must
+    fall back to its cache as when unreachable (it used to raise ServerError from the
+    kernel call)."""
+    d = make_daemon()
+    proxy = Proxy(d.url)
+    try:
+        job = tune_shape(d.url, {"M": 1024, "N": 1024, "K": 1024})
+        fn, _, _ = make_factory(url=proxy.url)
+        assert fn.resolve(1024, 1024, 1024).source == "exact"
+        assert d.stop() == 0
+        fn2, _, calls = make_factory(url=proxy.url, retry_down=600)   # a restarted process
+        out = fn2(1024, 1024, 1024)
+        r = fn2.resolve(1024, 1024, 1024)
+        assert config_of(out) == job["best"]["config"] and r.stale and r.cached == "memory"
+        dflt = dict(block_M=64, block_N=64, block_K=32, K_L1=64, S1=1, S2=1)
+        fn3, _, _ = make_factory(url=proxy.url, default=dflt)
+        r = fn3.resolve(2048, 2048, 2048)
+        assert r.source == "default" and r.stale
+        fn4, _, _ = make_factory(url=proxy.url)
+        with pytest.raises(tiletune.ServerError) as ei:          # nothing known: the error
+            fn4(2048, 2048, 2048)
+        assert ei.value.status == 502
+    finally:
+        proxy.close()
+
 def test_corrupt_cache_file_reads_as_missing(tmp_path):
     dc = tiletune.DiskCache(str(tmp_path))
     rec = {"server": "http://s", "template": "gemm", "template_hash": "h", "target": "a2",

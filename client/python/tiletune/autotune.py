@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .cache import DiskCache
 from .client import Client
-from .errors import NotFound, ServerUnreachable, TiletuneError
+from .errors import NotFound, ServerError, ServerUnreachable, TiletuneError
 
 SOURCES = ("exact", "nearest", "predicted", "default")
 
@@ -176,7 +176,8 @@ class Autotuner:
     def resolve_shape(self, shape: Mapping[str, Any], refresh: bool = False) -> Resolution:
         """Resolve one shape (see the module doc).  ``refresh=True`` skips the in-process
         cache.  Raises ServerUnreachable (nothing known, no ``default``), NotFound (nothing
-        tuned and ``predict=False``) or another TiletuneError from the server."""
+        tuned and ``predict=False``) or another TiletuneError from the server (a 5xx answer
+        counts as the server being down, like an unreachable one)."""
         shape = dict(shape)
         k = self.shape_key(shape)
         with self._key_lock(k):
@@ -189,7 +190,8 @@ class Autotuner:
                 return self._offline(shape, k, hit, None)
             try:
                 res = self._ask(shape, k)
-            except ServerUnreachable as e:
+            except (ServerUnreachable, ServerError) as e:
+                # down: unreachable, or a 5xx (shutting down, database down, a proxy's 502)
                 with self._lock:
                     self._down_until = time.monotonic() + self.retry_down
                 return self._offline(shape, k, hit, e)
@@ -211,8 +213,9 @@ class Autotuner:
                     warnings.warn(f"tiletune: cannot write the config cache: {e}")
 
     def _offline(self, shape: Dict[str, Any], k: str, hit: Optional[Tuple[float, Resolution]],
-                 err: Optional[ServerUnreachable]) -> Resolution:
-        """The server is down: the in-process entry, else the disk cache, else default."""
+                 err: Optional[TiletuneError]) -> Resolution:
+        """The server is down (unreachable or answering 5xx): the in-process entry, else the
+        disk cache, else default, else ``err``."""
         if hit:
             return replace(hit[1], cached="memory", stale=True)
         server = self.client.url
