@@ -287,6 +287,45 @@ def test_corrupt_cache_file_reads_as_missing(tmp_path):
     assert dc.load("http://other", "gemm", "h", "a2", "M=1") is None
 
 
+
+GOOD_RECORD = {"config": {"block_M": 16}, "source": "exact", "template": "gemm",
+               "template_hash": "h", "target": "a2", "shape": {"M": 1},
+               "shape_key": "M=1,N=2,K=3,dtype=float16", "job": None, "detail": {},
+               "resolved_at": 1.0}
+
+
+@pytest.mark.parametrize("damage", [
+    lambda r: r.pop("template_hash"),                 # KeyError in from_record
+    lambda r: r.pop("target"),
+    lambda r: r.update(resolved_at="yesterday"),      # ValueError
+    lambda r: r.update(shape=[1, 2, 3]),              # TypeError
+    lambda r: r.update(detail="fast"),                # ValueError
+    "[" * 100000 + "]" * 100000,                      # RecursionError in json.load
+], ids=["no_hash", "no_target", "resolved_at", "shape", "detail", "nested"])
+def test_damaged_cache_record_reads_as_missing_when_the_server_is_down(tmp_path, damage):
+    """Server down, a record on disk that is JSON but not a whole record: the default is
+    used (used to be a KeyError/TypeError/ValueError/RecursionError out of the call)."""
+    from conftest import free_port
+    from tiletune.cache import write_json_atomic
+    url = f"http://127.0.0.1:{free_port()}"
+    dflt = {"block_M": 64}
+    fn, _, _ = make_factory(url=url, cache_dir=str(tmp_path), template_hash="h",
+                            default=dflt, retry_down=600)
+    rec = dict(GOOD_RECORD, server=url)
+    dc = tiletune.DiskCache(str(tmp_path))
+    path = dc.shape_path(url, "gemm", "h", "a2", rec["shape_key"])
+    write_json_atomic(path, rec)
+    assert fn.resolve(1, 2, 3).config == {"block_M": 16}          # the whole record works
+    fn.cache_clear()
+    if isinstance(damage, str):
+        with open(path, "w") as f:
+            f.write(damage)
+    else:
+        damage(rec)
+        write_json_atomic(path, rec)
+    r = fn.resolve(1, 2, 3)
+    assert r.source == "default" and r.stale and r.config == dflt
+
 def test_background_tuning_changes_the_resolved_config(make_daemon):
     d = make_daemon()
     fn, _, calls = make_factory(url=d.url, token=TUNE, tune="background", budget=6)

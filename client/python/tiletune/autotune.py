@@ -224,8 +224,11 @@ class Autotuner:
             thash = self.disk.last_hash(server, self.template)
         if thash and self.disk:
             rec = self.disk.load(server, self.template, thash, self.target, k)
-            if rec:
-                res = replace(Resolution.from_record(rec), stale=True)
+            try:
+                res = replace(Resolution.from_record(rec), stale=True) if rec else None
+            except (KeyError, TypeError, ValueError):
+                res = None                  # a damaged record (fields missing or mistyped)
+            if res:
                 with self._lock:
                     self._mem[k] = (time.monotonic(), res)
                 return res

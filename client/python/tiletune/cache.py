@@ -62,7 +62,7 @@ def read_json(path: str) -> Optional[Dict[str, Any]]:
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):      # RecursionError: absurdly nested
         return None
     return doc if isinstance(doc, dict) else None
 
