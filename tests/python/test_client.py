@@ -88,6 +88,36 @@ def test_wait_with_timeout_polls(daemon):
     assert info["state"] == "done"
 
 
+
+@pytest.mark.parametrize("timeout", [None, slow(300)], ids=["events", "polling"])
+def test_wait_survives_a_daemon_restart(make_daemon, timeout):
+    """The daemon restarts (down for a few seconds: longer than the client's connection
+    retries) while a job waits in its queue; wait() follows the job to its end on the
+    restarted daemon (used to raise Unavailable / ServerUnreachable)."""
+    import threading
+    import time
+    d = make_daemon(workers=0)                       # the job stays queued until restarted
+    c = tiletune.Client(d.url, TUNE)
+    job = c.tune("gemm", "a2", "M=64,N=64,K=64", budget=2)
+    out = {}
+
+    def waiter():
+        try:
+            out["info"] = job.wait(timeout=timeout)
+        except Exception as e:                       # noqa: BLE001  (reported below)
+            out["error"] = e
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.5)
+    assert d.stop() == 0
+    time.sleep(3)
+    d.extra["workers"] = 1
+    d.start()                                        # same port and database
+    t.join(slow(120))
+    assert not t.is_alive() and "error" not in out, out
+    assert out["info"]["state"] == "done" and out["info"]["progress"]["done"] == 2
+
 def test_events_stream(daemon, tuned):
     c = tiletune.Client(daemon.url)
     ev = list(c.events(tuned["id"]))

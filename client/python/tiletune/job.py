@@ -3,7 +3,9 @@
 
 ``wait()`` follows the job's Server-Sent Events stream (``/v1/jobs/{id}/events``) and falls
 back to polling ``GET /v1/jobs/{id}`` when the stream cannot be read (a proxy that buffers,
-a dropped connection).  Thread-safety: a Job may be read from several threads; ``wait()``
+a dropped connection).  While polling, a server that is down (unreachable or answering
+5xx, e.g. restarting: the job resumes there) is asked again until it has been down for the
+client's ``timeout``; only then does the error reach the caller.  Thread-safety: a Job may be read from several threads; ``wait()``
 from one thread at a time.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, Optional, Union
 
-from .errors import APIError, JobFailed, ServerUnreachable
+from .errors import APIError, JobFailed, ServerError, ServerUnreachable
 
 FINISHED = ("done", "failed", "cancelled")
 
@@ -83,6 +85,22 @@ class Job:
         re-fetched when the last copy is older than half a second; None before the first."""
         return self._fresh(0.5).get("best")
 
+    def _refresh_through_outage(self, poll: float,
+                                deadline: Optional[float] = None) -> Dict[str, Any]:
+        """refresh(), asking again while the server is down (unreachable or 5xx: restarting,
+        database down) for up to the client's timeout (and not past ``deadline``)."""
+        down_since = None
+        while True:
+            try:
+                return self.refresh()
+            except (ServerUnreachable, ServerError):
+                now = time.monotonic()
+                down_since = now if down_since is None else down_since
+                limit = float(getattr(self.client, "timeout", 60.0) or 60.0)
+                if now - down_since >= limit or (deadline is not None and now >= deadline):
+                    raise
+                time.sleep(max(poll, 0.2))
+
     def cancel(self) -> Dict[str, Any]:
         """Cancel the job (``DELETE /v1/jobs/{id}``)."""
         doc = self.client.cancel(self.id)
@@ -110,7 +128,7 @@ class Job:
             return
         last = None
         while True:
-            info = self.refresh()
+            info = self._refresh_through_outage(poll)
             upd = _update(self.id, info)
             if upd != last:
                 yield upd
@@ -140,7 +158,7 @@ class Job:
             self._wait_polling(progress, show, start + timeout, poll)
         if show:
             show.close()
-        info = self.refresh()
+        info = self._refresh_through_outage(poll)
         if raise_on_failure and info.get("state") in ("failed", "cancelled"):
             err = info.get("error")
             msg = err.get("message") if isinstance(err, dict) else (err or "")
@@ -152,7 +170,7 @@ class Job:
                       poll: float) -> None:
         last = None
         while True:
-            info = self.refresh()
+            info = self._refresh_through_outage(poll, deadline)
             upd = _update(self.id, info)
             if upd != last:
                 if show:
