@@ -103,7 +103,8 @@ def test_arguments_as_tlctl(make_daemon):
         (("best", "vadd", "-t", "a2", "-f", "json"), 0, ""),
         # sent without a problem: refused for the backend, not for a missing -p
         (("tune", "vadd", "-t", "a2", "-b", "model", "-n", "2"), 5, "has no kernel"),
-        (("tune", "gemm", "-p", p, "-t", "a2", "-n", "2", "--objective", "mean", "--json"), 0,
+        # --wait: the export below needs this job's best stored
+        (("tune", "gemm", "-p", p, "-t", "a2", "-n", "2", "--objective", "mean", "--wait"), 0,
          ""),
         (("tune", "gemm", "-p", p, "-t", "a2", "--objective", "fastest"), 5, "objective"),
         (("export", "-T", "gemm", "-t", "a2", "-f", "c-header"), 0, ""),

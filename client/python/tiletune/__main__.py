@@ -134,7 +134,7 @@ def _run(a: argparse.Namespace) -> int:
                       if isinstance(i, dict) and "default" not in i]
             if needed:
                 print(f"tiletune best: --problem is required: template {a.template} has "
-                      "inputs", file=sys.stderr)
+                      "inputs without a default", file=sys.stderr)
                 return EXIT_USAGE
         a.problem = ""
     if a.cmd == "best":
