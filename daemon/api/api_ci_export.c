@@ -50,10 +50,36 @@ static void tt_variant_key(const tt_template *t, const int64_t *slots, char *buf
         if (!isalnum((unsigned char)*p) && *p != '_') *p = '_';
 }
 
-static char *tt_x_cheader(const tt_template *t, const char *tgt, const tt_xrow *rows, size_t n)
+/* TT_OK when every input and param of t can name a member of the entry struct (and an input
+ * a parameter of find_<id>_entry()): no C keyword or reserved name (export_xllm.h), none of
+ * the header's own names in those scopes.  Else TT_EUNSUPPORTED naming it, path format. */
+static tt_rc tt_x_cheader_names(const tt_template *t, const char *id, tt_errinfo *err)
 {
-    char id[80], guard[100];
-    tt_cident(t->name, id, sizeof id);
+    char own[3][96];
+    snprintf(own[0], sizeof own[0], "%s_entry", id);
+    snprintf(own[1], sizeof own[1], "%s_entries", id);
+    snprintf(own[2], sizeof own[2], "find_%s_entry", id);
+    static const char *const used[] = {"variant_key", "median_us", "tt_i", "tt_e", "size_t",
+                                       "int64_t", "strcmp"};
+    for (size_t i = 0; i < t->ninputs + t->nparams; i++) {
+        const char *name = i < t->ninputs ? t->inputs[i].name : t->params[i - t->ninputs].name;
+        int clash = tt_xllm_c_reserved(name, 0);
+        for (size_t k = 0; !clash && k < sizeof used / sizeof used[0]; k++)
+            clash = !strcmp(name, used[k]);
+        for (size_t k = 0; !clash && k < 3; k++) clash = !strcmp(name, own[k]);
+        if (clash)
+            return tt_errf(err, TT_EUNSUPPORTED, "format", "template %s: \"%s\" is a C keyword, "
+                           "a reserved name or one the header uses itself: it cannot name a "
+                           "member of %s_entry", t->name, name, id);
+    }
+    return TT_OK;
+}
+
+/* The header's text (malloc'd), or NULL out of memory. */
+static char *tt_x_cheader(const tt_template *t, const char *id, const char *tgt,
+                          const tt_xrow *rows, size_t n)
+{
+    char guard[100];
     snprintf(guard, sizeof guard, "TT_EXPORT_%s_H", id);
     for (char *p = guard; *p; p++) *p = (char)toupper((unsigned char)*p);
     char *buf = NULL;
@@ -95,18 +121,38 @@ static char *tt_x_cheader(const tt_template *t, const char *tgt, const tt_xrow *
                 t->inputs[i].kind == TT_INPUT_DTYPE ? "const char *" : "int64_t",
                 t->inputs[i].name);
     fprintf(f, "%s)\n{\n", t->ninputs ? "" : "void");
-    fprintf(f, "    for (size_t i = 0; i < %s_NENTRIES; i++) {\n        const %s_entry *e = "
-               "&%s_entries[i];\n        if (1", guard, id, id);
+    fprintf(f, "    for (size_t tt_i = 0; tt_i < %s_NENTRIES; tt_i++) {\n        const %s_entry "
+               "*tt_e = &%s_entries[tt_i];\n        if (1", guard, id, id);
     for (size_t i = 0; i < t->ninputs; i++) {
         if (t->inputs[i].kind == TT_INPUT_DTYPE)
-            fprintf(f, " &&\n            strcmp(e->%s, %s) == 0", t->inputs[i].name,
+            fprintf(f, " &&\n            strcmp(tt_e->%s, %s) == 0", t->inputs[i].name,
                     t->inputs[i].name);
         else
-            fprintf(f, " &&\n            e->%s == %s", t->inputs[i].name, t->inputs[i].name);
+            fprintf(f, " &&\n            tt_e->%s == %s", t->inputs[i].name, t->inputs[i].name);
     }
-    fprintf(f, ")\n            return e;\n    }\n    return NULL;\n}\n\n#endif\n");
+    fprintf(f, ")\n            return tt_e;\n    }\n    return NULL;\n}\n\n#endif\n");
     if (fclose(f)) { free(buf); return NULL; }
     return buf;
+}
+
+/* format=c-header: the header, or 422 unsupported for a name it cannot spell. */
+static void tt_x_cheader_answer(const tt_template *t, const char *tgt, const tt_xrow *xr,
+                                size_t m, tt_resp *resp)
+{
+    char id[80];
+    tt_cident(t->name, id, sizeof id);
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    char *text = NULL;
+    if (tt_x_cheader_names(t, id, &err)) {
+        tt_resp_errinfo(resp, &err);
+    } else if (!(text = tt_x_cheader(t, id, tgt, xr, m))) {
+        tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
+    } else {
+        resp->status = 200;
+        resp->text = text;
+        resp->content_type = "text/x-c; charset=utf-8";
+    }
 }
 
 /* format=specializations (python=1) or registry-inc through export_xllm.c. */
@@ -294,14 +340,7 @@ static void tt_x_answer(tt_server *srv, const tt_template *t, const char *tgt, i
     } else if (kind == 0) {
         tt_resp_json(resp, 200, tt_x_json(t, tgt, xr, m));
     } else if (kind == 3) {
-        char *text = tt_x_cheader(t, tgt, xr, m);
-        if (!text) {
-            tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
-        } else {
-            resp->status = 200;
-            resp->text = text;
-            resp->content_type = "text/x-c; charset=utf-8";
-        }
+        tt_x_cheader_answer(t, tgt, xr, m, resp);
     } else {
         tt_x_xllm(t, tgt, xr, m, kind == 2, resp);
     }

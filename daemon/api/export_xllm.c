@@ -48,6 +48,51 @@ static int tt_is_ident(const char *s)
     return 1;
 }
 
+/* Keywords of C11 (langs 1), of C++17 (2) or of both (3): a member or parameter named so
+ * does not compile. */
+static const struct {
+    const char *word;
+    int langs;
+} g_keywords[] = {
+    {"auto", 3}, {"break", 3}, {"case", 3}, {"char", 3}, {"const", 3}, {"continue", 3},
+    {"default", 3}, {"do", 3}, {"double", 3}, {"else", 3}, {"enum", 3}, {"extern", 3},
+    {"float", 3}, {"for", 3}, {"goto", 3}, {"if", 3}, {"inline", 3}, {"int", 3}, {"long", 3},
+    {"register", 3}, {"restrict", 1}, {"return", 3}, {"short", 3}, {"signed", 3},
+    {"sizeof", 3}, {"static", 3}, {"struct", 3}, {"switch", 3}, {"typedef", 3}, {"union", 3},
+    {"unsigned", 3}, {"void", 3}, {"volatile", 3}, {"while", 3}, {"alignas", 2},
+    {"alignof", 2}, {"and", 2}, {"and_eq", 2}, {"asm", 2}, {"bitand", 2}, {"bitor", 2},
+    {"bool", 2}, {"catch", 2}, {"char16_t", 2}, {"char32_t", 2}, {"class", 2}, {"compl", 2},
+    {"const_cast", 2}, {"constexpr", 2}, {"decltype", 2}, {"delete", 2},
+    {"dynamic_cast", 2}, {"explicit", 2}, {"export", 2}, {"false", 2}, {"friend", 2},
+    {"mutable", 2}, {"namespace", 2}, {"new", 2}, {"noexcept", 2}, {"not", 2},
+    {"not_eq", 2}, {"nullptr", 2}, {"operator", 2}, {"or", 2}, {"or_eq", 2}, {"private", 2},
+    {"protected", 2}, {"public", 2}, {"reinterpret_cast", 2}, {"static_assert", 2},
+    {"static_cast", 2}, {"template", 2}, {"this", 2}, {"thread_local", 2}, {"throw", 2},
+    {"true", 2}, {"try", 2}, {"typeid", 2}, {"typename", 2}, {"using", 2}, {"virtual", 2},
+    {"wchar_t", 2}, {"xor", 2}, {"xor_eq", 2},
+};
+
+/* <stdint.h>'s object-like limit macros: INT8_MAX, UINT_FAST16_MAX, SIZE_MAX, ... */
+static int tt_is_limit_macro(const char *s)
+{
+    static const char *const pre[] = {"INT", "UINT", "PTRDIFF", "SIZE", "SIG_ATOMIC", "WCHAR",
+                                      "WINT"};
+    size_t n = strlen(s);
+    if (n < 4 || (strcmp(s + n - 4, "_MAX") && strcmp(s + n - 4, "_MIN"))) return 0;
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        if (!strncmp(s, pre[i], strlen(pre[i]))) return 1;
+    return 0;
+}
+
+int tt_xllm_c_reserved(const char *name, int cxx)
+{
+    if (name[0] == '_' && (name[1] == '_' || isupper((unsigned char)name[1]))) return 1;
+    if (!strcmp(name, "NULL") || tt_is_limit_macro(name)) return 1;
+    for (size_t i = 0; i < sizeof g_keywords / sizeof g_keywords[0]; i++)
+        if ((g_keywords[i].langs & (cxx ? 2 : 1)) && !strcmp(g_keywords[i].word, name)) return 1;
+    return 0;
+}
+
 /* Everything that makes an export impossible, checked before writing anything. */
 static tt_rc tt_xllm_check(const tt_template *t, const tt_xllm_row *rows, size_t n,
                            tt_errinfo *err)
@@ -183,6 +228,11 @@ tt_rc tt_xllm_registry_inc(const tt_template *t, const char *target, const tt_xl
     if (!tt_is_ident(t->name))
         return tt_errf(err, TT_EUNSUPPORTED, "format", "template name %s is not a C++ identifier",
                        t->name);
+    for (size_t i = 0; i < t->ninputs; i++)
+        if (tt_xllm_c_reserved(t->inputs[i].name, 1))
+            return tt_errf(err, TT_EUNSUPPORTED, "format", "template %s: input \"%s\" is a C++ "
+                           "keyword or a reserved name: it cannot name a member of %s's "
+                           "specialization struct", t->name, t->inputs[i].name, t->name);
     char fam[96], field[96], entry[256];
     tt_pascal(t->name, 0, fam, sizeof fam);
     snprintf(entry, sizeof entry, "KernelEntry<%sSpecialization, %sKernelFn>", fam, fam);

@@ -46,4 +46,10 @@ tt_rc tt_xllm_specializations(const tt_template *t, const char *target, const tt
 tt_rc tt_xllm_registry_inc(const tt_template *t, const char *target, const tt_xllm_row *rows,
                            size_t n, char **out, tt_errinfo *err);
 
+/* 1 when name cannot name a member or parameter in generated C11 (cxx 0) or C++17 (cxx 1)
+ * code: a keyword of that language, an identifier reserved to the implementation (__x, _X),
+ * NULL or one of <stdint.h>'s limit macros (INT8_MAX, SIZE_MAX, ...).  Also used by the
+ * c-header export (api_ci_export.c). */
+int tt_xllm_c_reserved(const char *name, int cxx);
+
 #endif

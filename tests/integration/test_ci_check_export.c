@@ -485,6 +485,113 @@ static void test_export_c_header_compiles(void)
     tt_cfx_resp_clear(&r);
 }
 
+/* A template "name" with one int input and one param, and a Kernel Tuner cache of it
+ * imported for input=4096 on a2 (so that an export has one row). */
+static void store_named(const char *name, const char *input, const char *param)
+{
+    char doc[512], kt[768];
+    snprintf(doc, sizeof doc, "{\"tiletune\": 1, \"name\": \"%s\", \"inputs\": {\"%s\": \"int\"}, "
+             "\"params\": {\"%s\": [1, 2]}}", name, input, param);
+    json_t *d = json_loads(doc, 0, NULL);
+    const tt_template *t = NULL;
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put_as(tt_cfx_srv.catalog, tt_cfx_srv.store, NULL, d,
+                                            "tester", 1, &t, &err), TT_OK);
+    json_decref(d);
+    snprintf(kt, sizeof kt, "{\"device_name\": \"Ascend910B2\", \"kernel_name\": \"%s\", "
+             "\"problem_size\": [4096], \"tune_params_keys\": [\"%s\"], \"tune_params\": "
+             "{\"%s\": [1, 2]}, \"objective\": \"time\", \"cache\": {\"2\": {\"%s\": 2, "
+             "\"time\": 0.015, \"times\": [0.015]}}}", name, param, param, param);
+    char problem[96];
+    snprintf(problem, sizeof problem, "%s=4096", input);
+    tt_resp r;
+    tt_cfx_call(tt_api_import, "POST", kt, json_pack("{s:s, s:s, s:s}", "template", name,
+                                                     "target", "a2", "problem", problem), &r);
+    CU_ASSERT_EQUAL(r.status, 201);
+    tt_cfx_resp_clear(&r);
+}
+
+/* Input and param names the generated C / C++ cannot spell are refused (422 unsupported,
+ * path format); every other name gives a header that compiles and whose lookup finds the
+ * row: an input named like one of the old lookup's locals (i, e) used to compile and then
+ * compare the loop index instead of the argument. */
+static void test_export_c_names(void)
+{
+    static const struct {
+        const char *input, *param;
+        int cheader, inc;   /* status of format=c-header, registry-inc */
+    } cases[] = {
+        {"i", "e", 200, 200},            /* the old lookup's locals */
+        {"stride", "tt_k", 200, 200},
+        {"new", "this", 200, 422},       /* C++ keywords only */
+        {"int", "block", 422, 422},      /* keywords of both */
+        {"N", "double", 422, 200},       /* registry-inc has no param members */
+        {"NULL", "block", 422, 422},     /* macros of the headers both include */
+        {"INT8_MAX", "block", 422, 422},
+        {"__x", "block", 422, 422},      /* reserved to the implementation */
+        {"N", "median_us", 422, 200},    /* the entry's own members */
+        {"N", "variant_key", 422, 422},
+        {"tt_e", "block", 422, 200},     /* the lookup's locals now */
+        {"int64_t", "block", 422, 200},
+        {"cn12_entry", "block", 422, 200},
+    };
+    char *standin = tt_test_src("tests/data/xllm/dispatch_registry_standin.h");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32], h[600], c[600], cmd[2400];
+        snprintf(name, sizeof name, "cn%zu", i);
+        store_named(name, cases[i].input, cases[i].param);
+        tt_resp r;
+        tt_cfx_call(tt_api_export, "GET", NULL, q_export("c-header", name), &r);
+        if (r.status != cases[i].cheader)
+            fprintf(stderr, "c-header case %zu: %d %s\n", i, r.status, tt_cfx_err_code(&r));
+        CU_ASSERT_EQUAL(r.status, cases[i].cheader);
+        if (r.status == 200 && cases[i].cheader == 200) {
+            snprintf(h, sizeof h, "%s/%s.h", tt_cfx_dir, name);
+            snprintf(c, sizeof c, "%s/%s.c", tt_cfx_dir, name);
+            FILE *f = fopen(h, "w");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            fputs(r.text, f);
+            fclose(f);
+            f = fopen(c, "w");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            fprintf(f, "#include \"%s.h\"\nint main(void) {\n  const %s_entry *hit = "
+                       "find_%s_entry(4096);\n  if (!hit || hit->%s != 4096 || hit->%s != 2) "
+                       "return 1;\n  return find_%s_entry(4095) != NULL;\n}\n",
+                    name, name, name, cases[i].input, cases[i].param, name);
+            fclose(f);
+            snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -o %s/%s %s && %s/%s",
+                     tt_cfx_dir, name, c, tt_cfx_dir, name);
+            CU_ASSERT_EQUAL(run(cmd), 0);
+        } else if (r.status != 200) {
+            CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), "unsupported");
+            CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "format");
+        }
+        tt_cfx_resp_clear(&r);
+        tt_cfx_call(tt_api_export, "GET", NULL, q_export("registry-inc", name), &r);
+        if (r.status != cases[i].inc)
+            fprintf(stderr, "registry-inc case %zu: %d %s\n", i, r.status, tt_cfx_err_code(&r));
+        CU_ASSERT_EQUAL(r.status, cases[i].inc);
+        if (r.status == 200 && cases[i].inc == 200) {
+            snprintf(h, sizeof h, "%s/%s.inc", tt_cfx_dir, name);
+            snprintf(c, sizeof c, "%s/%s_inc.cc", tt_cfx_dir, name);
+            FILE *f = fopen(h, "w");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            fputs(r.text, f);
+            fclose(f);
+            f = fopen(c, "w");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            fprintf(f, "#include \"%s\"\nnamespace xllm::kernel::npu::tilelang {\n"
+                       "#include \"%s\"\n}\n", standin, h);
+            fclose(f);
+            snprintf(cmd, sizeof cmd, "g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only %s", c);
+            CU_ASSERT_EQUAL(run(cmd), 0);
+        }
+        tt_cfx_resp_clear(&r);
+    }
+    free(standin);
+}
+
 static void test_export_t4(void)
 {
     /* a job with 3 trials */
@@ -599,6 +706,7 @@ static const tt_test_case export_cases[] = {
     {"c_header_compiles", test_export_c_header_compiles},
     {"registry_inc_compiles", test_export_registry_inc_compiles},
     {"registry_inc_nothing_tuned", test_export_registry_inc_nothing_tuned},
+    {"c_names", test_export_c_names},
     {"t4", test_export_t4},
     {"errors", test_export_errors},
     {NULL, NULL}};

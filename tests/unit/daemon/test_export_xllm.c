@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * test_export_xllm.c - the xLLM export rules that the integration tests cannot reach with the
  * built-in templates: dtype spelling (bfloat16 -> bf16 / kBF16), int32 overflow, dtypes xLLM
- * has no TilelangDType for, bad variant keys and names that collide with xLLM's reserved keys.
+ * has no TilelangDType for, bad variant keys and names that collide with xLLM's reserved keys;
+ * the C / C++ words no generated member may take (tt_xllm_c_reserved).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -96,9 +97,45 @@ static void test_refusals(void)
     tt_tmpl_free(t);
 }
 
+/* The words generated C (cxx 0) and C++ (cxx 1) cannot use as a member or parameter name. */
+static void test_c_reserved(void)
+{
+    static const struct {
+        const char *name;
+        int c, cxx;
+    } words[] = {
+        {"int", 1, 1}, {"restrict", 1, 0}, {"new", 0, 1}, {"class", 0, 1}, {"NULL", 1, 1},
+        {"INT8_MAX", 1, 1}, {"UINT_FAST16_MIN", 1, 1}, {"SIZE_MAX", 1, 1}, {"__x", 1, 1},
+        {"_Bool", 1, 1}, {"_x", 0, 0}, {"i", 0, 0}, {"e", 0, 0}, {"stride", 0, 0},
+        {"INT8", 0, 0}, {"MAX_M", 0, 0}, {"block_MAX", 0, 0}, {"integer", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        if (tt_xllm_c_reserved(words[i].name, 0) != words[i].c ||
+            tt_xllm_c_reserved(words[i].name, 1) != words[i].cxx)
+            fprintf(stderr, "c_reserved %s\n", words[i].name);
+        CU_ASSERT_EQUAL(tt_xllm_c_reserved(words[i].name, 0), words[i].c);
+        CU_ASSERT_EQUAL(tt_xllm_c_reserved(words[i].name, 1), words[i].cxx);
+    }
+    /* registry-inc refuses an input that is a C++ keyword, naming it */
+    tt_template *t = parse("new");
+    char *py = NULL, *inc = NULL;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    int64_t slots[TT_MAX_SLOTS] = {8, TT_DT_FLOAT16};
+    tt_xllm_row r = {slots, "k", 12.5, 0.25, "sim", 7, 3};
+    CU_ASSERT_EQUAL(tt_xllm_specializations(t, "Ascend910B2", &r, 1, &py, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_xllm_registry_inc(t, "Ascend910B2", &r, 1, &inc, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "\"new\""));
+    CU_ASSERT_STRING_EQUAL(e.path, "format");
+    CU_ASSERT_PTR_NULL(inc);
+    free(py);
+    tt_tmpl_free(t);
+}
+
 static const tt_test_case cases[] = {
     {"spelling", test_spelling},
     {"refusals", test_refusals},
+    {"c_reserved", test_c_reserved},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"export_xllm", NULL, NULL, cases},
                                        {NULL, NULL, NULL, NULL}};
