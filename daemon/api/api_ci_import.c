@@ -296,20 +296,44 @@ static tt_rc tt_import_atomic(tt_server *srv, const tt_req *req, const tt_import
     return rc;
 }
 
-/* A T4 / Kernel Tuner cache body: records become trials of a done import job. */
+/* The most bytes a body of this request may inflate to (max_import_bytes[_admin]). */
+static size_t tt_import_max(const tt_server *srv, const tt_req *req)
+{
+    return (req->scopes & TT_SCOPE_ADMIN) ? srv->max_import_bytes_admin : srv->max_import_bytes;
+}
+
+/* err after a TT_ETOOBIG: the message names the key that sets the limit. */
+static void tt_import_limit_note(const tt_req *req, tt_errinfo *err)
+{
+    if (err->rc != TT_ETOOBIG) return;
+    snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg), " (%s)",
+             (req->scopes & TT_SCOPE_ADMIN) ? "max_import_bytes_admin"
+                                            : "max_import_bytes; admin tokens may import more");
+}
+
+/* A gzip body inflated into *plain of *len bytes (caller frees); a plain body leaves *plain
+ * NULL and *len its length.  TT_OK, or err filled (bad_encoding, too_large). */
+static tt_rc tt_import_inflate(const tt_server *srv, const tt_req *req, char **plain,
+                               size_t *len, tt_errinfo *err)
+{
+    const unsigned char *b = (const unsigned char *)req->raw_body;
+    *plain = NULL;
+    *len = req->raw_len;
+    if (req->raw_len < 2 || b[0] != 0x1f || b[1] != 0x8b) return TT_OK;
+    tt_rc rc = tt_dataset_gunzip(b, req->raw_len, tt_import_max(srv, req), plain, len, err);
+    tt_import_limit_note(req, err);
+    return rc;
+}
+
+/* A T4 / Kernel Tuner cache body (plain bytes): records become trials of a done import job. */
 static void tt_import_data(tt_server *srv, const tt_req *req, const tt_import_args *a,
-                           tt_resp *resp)
+                           const char *body, size_t len, tt_resp *resp)
 {
     tt_errinfo err;
     tt_errinfo_clear(&err);
     tt_dataset *ds = NULL;
-    size_t max = (req->scopes & TT_SCOPE_ADMIN) ? srv->max_import_bytes_admin
-                                                : srv->max_import_bytes;
-    if (tt_dataset_load_buffer_max(req->raw_body, req->raw_len, max, &ds, &err)) {
-        if (err.rc == TT_ETOOBIG)
-            snprintf(err.msg + strlen(err.msg), sizeof err.msg - strlen(err.msg), " (%s)",
-                     (req->scopes & TT_SCOPE_ADMIN) ? "max_import_bytes_admin"
-                                                    : "max_import_bytes; admin tokens may import more");
+    if (tt_dataset_load_buffer_max(body, len, tt_import_max(srv, req), &ds, &err)) {
+        tt_import_limit_note(req, &err);
         tt_resp_errinfo(resp, &err);
         return;
     }
@@ -336,6 +360,24 @@ static void tt_import_data(tt_server *srv, const tt_req *req, const tt_import_ar
     tt_dataset_free(ds);
 }
 
+/* A T1 body (format=t1, or a JSON object with a ConfigurationSpace) imported as a template:
+ * returns 1 with the answer set; 0 for data (nothing answered). */
+static int tt_import_try_t1(tt_server *srv, const tt_req *req, const tt_import_args *a,
+                            const char *body, size_t len, tt_resp *resp)
+{
+    if (a->format && strcmp(a->format, "t1")) return 0;
+    json_error_t je;
+    json_t *doc = json_loadb(body, len, 0, &je);
+    int t1 = a->format || json_object_get(doc, "ConfigurationSpace");
+    if (t1 && !doc)
+        tt_resp_error(resp, TT_EJSON, NULL, "T1 file: line %d column %d: %s", je.line, je.column,
+                      je.text);
+    else if (t1)
+        tt_import_t1(srv, req, a->tmpl, doc, resp);
+    json_decref(doc);
+    return t1;
+}
+
 void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_errinfo err;
@@ -356,19 +398,14 @@ void tt_api_import(tt_server *srv, const tt_req *req, tt_resp *resp)
                       "file (gzip accepted)");
         return;
     }
-    /* T1: a plain JSON document with a ConfigurationSpace */
-    if (!fmt || !strcmp(fmt, "t1")) {
-        json_error_t je;
-        json_t *doc = (unsigned char)req->raw_body[0] == 0x1f
-                          ? NULL : json_loadb(req->raw_body, req->raw_len, 0, &je);
-        int t1 = fmt || json_object_get(doc, "ConfigurationSpace");
-        if (t1 && !doc)
-            tt_resp_error(resp, TT_EJSON, NULL, "T1 file: line %d column %d: %s", je.line,
-                          je.column, je.text);
-        else if (t1)
-            tt_import_t1(srv, req, a.tmpl, doc, resp);
-        json_decref(doc);
-        if (t1) return;
+    char *plain = NULL;
+    size_t len = 0;
+    if (tt_import_inflate(srv, req, &plain, &len, &err)) {
+        tt_resp_errinfo(resp, &err);
+        return;
     }
-    tt_import_data(srv, req, &a, resp);
+    const char *body = plain ? plain : req->raw_body;
+    if (!tt_import_try_t1(srv, req, &a, body, len, resp))
+        tt_import_data(srv, req, &a, body, len, resp);
+    free(plain);
 }

@@ -674,6 +674,14 @@ tt_rc tt_dataset_load_buffer(const void *data, size_t len, tt_dataset **out, tt_
     return tt_dataset_load_buffer_max(data, len, TT_DATASET_MAX_BYTES, out, err);
 }
 
+tt_rc tt_dataset_gunzip(const void *data, size_t len, size_t max_bytes, char **out,
+                        size_t *outlen, tt_errinfo *err)
+{
+    *out = NULL;
+    if (max_bytes == 0 || max_bytes > TT_DATASET_MAX_BYTES) max_bytes = TT_DATASET_MAX_BYTES;
+    return tt_gunzip(data, len, max_bytes, out, outlen, err);
+}
+
 tt_rc tt_dataset_load_buffer_max(const void *data, size_t len, size_t max_bytes,
                                  tt_dataset **out, tt_errinfo *err)
 {

@@ -117,6 +117,12 @@ tt_rc tt_dataset_load_buffer(const void *data, size_t len, tt_dataset **out, tt_
 tt_rc tt_dataset_load_buffer_max(const void *data, size_t len, size_t max_bytes,
                                  tt_dataset **out, tt_errinfo *err);
 void tt_dataset_free(tt_dataset *ds);
+/* Inflate gzip data (several members allowed) into a new buffer *out of *outlen bytes (caller
+ * frees), stopping at max_bytes (0 or more than TT_DATASET_MAX_BYTES: TT_DATASET_MAX_BYTES):
+ * TT_ETOOBIG beyond it, TT_EENCODING for corrupt or truncated data, TT_ENOMEM; *out is NULL
+ * on error.  The readers above call it themselves; POST /v1/import inflates a T1 file. */
+tt_rc tt_dataset_gunzip(const void *data, size_t len, size_t max_bytes, char **out,
+                        size_t *outlen, tt_errinfo *err);
 
 /* Index of a param name, or -1. */
 int tt_dataset_param(const tt_dataset *ds, const char *name);
