@@ -142,7 +142,9 @@ typedef struct tt_import_ctx {
     tt_store *st;                     /* the import's connection, inside its batch */
 } tt_import_ctx;
 
-/* The target: the query's (a catalog name, or any safe name), else the file's device. */
+/* The target: the query's (a catalog name, or any safe name), else the file's device (its
+ * catalog name when the catalog knows it, so that best, export and check find the rows;
+ * lower-cased otherwise). */
 static tt_rc tt_import_target(tt_server *srv, const char *tgq, const tt_dataset *ds,
                               char *target, size_t cap, tt_errinfo *err)
 {
@@ -155,6 +157,11 @@ static tt_rc tt_import_target(tt_server *srv, const char *tgq, const tt_dataset 
     }
     if (!ds->device || !*ds->device)
         return tt_errf(err, TT_ETARGET, "target", "the file names no device: add target=NAME");
+    const tt_target *known = tt_catalog_target(srv->catalog, ds->device);
+    if (known) {
+        snprintf(target, cap, "%s", known->name);
+        return TT_OK;
+    }
     size_t k = 0;
     for (const char *p = ds->device; *p && k + 1 < cap; p++)
         target[k++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '-';

@@ -245,6 +245,44 @@ static void test_import_t1_gzip(void)
     free(gz);
 }
 
+/* A recording of a device the catalog knows lands on its catalog target (it used to be stored
+ * under "ascend910b2", a target no best / export / check query reaches, and the same file
+ * imported with target=a2 was added a second time); another device keeps its lower-cased name. */
+static void test_import_device_target(void)
+{
+    static const struct {
+        const char *device, *target;   /* target= of the query, NULL: none */
+        int status;
+        const char *stored;
+    } cases[] = {
+        {"Ascend910B2", NULL, 201, "Ascend910B2"},
+        {"Ascend910B2", "a2", 200, "Ascend910B2"},   /* the same records: skipped */
+        {"910b2", NULL, 201, "Ascend910B2"},   /* an alias; another file: another recording */
+        {"NVIDIA A100-PCIE-40GB", NULL, 201, "nvidia-a100-pcie-40gb"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char kt[512];
+        snprintf(kt, sizeof kt, "{\"device_name\": \"%s\", \"kernel_name\": \"vgz\", "
+                 "\"problem_size\": [1], \"tune_params_keys\": [\"block\"], \"tune_params\": "
+                 "{\"block\": [64, 128]}, \"objective\": \"time\", \"cache\": {\"64\": "
+                 "{\"block\": 64, \"time\": 0.02, \"times\": [0.02]}}}", cases[i].device);
+        tt_resp r;
+        json_t *q = json_pack("{s:s}", "template", "vgz");
+        if (cases[i].target) json_object_set_new(q, "target", json_string(cases[i].target));
+        import_bytes(kt, strlen(kt), q, &r);
+        if (r.status != cases[i].status)
+            fprintf(stderr, "device case %zu: %d %s\n", i, r.status, tt_cfx_err_code(&r));
+        CU_ASSERT_EQUAL(r.status, cases[i].status);
+        CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(r.json, "target")), cases[i].stored);
+        tt_cfx_resp_clear(&r);
+    }
+    tt_resp r;
+    tt_cfx_call(tt_api_export, "GET", NULL, json_pack("{s:s, s:s}", "template", "vgz", "target",
+                                                      "a2"), &r);
+    CU_ASSERT_EQUAL(r.status, 200);
+    tt_cfx_resp_clear(&r);
+}
+
 static void test_import_t4_second_device(void)
 {
     /* the T4 of the same measurement is another recording (its own fingerprint) */
@@ -379,6 +417,7 @@ static const tt_test_case import_cases[] = {
     {"t1_then_data_idempotent", test_import_t1_then_data},
     {"errors", test_import_errors},
     {"t1_gzip", test_import_t1_gzip},
+    {"device_target", test_import_device_target},
     {"t4_second_recording", test_import_t4_second_device},
     {NULL, NULL}};
 static const tt_test_case import_pg_cases[] = {{"import_job_on_postgres", test_import_pg},
