@@ -176,12 +176,30 @@ static enum MHD_Result tt_query_it(void *cls, enum MHD_ValueKind kind, const cha
     return MHD_YES;
 }
 
-/* Authenticate: fills name/scopes, or returns TT_EUNAUTH for a bad token.  No header:
- * TT_OK with scopes 0. */
-static tt_rc tt_authenticate(tt_http *h, struct MHD_Connection *c, char name[64], int *scopes)
+static enum MHD_Result tt_auth_header_count(void *cls, enum MHD_ValueKind kind,
+                                            const char *key, const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (key && !strcasecmp(key, "Authorization")) (*(unsigned *)cls)++;
+    return MHD_YES;
+}
+
+/* Authenticate: fills name/scopes, or returns TT_EUNAUTH for a bad token with *why set.  No
+ * header: TT_OK with scopes 0.  Two Authorization headers are refused, as a repeated query
+ * argument is: neither token may win silently. */
+static tt_rc tt_authenticate(tt_http *h, struct MHD_Connection *c, char name[64], int *scopes,
+                             const char **why)
 {
     name[0] = '\0';
     *scopes = 0;
+    *why = "unknown or malformed bearer token";
+    unsigned n = 0;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, tt_auth_header_count, &n);
+    if (n > 1) {
+        *why = "the Authorization header is given more than once: send one bearer token";
+        return TT_EUNAUTH;
+    }
     const char *hdr = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     if (!hdr) return TT_OK;
     size_t len;
@@ -399,8 +417,9 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
     if (rt->scope != TT__ROUTE_PUBLIC) {
         const char *sc = rt->scope == TT_SCOPE_ADMIN  ? "admin"
                          : rt->scope == TT_SCOPE_TUNE ? "tune" : "read";
-        if (tt_authenticate(h, c, hc->who, &scopes) != TT_OK) {
-            tt_resp_error(resp, TT_EUNAUTH, NULL, "unknown or malformed bearer token");
+        const char *why = NULL;
+        if (tt_authenticate(h, c, hc->who, &scopes, &why) != TT_OK) {
+            tt_resp_error(resp, TT_EUNAUTH, NULL, "%s", why);
             return -1;
         }
         int open = rt->scope == TT_SCOPE_READ && srv->open_reads;

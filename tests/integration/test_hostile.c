@@ -17,6 +17,7 @@
 
 #include "jsonutil.h"
 #include "tt_daemon.h"
+#include "tt_rawhttp.h"
 #include "tt_test.h"
 
 static tt_daemon D;
@@ -306,6 +307,44 @@ static void test_stalled_request(void)
     close(fd);
 }
 
+/* Two Authorization headers are refused (401), whichever token comes first: the first used
+ * to win silently, so a read token followed by an admin one was judged by the read token and
+ * an admin token followed by anything passed. */
+static void test_duplicate_authorization(void)
+{
+    static const struct {
+        const char *method, *path, *headers;
+        int status;
+    } cases[] = {
+        {"POST", "/v1/tune", "Authorization: Bearer " TT_TOKEN_ADMIN "\r\n"
+                             "Authorization: Bearer " TT_TOKEN_READ "\r\n", 401},
+        {"POST", "/v1/tune", "Authorization: Bearer " TT_TOKEN_READ "\r\n"
+                             "authorization: Bearer " TT_TOKEN_ADMIN "\r\n", 401},
+        {"GET", "/v1/jobs", "Authorization: Bearer " TT_TOKEN_READ "\r\n"
+                            "Authorization: Bearer " TT_TOKEN_READ "\r\n", 401},
+        {"GET", "/v1/jobs", "Authorization: Bearer " TT_TOKEN_READ "\r\n", 200},
+        {"GET", "/healthz", "Authorization: Bearer a\r\nAuthorization: Bearer b\r\n", 200},
+    };
+    static char resp[65536];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int fd = tt_raw_connect(D.port, NULL);
+        CU_ASSERT_FATAL(fd >= 0);
+        char req[1024];
+        int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                         "%sContent-Length: 2\r\n\r\n{}", cases[i].method, cases[i].path,
+                         cases[i].headers);
+        CU_ASSERT_EQUAL(tt_raw_send(fd, req, (size_t)n), 0);
+        int closed = 0;
+        tt_raw_read(fd, resp, sizeof resp - 1, 10.0, &closed);
+        close(fd);
+        if (tt_raw_status(resp) != cases[i].status)
+            fprintf(stderr, "duplicate authorization case %zu: %s\n", i, resp);
+        CU_ASSERT_EQUAL(tt_raw_status(resp), cases[i].status);
+        if (cases[i].status == 401)
+            CU_ASSERT_PTR_NOT_NULL(strstr(tt_raw_body(resp), "given more than once"));
+    }
+}
+
 static void test_overflow_is_infeasible(void)
 {
     /* the overflowing / dividing lets make every config infeasible, with that reason */
@@ -391,6 +430,7 @@ static const tt_test_case cases[] = {{"setup_jobs", test_setup_jobs},
                                      {"battery", test_battery},
                                      {"chunked_too_big", test_chunked_too_big},
                                      {"stalled_request", test_stalled_request},
+                                     {"duplicate_authorization", test_duplicate_authorization},
                                      {"overflow_is_infeasible", test_overflow_is_infeasible},
                                      {"job_limit", test_job_limit},
                                      {"still_up", test_still_up},
