@@ -380,6 +380,11 @@ void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp)
                       "specializations, c-header, registry-inc)", a.format);
         return;
     }
+    if (a.job && kind != 1) {
+        tt_resp_error(resp, TT_EINVAL, "job", "job= names the tuning run of format=t4; format "
+                      "%s exports the best row of each problem (filter with problem=)", a.format);
+        return;
+    }
     const tt_template *t;
     char fp[80] = "", pkey[1024] = "", tgt[64], note[160];
     int configured;

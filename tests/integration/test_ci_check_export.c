@@ -690,6 +690,17 @@ static void test_export_errors(void)
     CU_ASSERT_EQUAL(r.status, 400);
     CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "template");
     tt_cfx_resp_clear(&r);
+    /* job= selects a T4 run; any other format used to ignore it and export every problem */
+    static const char *const not_t4[] = {"json", "specializations", "c-header", "registry-inc"};
+    for (size_t i = 0; i < sizeof not_t4 / sizeof not_t4[0]; i++) {
+        json_t *q = q_export(not_t4[i], "gemm");
+        json_object_set_new(q, "job", json_string("1"));
+        tt_cfx_call(tt_api_export, "GET", NULL, q, &r);
+        CU_ASSERT_EQUAL(r.status, 400);
+        CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), "invalid_argument");
+        CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "job");
+        tt_cfx_resp_clear(&r);
+    }
 }
 
 static const tt_test_case check_cases[] = {
