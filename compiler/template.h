@@ -33,6 +33,11 @@
 /* Further limits of a template document (docs/template-format.md, "Limits"). */
 #define TT_TMPL_MAX_BYTES (4 << 20)   /* text given to tt_tmpl_parse_string/file: TT_ETOOBIG */
 #define TT_TMPL_MAX_NAME 63           /* identifiers and the template name */
+/* The longest problem key ("M=4096,...") and export variant key ("gemm_M4096_...") any
+ * problem of a template may have: the inputs are refused at load when their names and value
+ * ranges could exceed them (the daemon keeps keys in buffers of one more byte). */
+#define TT_TMPL_MAX_PROBLEM_KEY 1023
+#define TT_TMPL_MAX_VARIANT_KEY 511
 #define TT_TMPL_MAX_TENSORS 32
 #define TT_TMPL_MAX_BUFFERS 64
 #define TT_TMPL_MAX_CONSTRAINTS 256

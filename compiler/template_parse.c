@@ -169,6 +169,48 @@ static tt_rc tp_input(tt__tp *p, tt_input *in, const json_t *v, const char *path
                    json_string_value(type));
 }
 
+/* The longest text of one input's value: its widest dtype name, or the wider of its bounds. */
+static size_t tp_value_width(const tt_input *in)
+{
+    size_t w = 0;
+    char num[24];
+    if (in->kind == TT_INPUT_DTYPE) {
+        for (size_t d = 0; d < in->ndtypes; d++) {
+            size_t l = strlen(tt_dtype_name(in->dtypes[d]));
+            if (l > w) w = l;
+        }
+        return w;
+    }
+    size_t lo = (size_t)snprintf(num, sizeof num, "%" PRId64, in->min);
+    size_t hi = (size_t)snprintf(num, sizeof num, "%" PRId64, in->max);
+    return lo > hi ? lo : hi;
+}
+
+/* Refuse inputs whose longest problem key (name=value joined by ',') or export variant key
+ * (template name, then _name<value> or _<dtype> per input) would not fit: a key cut short
+ * could make two problems one. */
+static tt_rc tp_key_lengths(tt__tp *p)
+{
+    const tt_template *t = p->t;
+    size_t pk = 0, vk = strlen(t->name);
+    for (size_t i = 0; i < t->ninputs; i++) {
+        const tt_input *in = &t->inputs[i];
+        size_t nl = strlen(in->name), w = tp_value_width(in);
+        pk += (i ? 1 : 0) + nl + 1 + w;
+        vk += 1 + (in->kind == TT_INPUT_DTYPE ? 0 : nl) + w;
+    }
+    if (pk > TT_TMPL_MAX_PROBLEM_KEY)
+        return tt_errf(p->err, TT_ETEMPLATE, "inputs", "a problem key could take %zu bytes "
+                       "(names and widest values), more than %d: use shorter input names or "
+                       "fewer inputs", pk, TT_TMPL_MAX_PROBLEM_KEY);
+    if (vk > TT_TMPL_MAX_VARIANT_KEY)
+        return tt_errf(p->err, TT_ETEMPLATE, "inputs", "an export variant key could take %zu "
+                       "bytes (the template name, input names and widest values), more than "
+                       "%d: use shorter input names or fewer inputs", vk,
+                       TT_TMPL_MAX_VARIANT_KEY);
+    return TT_OK;
+}
+
 static tt_rc tp_inputs(tt__tp *p, const json_t *obj)
 {
     tt_template *t = p->t;
@@ -189,7 +231,7 @@ static tt_rc tp_inputs(tt__tp *p, const json_t *obj)
         if (!(in->name = strdup(k))) return tt__tp_oom(p, path);
         if ((rc = tp_input(p, in, v, path))) return rc;
     }
-    return TT_OK;
+    return tp_key_lengths(p);
 }
 
 /* ---- params ------------------------------------------------------------------------------ */

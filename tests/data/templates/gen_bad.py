@@ -60,6 +60,10 @@ case("input_dtype_default", m(lambda d: d["inputs"].update(dt={"type": "dtype", 
 case("input_unknown_key", m(lambda d: d["inputs"].update(M={"type": "int", "maxx": 8})), "inputs.M", "unknown key \"maxx\"")
 case("input_reserved", m(lambda d: d["inputs"].update({"min": "int"})), "inputs.min", "reserved word")
 case("input_not_ident", m(lambda d: d["inputs"].update({"2x": "int"})), "inputs.2x", "not an identifier")
+# keys that could be cut short (two problems made one): 14 long names x 1..2^40 and M -> 1093 bytes
+long_inputs = lambda n: {"x%02d" % i + "a" * 59: "int" for i in range(n)}
+case("input_problem_key_long", m(lambda d: d["inputs"].update(long_inputs(14))), "inputs", "a problem key could take 1093 bytes")
+case("input_variant_key_long", m(lambda d: d["inputs"].update(long_inputs(8))), "inputs", "an export variant key could take 624 bytes")
 case("let_collides_param", m(lambda d: d["let"].update(b="M")), "let.b", "already used by a param")
 case("param_collides_input", m(lambda d: d["params"].update(M=[1])), "params.M", "already used by an input")
 case("let_unknown_name", m(lambda d: d["let"].update(n="ceildiv(M, q)")), "let.n", "unknown name 'q'", "invalid_expression")
