@@ -49,6 +49,8 @@ typedef struct tt_jobrun {
     int64_t batch_n;
     double batch_t0;
     int64_t prog_planned, prog_done;   /* progress not yet written (batch: at its commit) */
+    int64_t done_before;      /* trials done before this run: a resume replays them first, and
+                               * the progress shown never goes back below them */
     int prog_dirty;
     /* successful trials of this run, for the calibration fitted at the end */
     tt_model_result *fit_pred;
@@ -109,6 +111,8 @@ static tt_rc tt_batch_open(tt_jobrun *jr)
  * progress of the last committed batch: at most one batch, <= batch_seconds, old). */
 static void tt_progress(tt_jobrun *jr, int64_t planned, int64_t done)
 {
+    if (done < jr->done_before) done = jr->done_before;
+    if (planned < done) planned = done;
     jr->prog_planned = planned;
     jr->prog_done = done;
     jr->prog_dirty = 1;
@@ -756,6 +760,7 @@ void tt__job_run(tt_worker *w, tt_store *s, tt_job *job)
     jr.w = w;
     jr.s = s;
     jr.job = job;
+    jr.done_before = job->done;
     (void)tt_job_setup_and_run(&jr);
     /* every other way out (stop, abandon, the testing max_trials) commits what it measured */
     if (tt_batch_end(&jr) != TT_OK)

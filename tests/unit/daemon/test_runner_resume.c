@@ -278,6 +278,61 @@ static void log_to_sink(void *ud, tt_log_level level, const char *msg)
 /* Every build takes twice the lease: the heartbeat keeps the first worker's lease alive, so a
  * second worker polling all along never takes the job over, and every config is built once,
  * by the first worker (trials.measured_by). */
+/* Run job `id` in store `url` until the worker has measured (or replayed) `trials` trials,
+ * then stop it as if killed: the job stays running; its lease is released for the next run. */
+static void run_killed_after(const char *url, tt_store *s, int64_t id, int64_t trials)
+{
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    c.max_trials = trials;
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    for (int i = 0; i < 1500; i++) {
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        tt_store_job_get(s, id, &j);
+        int64_t done = j.done;
+        tt_job_clear(&j);
+        if (done >= trials) break;
+        usleep(20000);
+    }
+    usleep(50000);
+    tt_runner_stop(r);
+    CU_ASSERT_EQUAL(tt_store_job_release_all(s), TT_OK);
+}
+
+/* A resumed job replays its committed trials first; its progress never goes back below what
+ * was done before the restart (a --wait progress bar jumped from 8 back to 1, 2, ...). */
+static void test_resume_progress(void)
+{
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "progress");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    int64_t id = tt_rfx_make_job(s, "sim", "evolution", 16, 77, "Ascend910B2", TT_RFX_P1K);
+    run_killed_after(url, s, id, 8);
+    run_killed_after(url, s, id, 2);   /* stopped while replaying the first 8 */
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, id, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.state, TT_JOB_RUNNING);
+    CU_ASSERT(j.done >= 8);
+    if (j.done < 8) fprintf(stderr, "\nprogress after the resume: %lld\n", (long long)j.done);
+    tt_job_clear(&j);
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, id, 30), TT_JOB_DONE);
+    tt_runner_stop(r);
+    static tt_rfx_seq_out out;   /* 270 KB */
+    tt_rfx_job_trials(s, id, &out);
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, id, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.done, (int64_t)out.n);   /* at the end: exactly the trials */
+    CU_ASSERT_EQUAL(j.planned, j.done);
+    tt_job_clear(&j);
+    tt_store_close(s);
+}
+
 static void test_lease_heartbeat(void)
 {
     slow_env env;
@@ -430,6 +485,7 @@ static const tt_test_case resume_cases[] = {
     {"lease_takeover_logged", test_lease_takeover_logged},
     {"kill9_resume", test_kill9_resume},
     {"resume_same_result", test_resume_same_result},
+    {"resume_progress", test_resume_progress},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"runner_resume", tt_rfx_init, tt_rfx_cleanup, resume_cases},
                                        {NULL, NULL, NULL, NULL}};
