@@ -193,6 +193,10 @@ tt_rc tt_auth_add(tt_auth *a, const char *name, const char *sha256_hex, const ch
 {
     if (!a || !name || !*name || strlen(name) >= 64)
         return tt_errf(err, TT_EINVAL, "name", "token name must be 1..63 characters");
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if (*c <= ' ' || *c == 0x7f)   /* it is written into log lines, owners, histories */
+            return tt_errf(err, TT_EINVAL, "name", "token name must not contain spaces or "
+                           "control characters");
     if (!sha256_hex || strlen(sha256_hex) != 64)
         return tt_errf(err, TT_EINVAL, "secret_sha256", "token %s: need 64 hex digits", name);
     tt_auth_tok t;

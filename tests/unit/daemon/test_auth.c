@@ -123,6 +123,11 @@ static void test_token_set(void)
     CU_ASSERT_EQUAL(tt_auth_add(a, "x", bad, "read", &e), TT_EINVAL);     /* not hex */
     CU_ASSERT_EQUAL(tt_auth_add(a, "y", "0000000000000000000000000000000000000000000000000000000000000000", "fly", &e), TT_EINVAL);
     CU_ASSERT_EQUAL(tt_auth_add(a, "", h1, "read", &e), TT_EINVAL);
+    static const char *const bad_names[] = {"a b", "a\nb", "a\tb", "ab\x7f", " "};
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
+        CU_ASSERT_EQUAL(tt_auth_add(a, bad_names[i], "1111111111111111111111111111111111111111111111111111111111111111", "read", &e), TT_EINVAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "spaces or control characters"));
+    }
     CU_ASSERT_EQUAL(tt_auth_count(a), 2);
     char name[64];
     int scopes = 0;
