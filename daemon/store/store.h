@@ -334,7 +334,8 @@ tt_rc tt_store_calib_get(tt_store *s, const char *target, const char *backend_fp
 
 /* ---- tokens ------------------------------------------------------------------------- */
 /* Tokens are stored as SHA-256 hex of the secret; scopes is a comma list
- * ("read,tune,admin").  Upsert by name. */
+ * ("read,tune,admin").  Upsert by name; a row holding the same secret under another name
+ * (a token renamed in the config) is replaced. */
 tt_rc tt_store_token_put(tt_store *s, const char *name, const char *sha256_hex,
                          const char *scopes);
 /* Find by hash; name/scopes copied into the caller's buffers.  TT_ENOTFOUND if absent. */

@@ -12,7 +12,7 @@
     "config_json, trial_id, median_us, spread_us, created_at"
 
 enum {
-    Q_CALIB_PUT, Q_CALIB_GET, Q_TOKEN_PUT, Q_TOKEN_FIND, Q_BASE_DEL, Q_BASE_INS, Q_BASE_GET,
+    Q_CALIB_PUT, Q_CALIB_GET, Q_TOKEN_UNNAME, Q_TOKEN_PUT, Q_TOKEN_FIND, Q_BASE_DEL, Q_BASE_INS, Q_BASE_GET,
     Q_BASE_LIST,
     Q__COUNT
 };
@@ -26,6 +26,7 @@ static const tt__qdef tt_q[Q__COUNT] = {
                      "updated_at = excluded.updated_at", NULL},
     [Q_CALIB_GET] = {"SELECT calib_json FROM calibrations WHERE target = $1 AND "
                      "backend_fp = $2", NULL},
+    [Q_TOKEN_UNNAME] = {"DELETE FROM tokens WHERE sha256 = $2 AND name <> $1", NULL},
     [Q_TOKEN_PUT] = {"INSERT INTO tokens (name, sha256, scopes, created_at) VALUES ($1, $2, "
                      "$3, tt_now()) ON CONFLICT (name) DO UPDATE SET sha256 = "
                      "excluded.sha256, scopes = excluded.scopes", NULL},
@@ -91,7 +92,10 @@ tt_rc tt_store_token_put(tt_store *s, const char *name, const char *sha256_hex,
     if (!name || !*name || !sha256_hex || !*sha256_hex) return TT_EINVAL;
     tt__param p[] = {PT(name), PT(sha256_hex), PT(scopes ? scopes : "")};
     tt__store_lock(s);
-    return tt__store_unlock(s, q_exec(s, Q_TOKEN_PUT, p, NP(p), NULL));
+    /* a secret renamed in the config: the old name's row goes (the secret is unique) */
+    tt_rc rc = q_exec(s, Q_TOKEN_UNNAME, p, 2, NULL);
+    if (!rc) rc = q_exec(s, Q_TOKEN_PUT, p, NP(p), NULL);
+    return tt__store_unlock(s, rc);
 }
 
 tt_rc tt_store_token_find(tt_store *s, const char *sha256_hex, char name[64], char scopes[64])
