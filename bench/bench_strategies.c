@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * bench_strategies.c - the autotuning-methodology score of every strategy on the recorded
  * GPU tuning spaces (../shared/datasets: convolution on A100 and MI250X) at three budgets:
- * 40, the budget where random search gets 95 % of the way to the optimum (B95), and B95/2;
+ * 40, the budget where random search gets 95 % of the way to the optimum (B95), and B95/2,
+ * per space and aggregated over the spaces as the methodology reports a strategy's score;
  * and the CPU time of a strategy run (an 800-trial bo run among them).
  *
  *   bench_strategies [--seeds N (default 50)] [--seed-base N] [--datasets DIR]
@@ -243,21 +244,139 @@ static double meth_score(const meth *m, const double *curves, size_t seeds, size
     return cnt ? acc / (double)cnt : 0;
 }
 
+/* "auto" is the default rule (no kernel program here: bo up to 1500 trials); the model
+ * strategies run their fallback (bo) on this template and are left out */
+static const char *const names[] = {"random", "evolution", "anneal", "bo", "auto"};
+enum { NS = sizeof names / sizeof names[0] };
+
+typedef struct bench_opts {
+    int seeds;
+    uint64_t seed_base;
+    const char *only, *budgets_arg;
+    int show_terms;
+} bench_opts;
+
+/* One strategy at the three budgets of one space: its table line; score[bi] filled. */
+static void bench_strategy(const bench_opts *bo, int k, const tt_template *t, tt_space *sp,
+                           const tt_bobj *o, const meth *m, const double *er, size_t bmax,
+                           const size_t *budgets, size_t bstart, double *curves, double *score)
+{
+    const char *ran = names[k];
+    char line[512], runs[64] = "";
+    int len = 0;
+    for (int bi = 0; bi < 3; bi++) {
+        size_t B = budgets[bi] < bmax ? budgets[bi] : bmax;
+        double mscore = 0, fin = 0, cpu = 0;
+        for (int s = 0; s < bo->seeds; s++) {
+            double *curve = curves + (size_t)s * B;
+            cpu += run(names[k], t, sp, bo->seed_base + (uint64_t)s, (int64_t)B, o, curve, &ran);
+            for (size_t b = 0; b < B; b++) {
+                double den = er[b] - o->best;
+                mscore += den > 0 ? (er[b] - curve[b]) / den : 1;
+            }
+            fin += curve[B - 1];
+        }
+        score[bi] = meth_score(m, curves, (size_t)bo->seeds, B, bstart,
+                               bo->show_terms ? names[k] : NULL);
+        if (!strstr(runs, ran))   /* what the name resolved to, per budget if it differs */
+            snprintf(runs + strlen(runs), sizeof runs - strlen(runs), "%s%s",
+                     runs[0] ? "/" : "", ran);
+        len += snprintf(line + len, sizeof line - (size_t)len, " | %10.3f %10.3f %9.2f %7.2f",
+                        score[bi], mscore / ((double)bo->seeds * (double)B), fin / bo->seeds,
+                        1e3 * cpu / bo->seeds);
+    }
+    printf("%-10s %-14s%s\n", names[k], runs, line);
+    fflush(stdout);
+}
+
+/* Every strategy on the space recorded in `path`: its table, scores[k * 3 + bi] filled (NAN
+ * for a strategy left out).  0, or -1 when the space cannot be loaded. */
+static int bench_space(const bench_opts *bo, const tt_template *t, tt_space *sp,
+                       const char *path, double *scores)
+{
+    tt_bobj o;
+    if (load_space(t, sp, path, &o) != 0) return -1;
+    double *sorted = malloc(o.n * sizeof *sorted);
+    for (size_t i = 0; i < o.n; i++) sorted[i] = isfinite(o.us[i]) ? o.us[i] : o.worst;
+    qsort(sorted, o.n, sizeof *sorted, cmp_d);
+    size_t bmax = o.n < 2000 ? o.n : 2000;
+    double *er = malloc(bmax * sizeof *er);
+    random_curve(sorted, o.n, bmax, er);
+    meth m;
+    meth_init(&m, &o);
+    size_t b95 = meth_cutoff(&m, 0.95), bstart = meth_cutoff(&m, 0.01);
+    if (b95 > bmax) b95 = bmax;
+    size_t budgets[3] = {40, b95 / 2, b95};
+    if (bo->budgets_arg) sscanf(bo->budgets_arg, "%zu,%zu,%zu", &budgets[0], &budgets[1], &budgets[2]);
+    printf("B95 = %zu trials (random search's expected-rank best %.2f us), start of the "
+           "score range %zu; budgets %zu, %zu, %zu\n", b95, meth_base(&m, b95), bstart,
+           budgets[0], budgets[1], budgets[2]);
+    printf("%-10s %-14s", "strategy", "runs");
+    for (int k = 0; k < 3; k++)
+        printf(" | score@%-4zu mean-score best@%-4zu ms/run", budgets[k], budgets[k]);
+    printf("\n");
+    double *curves = malloc((size_t)bo->seeds * bmax * sizeof *curves);
+    for (int k = 0; k < NS; k++) {
+        for (int bi = 0; bi < 3; bi++) scores[k * 3 + bi] = NAN;
+        if (!bo->only || in_list(bo->only, names[k]))
+            bench_strategy(bo, k, t, sp, &o, &m, er, bmax, budgets, bstart, curves,
+                           scores + k * 3);
+    }
+    printf("%-10s %-14s", "random(b)", "-");
+    for (int k = 0; k < 3; k++) {
+        size_t B = budgets[k] < bmax ? budgets[k] : bmax;
+        printf(" | %10.3f %10.3f %9.2f %7s", 0.0, 0.0, er[B - 1], "");
+    }
+    printf("   (best@: E_rand, the exact mean)\n");
+    if (!bo->only || in_list(bo->only, "bo")) {   /* the cost of a long BO run */
+        double *c800 = malloc(800 * sizeof *c800);
+        double s800 = run("bo", t, sp, bo->seed_base, 800, &o, c800, NULL);
+        printf("bo, one 800-trial run (seed %llu): %.3f s CPU, best %.2f us (optimum %.2f)\n",
+               (unsigned long long)bo->seed_base, s800, c800[799], o.best);
+        free(c800);
+    }
+    free(curves);
+    free(er);
+    meth_free(&m);
+    free(sorted);
+    free(o.idx);
+    free(o.us);
+    return 0;
+}
+
+/* The methodology's aggregate (autotuning_methodology's get_strategy_scores): the mean over
+ * the spaces of each strategy's standardised curve, so per budget class (40, B95/2, B95 of
+ * each space) the mean of the per-space scores.  scores[f * NS * 3 + k * 3 + bi]. */
+static void print_aggregate(const bench_opts *bo, const double *scores, size_t nspaces)
+{
+    printf("\naggregate over the %zu spaces (the methodology's score of a strategy: the mean "
+           "of its per-space scores at each budget class)\n", nspaces);
+    printf("%-10s | %-10s | %-10s | %-10s\n", "strategy", bo->budgets_arg ? "budget 1" : "40",
+           bo->budgets_arg ? "budget 2" : "B95/2", bo->budgets_arg ? "budget 3" : "B95");
+    for (int k = 0; k < NS; k++) {
+        if (bo->only && !in_list(bo->only, names[k])) continue;
+        printf("%-10s", names[k]);
+        for (int bi = 0; bi < 3; bi++) {
+            double acc = 0;
+            for (size_t f = 0; f < nspaces; f++) acc += scores[(f * NS + (size_t)k) * 3 + (size_t)bi];
+            printf(" | %10.3f", acc / (double)nspaces);
+        }
+        printf("\n");
+    }
+}
+
 int main(int argc, char **argv)
 {
-    int seeds = 50;
-    uint64_t seed_base = 1;
-    const char *dsdir = TT_DEFAULT_DATASETS_DIR, *only = NULL, *budgets_arg = NULL;
-    const char *space_t1 = NULL, *space_files = NULL;
-    int show_terms = 0;
+    bench_opts bo = {50, 1, NULL, NULL, 0};
+    const char *dsdir = TT_DEFAULT_DATASETS_DIR, *space_t1 = NULL, *space_files = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--seeds") && v) seeds = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--seed-base") && v) seed_base = strtoull(argv[++i], NULL, 10);
+        int v = i + 1 < argc;
+        if (!strcmp(argv[i], "--seeds") && v) bo.seeds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seed-base") && v) bo.seed_base = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--datasets") && v) dsdir = argv[++i];
-        else if (!strcmp(argv[i], "--strategies") && v) only = argv[++i];
-        else if (!strcmp(argv[i], "--budgets") && v) budgets_arg = argv[++i];
-        else if (!strcmp(argv[i], "--terms")) show_terms = 1;
+        else if (!strcmp(argv[i], "--strategies") && v) bo.only = argv[++i];
+        else if (!strcmp(argv[i], "--budgets") && v) bo.budgets_arg = argv[++i];
+        else if (!strcmp(argv[i], "--terms")) bo.show_terms = 1;
         else if (!strcmp(argv[i], "--space") && v && i + 2 < argc) {
             space_t1 = argv[++i];
             space_files = argv[++i];
@@ -268,7 +387,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (seeds < 1) return 2;
+    if (bo.seeds < 1) return 2;
     char path[1024];
     if (space_t1) snprintf(path, sizeof path, "%s", space_t1);
     else snprintf(path, sizeof path, "%.900s/convolution.t1.json", dsdir);
@@ -284,12 +403,8 @@ int main(int argc, char **argv)
     int64_t prob[1] = {0};
     tt_space *sp = NULL;
     if (tt_space_new(t, prob, NULL, &sp, &e) != TT_OK) return 1;
-    /* "auto" is the default rule (no kernel program here: bo up to 1500 trials); the model
-     * strategies run their fallback (bo) on this template and are left out */
-    static const char *const names[] = {"random", "evolution", "anneal", "bo", "auto"};
-    enum { NS = sizeof names / sizeof names[0] };
     const char *files[16] = {"convolution_A100.kt-cache.json.gz", "convolution_MI250X.t4.json.gz"};
-    size_t nfiles = 2;
+    size_t nfiles = 2, nspaces = 0;
     char *flist = space_files ? strdup(space_files) : NULL;
     if (flist) {
         nfiles = 0;
@@ -297,87 +412,19 @@ int main(int argc, char **argv)
             files[nfiles++] = tok;
     }
     printf("== autotuning-methodology score on recorded GPU spaces (%d seeds from %llu) ==\n",
-           seeds, (unsigned long long)seed_base);
+           bo.seeds, (unsigned long long)bo.seed_base);
     printf("score: autotuning-methodology performance score over function evaluations (median "
            "rank over seeds vs random search's calculated curve, b = start..B); mean-score: "
            "mean over seeds and b = 1..B of (E_rand(b) - f(b)) / (E_rand(b) - f_opt); "
            "strategies run with budget B\n");
-    for (size_t fi = 0; fi < nfiles; fi++) {
+    double *scores = malloc(nfiles * NS * 3 * sizeof *scores);
+    for (size_t fi = 0; scores && fi < nfiles; fi++) {
         if (flist) snprintf(path, sizeof path, "%s", files[fi]);
         else snprintf(path, sizeof path, "%.900s/%s", dsdir, files[fi]);
-        tt_bobj o;
-        if (load_space(t, sp, path, &o) != 0) continue;
-        double *sorted = malloc(o.n * sizeof *sorted);
-        for (size_t i = 0; i < o.n; i++) sorted[i] = isfinite(o.us[i]) ? o.us[i] : o.worst;
-        qsort(sorted, o.n, sizeof *sorted, cmp_d);
-        size_t bmax = o.n < 2000 ? o.n : 2000;
-        double *er = malloc(bmax * sizeof *er);
-        random_curve(sorted, o.n, bmax, er);
-        meth m;
-        meth_init(&m, &o);
-        size_t b95 = meth_cutoff(&m, 0.95), bstart = meth_cutoff(&m, 0.01);
-        if (b95 > bmax) b95 = bmax;
-        size_t budgets[3] = {40, b95 / 2, b95};
-        if (budgets_arg) sscanf(budgets_arg, "%zu,%zu,%zu", &budgets[0], &budgets[1], &budgets[2]);
-        printf("B95 = %zu trials (random search's expected-rank best %.2f us), start of the "
-               "score range %zu; budgets %zu, %zu, %zu\n", b95, meth_base(&m, b95), bstart,
-               budgets[0], budgets[1], budgets[2]);
-        printf("%-10s %-14s", "strategy", "runs");
-        for (int k = 0; k < 3; k++)
-            printf(" | score@%-4zu mean-score best@%-4zu ms/run", budgets[k], budgets[k]);
-        printf("\n");
-        double *curves = malloc((size_t)seeds * bmax * sizeof *curves);
-        for (int k = 0; k < NS; k++) {
-            if (only && !in_list(only, names[k])) continue;
-            const char *ran = names[k];
-            char line[512], runs[64] = "";
-            int len = 0;
-            for (int bi = 0; bi < 3; bi++) {
-                size_t B = budgets[bi] < bmax ? budgets[bi] : bmax;
-                double mscore = 0, fin = 0, cpu = 0;
-                for (int s = 0; s < seeds; s++) {
-                    double *curve = curves + (size_t)s * B;
-                    cpu += run(names[k], t, sp, seed_base + (uint64_t)s, (int64_t)B, &o, curve, &ran);
-                    for (size_t b = 0; b < B; b++) {
-                        double den = er[b] - o.best;
-                        mscore += den > 0 ? (er[b] - curve[b]) / den : 1;
-                    }
-                    fin += curve[B - 1];
-                }
-                double score = meth_score(&m, curves, (size_t)seeds, B, bstart,
-                                           show_terms ? names[k] : NULL);
-                if (!strstr(runs, ran))   /* what the name resolved to, per budget if it differs */
-                    snprintf(runs + strlen(runs), sizeof runs - strlen(runs), "%s%s",
-                             runs[0] ? "/" : "", ran);
-                len += snprintf(line + len, sizeof line - (size_t)len,
-                                " | %10.3f %10.3f %9.2f %7.2f", score,
-                                mscore / ((double)seeds * (double)B), fin / seeds,
-                                1e3 * cpu / seeds);
-            }
-            printf("%-10s %-14s%s\n", names[k], runs, line);
-            fflush(stdout);
-        }
-        printf("%-10s %-14s", "random(b)", "-");
-        for (int k = 0; k < 3; k++) {
-            size_t B = budgets[k] < bmax ? budgets[k] : bmax;
-            printf(" | %10.3f %10.3f %9.2f %7s", 0.0, 0.0, er[B - 1], "");
-        }
-        printf("   (best@: E_rand, the exact mean)\n");
-        /* the cost of a long BO run */
-        if (!only || in_list(only, "bo")) {
-            double *c800 = malloc(800 * sizeof *c800);
-            double s800 = run("bo", t, sp, seed_base, 800, &o, c800, NULL);
-            printf("bo, one 800-trial run (seed %llu): %.3f s CPU, best %.2f us (optimum %.2f)\n",
-                   (unsigned long long)seed_base, s800, c800[799], o.best);
-            free(c800);
-        }
-        free(curves);
-        free(er);
-        meth_free(&m);
-        free(sorted);
-        free(o.idx);
-        free(o.us);
+        if (!bench_space(&bo, t, sp, path, scores + nspaces * NS * 3)) nspaces++;
     }
+    if (nspaces > 1) print_aggregate(&bo, scores, nspaces);
+    free(scores);
     tt_space_free(sp);
     tt_tmpl_free(t);
     free(flist);
