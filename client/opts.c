@@ -436,7 +436,8 @@ void tl_print_markdown(FILE *f)
                "`--config-file` / `TLCTL_CONFIG`) holds `key = value` lines: `url`, `token`, "
                "`timeout` (seconds in 1..86400, as `--timeout`); a line starting with `#` is a comment, "
                "and so is the rest of a line from a `#` that follows a space or tab (`url = "
-               "http://h:7878 # lab`), so a value cannot contain ` #`.  A bad value, an unknown "
+               "http://h:7878 # lab`), so a value cannot contain ` #`; one pair of double or single "
+               "quotes around a value is not part of it (`token = \"abc\"` is abc).  A bad value, an unknown "
                "key or a directory given as the file is a usage error (exit 2) naming the file (and line).  The default URL is http://127.0.0.1:7878.  "
                "Colour is used only when stdout is a terminal and `NO_COLOR` is unset.\n\n"
                "## Exit codes\n\n"
@@ -505,6 +506,11 @@ static int tl_conf_line(tl_ctx *c, const char *p, int ln, char *s)
     tl_cut_comment(v);
     tl_trim(&k);
     tl_trim(&v);
+    size_t n = strlen(v);   /* one pair of surrounding quotes is not part of the value */
+    if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+        v[n - 1] = 0;
+        v++;
+    }
     if (!strcmp(k, "url")) {
         snprintf(c->url, sizeof c->url, "%s", v);
         c->url_src = "file";

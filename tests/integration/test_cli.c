@@ -479,10 +479,10 @@ static void test_tlctl_config_file(void)
         tl_fails(args, 2, want);
     }
     tl_fails("--timeout abc templates", 2, "--timeout needs seconds in 1..86400");
-    /* a trailing " # comment" is not part of the value */
+    /* a trailing " # comment" and one pair of quotes are not part of the value */
     FILE *f = fopen(conf, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fprintf(f, "url = %s # the test daemon\ntimeout = 30\t# seconds\n", g_d.url);
+    fprintf(f, "url = \"%s\" # the test daemon\ntimeout = '30'\t# seconds\n", g_d.url);
     fclose(f);
     char env[900], *out;
     snprintf(env, sizeof env, "env -u TILETUNE_URL HOME='%s' TLCTL_CONFIG='%s'", g_tmp, conf);

@@ -323,6 +323,10 @@ CONFIG_LINES = [
     (b"timeout = nan\n", "c.conf:1: timeout needs seconds in 1..86400"),
     (b"timeout = inf\n", "c.conf:1: timeout needs seconds in 1..86400"),
     (b"token = \xff\xfe\n", "c.conf: not valid UTF-8"),
+    (b'token = "tok"\n', (None, "tok", 60.0)),            # one pair of quotes goes
+    (b"token = 'a\"b'\n", (None, 'a"b', 60.0)),
+    (b'token = ""tok""\n', (None, '"tok"', 60.0)),        # only one pair
+    (b'token = "tok\n', (None, '"tok', 60.0)),            # unmatched: kept
 ]
 
 

@@ -6,7 +6,8 @@ is ``$TLCTL_CONFIG``, else ``$XDG_CONFIG_HOME/tiletune/tlctl.conf``, else
 ``~/.config/tiletune/tlctl.conf``; it holds ``key = value`` lines (``url``, ``token``,
 ``timeout`` in 1..86400 seconds), read as tlctl reads them: a line starting with ``#`` is a
 comment, and so is the rest of a line from a ``#`` that follows a space or tab (``a#b`` stays
-whole); a line without ``=``, an unknown key or a bad timeout is a ``ValueError`` naming the
+whole); one pair of double or single quotes around a value is not part of it; a line
+without ``=``, an unknown key or a bad timeout is a ``ValueError`` naming the
 file and line.  A missing file is not an error; an explicitly named one that cannot be read
 is.
 """
@@ -66,7 +67,9 @@ def read_config_file(path: str) -> Dict[str, str]:
         m = _COMMENT.search(v)
         if m:
             v = v[:m.start()]
-        k, v = k.strip(" \t"), v.strip(" \t").strip('"').strip("'")
+        k, v = k.strip(" \t"), v.strip(" \t")
+        if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
+            v = v[1:-1]                     # one pair of quotes, as tlctl
         if k not in KEYS:
             raise ValueError(f"{path}:{ln}: unknown key {k!r} (url, token, timeout)")
         if k == "timeout":
