@@ -225,16 +225,40 @@ static tt_rc cmd_open(tt_backend *b, const char *arg, tt_errinfo *err)
     return TT_OK;
 }
 
-/* The last line of `path` that parses as a JSON object (new reference), or NULL. */
-static json_t *tt_last_json_line(const char *path)
+/* The last TT_CMD_RESULT_MAX bytes of `path` (malloc'd, NUL-terminated, starting at a line
+ * boundary), or NULL when it cannot be read. */
+static char *tt_read_tail(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    char *buf = malloc(TT_CMD_RESULT_MAX + 1);
+    long start = 0;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long size = ftell(f);
+        start = size > (long)TT_CMD_RESULT_MAX ? size - (long)TT_CMD_RESULT_MAX : 0;
+    }
+    char *buf = fseek(f, start, SEEK_SET) == 0 ? malloc(TT_CMD_RESULT_MAX + 1) : NULL;
     size_t n = buf ? fread(buf, 1, TT_CMD_RESULT_MAX, f) : 0;
     fclose(f);
     if (!buf) return NULL;
     buf[n] = '\0';
+    size_t skip = 0;   /* mid-file: the first line is cut, drop it */
+    if (start > 0)
+        while (skip < n && buf[skip++] != '\n') {
+        }
+    memmove(buf, buf + skip, n - skip + 1);
+    *len = n - skip;
+    return buf;
+}
+
+/* The last line of the end of `path` that parses as a JSON object (new reference), or NULL;
+ * then `why` quotes the last line that looks like the result (`{...}` naming "latency_us")
+ * but is not JSON (NaN, Infinity, a typo) with jansson's reason, or is "" when none does. */
+static json_t *tt_last_json_line(const char *path, char *why, size_t whycap)
+{
+    size_t n = 0;
+    char *buf = tt_read_tail(path, &n);
+    why[0] = '\0';
+    if (!buf) return NULL;
     json_t *found = NULL;
     size_t end = n;
     while (end > 0 && !found) {
@@ -246,13 +270,18 @@ static json_t *tt_last_json_line(const char *path)
                          buf[e - 1] == '\n'))
             e--;
         if (e > s && buf[s] == '{' && buf[e - 1] == '}') {
-            json_t *j = json_loadb(buf + s, e - s, 0, NULL);
+            json_error_t je;
+            json_t *j = json_loadb(buf + s, e - s, 0, &je);
             if (json_is_object(j)) found = j;
             else json_decref(j);
+            buf[e] = '\0';
+            if (!j && !why[0] && strstr(buf + s, "\"latency_us\""))
+                snprintf(why, whycap, "%.80s (%.100s)", buf + s, je.text);
         }
         end = start > 0 ? start - 1 : 0;
     }
     free(buf);
+    if (found) why[0] = '\0';
     return found;
 }
 
@@ -312,8 +341,13 @@ static void tt_read_result(const char *dir, tt_measurement *out, int *ok)
 {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/run.out", dir);
+    char why[200];
     *ok = 0;
-    json_t *j = tt_last_json_line(p);
+    json_t *j = tt_last_json_line(p, why, sizeof why);
+    if (!j && why[0]) {
+        tt_fail(out, TT_ERUN, "invalid result line: not JSON: %s", why);
+        return;
+    }
     if (!j) {
         tt_fail(out, TT_ERUN, "run printed no JSON result line (expected {\"latency_us\": "
                 "[...], \"correct\": true} on stdout)");

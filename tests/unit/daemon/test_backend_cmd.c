@@ -251,6 +251,48 @@ static void test_bad_definitions(void)
     tt_tmpl_free(t);
 }
 
+/* What a run prints (no build; output_kb 8192) and how it is read: the result line after
+ * 5 MiB of output, lines that look like the result but are not JSON, the last line wins. */
+static void test_result_lines(void)
+{
+    static const struct {
+        const char *run;
+        tt_rc status;
+        const char *in_error;   /* NULL: ok */
+        double median;
+    } cases[] = {
+        {"head -c 5242880 /dev/zero | tr '\\0' x; echo; echo '{\"latency_us\": [7], \"correct\": true}'",
+         TT_OK, NULL, 7},
+        {"echo '{\"latency_us\": [NaN], \"correct\": true}'", TT_ERUN,
+         "invalid result line: not JSON: {\"latency_us\": [NaN]", 0},
+        {"echo '{\"latency_us\": [1e999], \"correct\": true}'", TT_ERUN, "not JSON", 0},
+        {"echo '{\"latency_us\": [5], \"correct\": true}'; echo '{\"latency_us\": [NaN]}'", TT_OK,
+         NULL, 5},
+        {"echo '{\"latency_us\": [5], \"correct\": true}'; echo '{\"latency_us\": [9], \"correct\": true}'",
+         TT_OK, NULL, 9},
+        {"echo '{\"latency_us\": [0], \"correct\": true}'", TT_ERUN, "not a positive number", 0},
+        {"echo '{\"latency_us\": [-3], \"correct\": true}'", TT_ERUN, "not a positive number", 0},
+        {"echo '{not json at all}'", TT_ERUN, "no JSON result line", 0},
+        {"true", TT_ERUN, "no JSON result line", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_object_set_new(g_tcs, "lines", json_pack("{s:s,s:i}", "run", cases[i].run,
+                                                      "output_kb", 8192));
+        tt_errinfo e;
+        tt_backend *b = open_cmd("cmd:lines", g_t, TT_OK, &e);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        tt_measurement m;
+        CU_ASSERT_EQUAL(measure(b, "BLOCK=16,MODE=0", &m), TT_OK);
+        int good = m.status == cases[i].status &&
+                   (cases[i].in_error ? strstr(m.error, cases[i].in_error) != NULL
+                                      : m.nsamples == 1 && m.median_us == cases[i].median);
+        if (!good) fprintf(stderr, "case %zu: %s: %s\n", i, tt_rc_code(m.status), m.error);
+        CU_ASSERT(good);
+        tt_backend_close(b);
+        json_object_del(g_tcs, "lines");
+    }
+}
+
 /* A template whose source names an unknown placeholder: every config is invalid. */
 static void test_render_failure(void)
 {
@@ -348,6 +390,7 @@ static const tt_test_case cases[] = {
     {"repeats", test_repeats},
     {"bad_definitions", test_bad_definitions},
     {"render_failure", test_render_failure},
+    {"result_lines", test_result_lines},
     {"sample_toolchains_open", test_sample_toolchains_open},
     {"ascend_runner_msprof", test_ascend_runner_msprof},
     {NULL, NULL}};
