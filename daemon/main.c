@@ -267,6 +267,29 @@ static void tt_server_fill(tt_server *srv, const tt_config *cfg, tt_store *store
 
 
 /* ---- serve / worker ----------------------------------------------------------------- */
+/* Start the HTTP API (not ready until the workers run: /readyz says "runner not running").
+ * Returns TT_EXIT_OK, or TT_EXIT_LISTEN after logging why; *http, *metrics and *cfgjson are
+ * the caller's to free either way. */
+static int tt_serve_http(const tt_config *cfg, tt_store *store, tt_catalog *cat,
+                         const tt_runner_config *rcfg, tt_auth *auth, tt_http **http,
+                         tt_metrics **metrics, json_t **cfgjson)
+{
+    static tt_server srv;
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    *cfgjson = tt_config_to_json(cfg, 1, 1);
+    *metrics = tt_metrics_new(tt__route_names(), tt__route_count());
+    tt__api_set_metrics(*metrics);
+    tt_server_fill(&srv, cfg, store, cat, rcfg, *cfgjson);
+    tt_http_opts ho;
+    tt_http_opts_from_config(cfg, &ho);
+    if (tt_http_start(&srv, auth, &ho, http, &err)) {
+        tt_fatal("%s", err.msg);
+        return TT_EXIT_LISTEN;
+    }
+    return TT_EXIT_OK;
+}
+
 /* "unknown option --x", with the nearest configuration flag when one is close. */
 static void tt_unknown_option(const char *arg)
 {
@@ -324,42 +347,34 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
     }
     if (tt_catalog_sync(cat, store)) tt_warning("cannot store the built-in templates");
     if (serve && !(auth = tt_open_auth(&cfg, store, &code))) goto out;
+    tt_runner_config rcfg;
+    tt_runner_cfg(&cfg, cat, &rcfg);
+    /* listen before touching any job: a second daemon on a port in use (exit 7) must not
+     * release the running daemon's leases nor claim its jobs */
+    if (serve && (code = tt_serve_http(&cfg, store, cat, &rcfg, auth, &http, &metrics, &cfgjson)))
+        goto out;
     if (serve && tt_store_engine_of(store) == TT_STORE_SQLITE) {
         /* single host: jobs left running by a previous process resume now */
         if (tt_store_job_release_all(store)) tt_warning("cannot release old job leases");
     }
-    tt_runner_config rcfg;
-    tt_runner_cfg(&cfg, cat, &rcfg);
     if (rcfg.workers > 0) {
         if (tt_runner_start(&rcfg, &runner, &err)) {
             tt_fatal("cannot start the workers: %s", err.msg);
             code = TT_EXIT_FAIL;
             goto out;
         }
-        tt__api_set_runner_state(1);
         tt__api_set_runner(runner);
+        tt__api_set_runner_state(1);
     } else {
         tt__api_set_runner_state(-1);   /* API only, on purpose */
     }
-    if (serve) {
-        cfgjson = tt_config_to_json(&cfg, 1, 1);
-        metrics = tt_metrics_new(tt__route_names(), tt__route_count());
-        tt__api_set_metrics(metrics);
-        static tt_server srv;
-        tt_server_fill(&srv, &cfg, store, cat, &rcfg, cfgjson);
-        tt_http_opts ho;
-        tt_http_opts_from_config(&cfg, &ho);
-        if (tt_http_start(&srv, auth, &ho, &http, &err)) {
-            tt_fatal("%s", err.msg);
-            code = TT_EXIT_LISTEN;
-            goto out;
-        }
+    if (serve)
         tt_info("tiletuned %s listening on %s (port %d), db %s, %d workers, %zu tokens, "
-                "open reads %s", TT_VERSION, ho.listen, tt_http_port(http), db, rcfg.workers,
-                tt_auth_count(auth), srv.open_reads ? "yes" : "no");
-    } else {
+                "open reads %s", TT_VERSION, tt_config_str(&cfg, TT_CFG_LISTEN),
+                tt_http_port(http), db, rcfg.workers, tt_auth_count(auth),
+                tt_config_int(&cfg, TT_CFG_OPEN_READS) ? "yes" : "no");
+    else
         tt_info("tiletuned worker %s: db %s, %d workers", TT_VERSION, db, rcfg.workers);
-    }
     int sig = 0;
     sigwait(&sigs, &sig);
     tt_info("signal %d: stopping (running jobs stay resumable)", sig);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * test_cli.c - the tiletuned command line: help generated from the config table, exit codes,
  * predict/simulate output (labelled model / simulator), validate, targets, config --show
- * with sources, hash-token, and a daemon that cannot start (bad config, address in use).
+ * with sources, hash-token, and a daemon that cannot start (bad config, address in use: no
+ * job of the daemon holding the port is touched).
  * Suite cli_tlctl: tlctl against a live daemon (tt_daemon): every trial with --trials, best
  * and check for a template without inputs, non-UTF-8 arguments in JSON bodies, config-file
  * values, job-id overflow and --width checked before any request.
@@ -17,6 +18,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "store.h"
 #include "tt_daemon.h"
 #include "tt_test.h"
 
@@ -273,10 +275,38 @@ static void test_serve_failures(void)
     socklen_t al = sizeof a;
     CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(fd, 1) == 0);
     getsockname(fd, (struct sockaddr *)&a, &al);
-    char args[1024];
+    char args[1024], url[700];
     snprintf(args, sizeof args, "serve --listen 127.0.0.1:%d --db 'sqlite:%s/s.db' --workers 0",
              ntohs(a.sin_port), g_tmp);
     CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 7);
+    /* ... and it leaves the jobs of the daemon that holds the port alone: a job running
+     * under another worker's lease keeps it (no release, no claim by the failed start) */
+    snprintf(url, sizeof url, "sqlite:%s/s.db", g_tmp);
+    tt_store *st = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &st, NULL), TT_OK);
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.template_name, sizeof j.template_name, "gemm");
+    snprintf(j.target, sizeof j.target, "Ascend910B2");
+    snprintf(j.backend, sizeof j.backend, "sim");
+    snprintf(j.backend_fp, sizeof j.backend_fp, "sim");
+    snprintf(j.strategy, sizeof j.strategy, "random");
+    snprintf(j.template_hash, sizeof j.template_hash, "0123456789abcdef");
+    j.problem_key = "K=64,M=64,N=64,dtype=float16";
+    j.problem_json = "{\"M\":64,\"N\":64,\"K\":64,\"dtype\":\"float16\"}";
+    j.budget_trials = 4;
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_create(st, &j), TT_OK);
+    tt_job got;
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_claim(st, "alive:1/w0", 300, &got), TT_OK);
+    tt_job_clear(&got);
+    snprintf(args, sizeof args, "serve --listen 127.0.0.1:%d --db '%s' --workers 1",
+             ntohs(a.sin_port), url);
+    CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 7);
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_get(st, j.id, &got), TT_OK);
+    CU_ASSERT_STRING_EQUAL(got.lease_owner, "alive:1/w0");
+    CU_ASSERT_EQUAL(got.claimed_running, 0);
+    tt_job_clear(&got);
+    tt_store_close(st);
     close(fd);
     /* bad config value, bad token in the file, unopenable database */
     CU_ASSERT_EQUAL(run(NULL, "serve --listen nowhere", NULL, NULL), 3);
