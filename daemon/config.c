@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "backend.h"
 #include "jsonutil.h"
 #include "log.h"
 
@@ -151,10 +152,11 @@ tt_rc tt__cfgv_toolchains(const tt_cfg_value *v, tt_errinfo *err)
         return tt_errf(err, TT_ECONFIG, "toolchains", "must be an object of toolchains");
     const char *k;
     json_t *tc;
-    json_object_foreach(v->j, k, tc) {
-        if (!json_is_object(tc) || !json_is_string(json_object_get(tc, "run")))
-            return tt_errf(err, TT_ECONFIG, "toolchains",
-                           "toolchain \"%.32s\": need an object with a \"run\" command", k);
+    json_object_foreach(v->j, k, tc) {   /* as the cmd: backend will read it */
+        tt_errinfo e;
+        tt_errinfo_clear(&e);
+        tt_rc rc = tt_backend_cmd_check(k, tc, &e);
+        if (rc) return tt_errf(err, rc == TT_ENOMEM ? rc : TT_ECONFIG, e.path, "%s", e.msg);
     }
     return TT_OK;
 }

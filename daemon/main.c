@@ -113,7 +113,10 @@ static int tt_load_config(tt_config *cfg, int argc, char **argv, char **rest, in
             return TT_EXIT_USAGE;
         }
         if (tt_config_set(cfg, (tt_cfg_id)id, val, TT_CFGS_FLAG, a, &err)) {
-            fprintf(stderr, "tiletuned: --%s: %s\n", key, err.msg);
+            /* the path inside a JSON value (toolchains.a2.run_timout, tokens[1]) */
+            int inner = strcmp(err.path, tt_config_row((tt_cfg_id)id)->key) != 0 && err.path[0];
+            fprintf(stderr, "tiletuned: --%s: %s%s%s\n", key, inner ? err.path : "",
+                    inner ? ": " : "", err.msg);
             return TT_EXIT_CONFIG;
         }
     }

@@ -72,6 +72,10 @@ tt_rc tt_backend_open(const char *spec, const tt_backend_env *env, const tt_temp
                       const tt_target *tgt, const int64_t *problem_slots, tt_backend **out,
                       tt_errinfo *err);
 void tt_backend_close(tt_backend *b);
+/* Check one toolchain definition of the server config (`toolchains.<name>`) the way the
+ * cmd:<name> backend reads it: the name, unknown keys, types and ranges.  TT_OK, or TT_EINVAL
+ * with the JSON path (e.g. "toolchains.a2.run_timout") and the reason; TT_ENOMEM. */
+tt_rc tt_backend_cmd_check(const char *name, const json_t *def, tt_errinfo *err);
 /* "sim", "model", "replay:NAME@<hash>", "cmd:NAME@<hash>": identifies what measured a trial
  * (part of the trial key).  Borrowed. */
 const char *tt_backend_fingerprint(const tt_backend *b);

@@ -85,19 +85,24 @@ static int tt_rm1(const char *p, const struct stat *sb, int flag, struct FTW *ft
     return 0;
 }
 
-/* A number field >= 0 (missing: def). */
-static tt_rc tt_num(const json_t *def, const char *key, double dflt, double *out, const char *name,
-                    tt_errinfo *err)
+#define TT_CMD_NUM_MAX 1e9   /* largest number field (seconds, MiB, KiB, repeats) */
+
+/* A number field in [lo, TT_CMD_NUM_MAX] with lo 0 or, when positive is set, above 0
+ * (missing: dflt). */
+static tt_rc tt_num(const json_t *def, const char *key, double dflt, int positive, double *out,
+                    const char *name, tt_errinfo *err)
 {
     const json_t *v = json_object_get(def, key);
     *out = dflt;
     if (!v) return TT_OK;
-    if (!json_is_number(v) || json_number_value(v) < 0 || !isfinite(json_number_value(v))) {
+    double d = json_is_number(v) ? json_number_value(v) : -1;
+    if (d < 0 || (positive && d == 0) || !(d <= TT_CMD_NUM_MAX)) {
         char path[128];
         snprintf(path, sizeof path, "toolchains.%s.%s", name, key);
-        return tt_errf(err, TT_EINVAL, path, "expected a non-negative number");
+        return tt_errf(err, TT_EINVAL, path, "expected a number %s 0 and at most %g",
+                       positive ? "above" : "from", TT_CMD_NUM_MAX);
     }
-    *out = json_number_value(v);
+    *out = d;
     return TT_OK;
 }
 
@@ -145,13 +150,13 @@ static tt_rc tt_cmd_parse(tt_cmd *c, const json_t *def, tt_errinfo *err)
     }
     double mem, cpu, fsz, outkb, reps;
     tt_rc rc;
-    if ((rc = tt_num(def, "build_timeout", 600, &c->build_timeout, c->name, err)) ||
-        (rc = tt_num(def, "run_timeout", 120, &c->run_timeout, c->name, err)) ||
-        (rc = tt_num(def, "memory_mb", 0, &mem, c->name, err)) ||
-        (rc = tt_num(def, "cpu_seconds", 0, &cpu, c->name, err)) ||
-        (rc = tt_num(def, "file_size_mb", 0, &fsz, c->name, err)) ||
-        (rc = tt_num(def, "output_kb", 1024, &outkb, c->name, err)) ||
-        (rc = tt_num(def, "repeats", 1, &reps, c->name, err)))
+    if ((rc = tt_num(def, "build_timeout", 600, 1, &c->build_timeout, c->name, err)) ||
+        (rc = tt_num(def, "run_timeout", 120, 1, &c->run_timeout, c->name, err)) ||
+        (rc = tt_num(def, "memory_mb", 0, 0, &mem, c->name, err)) ||
+        (rc = tt_num(def, "cpu_seconds", 0, 0, &cpu, c->name, err)) ||
+        (rc = tt_num(def, "file_size_mb", 0, 0, &fsz, c->name, err)) ||
+        (rc = tt_num(def, "output_kb", 1024, 0, &outkb, c->name, err)) ||
+        (rc = tt_num(def, "repeats", 1, 0, &reps, c->name, err)))
         return rc;
     if (reps < 1 || reps > TT_MAX_SAMPLES || reps != floor(reps)) {
         snprintf(path, sizeof path, "toolchains.%s.repeats", c->name);
@@ -166,14 +171,34 @@ static tt_rc tt_cmd_parse(tt_cmd *c, const json_t *def, tt_errinfo *err)
     return TT_OK;
 }
 
-static tt_rc cmd_open(tt_backend *b, const char *arg, tt_errinfo *err)
+/* 1 when name is a usable toolchain name: 1..47 letters, digits, '_' and '-'. */
+static int tt_cmd_name_ok(const char *name)
 {
-    size_t n = strlen(arg);
+    size_t n = strlen(name);
     int ok = n > 0 && n < 48;
     for (size_t i = 0; ok && i < n; i++)
-        ok = (arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' && arg[i] <= 'Z') ||
-             (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' || arg[i] == '-';
-    if (!ok)
+        ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+             (name[i] >= '0' && name[i] <= '9') || name[i] == '_' || name[i] == '-';
+    return ok;
+}
+
+tt_rc tt_backend_cmd_check(const char *name, const json_t *def, tt_errinfo *err)
+{
+    if (!tt_cmd_name_ok(name))
+        return tt_errf(err, TT_EINVAL, "toolchains", "bad toolchain name '%.64s' (letters, "
+                       "digits, '_' and '-', at most 47)", name);
+    tt_cmd *c = calloc(1, sizeof *c);
+    if (!c) return tt_errf(err, TT_ENOMEM, "toolchains", "out of memory");
+    snprintf(c->name, sizeof c->name, "%s", name);
+    tt_rc rc = tt_cmd_parse(c, def, err);
+    if (rc == TT_ENOMEM) tt_errf(err, TT_ENOMEM, "toolchains", "out of memory");
+    tt_cmd_free(c);
+    return rc;
+}
+
+static tt_rc cmd_open(tt_backend *b, const char *arg, tt_errinfo *err)
+{
+    if (!tt_cmd_name_ok(arg))
         return tt_errf(err, TT_EINVAL, "backend", "bad toolchain name '%.64s' (letters, digits, "
                        "'_' and '-', at most 47)", arg);
     const json_t *def = b->env ? json_object_get(b->env->toolchains, arg) : NULL;

@@ -311,6 +311,20 @@ static void test_serve_failures(void)
     /* bad config value, bad token in the file, unopenable database */
     CU_ASSERT_EQUAL(run(NULL, "serve --listen nowhere", NULL, NULL), 3);
     CU_ASSERT_EQUAL(run(NULL, "serve --tokens '[{\"name\":\"x\"}]'", NULL, NULL), 3);
+    /* a toolchain definition the cmd: backend would refuse stops the start, naming the key */
+    static const struct { const char *args, *want; } tcs[] = {
+        {"serve --toolchains '{\"a2\": {\"run\": \"true\", \"run_timout\": 5}}'",
+         "tiletuned: --toolchains: toolchains.a2.run_timout: unknown key\n"},
+        {"serve --toolchains '{\"a2\": {\"run\": \"true\", \"run_timeout\": 0}}'",
+         "tiletuned: --toolchains: toolchains.a2.run_timeout: expected a number above 0"},
+    };
+    for (size_t i = 0; i < sizeof tcs / sizeof tcs[0]; i++) {
+        char *err;
+        CU_ASSERT_EQUAL(run(NULL, tcs[i].args, NULL, &err), 3);
+        if (strncmp(err, tcs[i].want, strlen(tcs[i].want))) fprintf(stderr, "%s", err);
+        CU_ASSERT(!strncmp(err, tcs[i].want, strlen(tcs[i].want)));
+        free(err);
+    }
     CU_ASSERT_EQUAL(run(NULL, "serve --listen 127.0.0.1:0 --db sqlite:/nonexistent/dir/x.db", NULL, NULL), 6);
     snprintf(args, sizeof args, "worker --workers 0 --db 'sqlite:%s/w.db'", g_tmp);
     CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 3);

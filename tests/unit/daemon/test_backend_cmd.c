@@ -212,6 +212,8 @@ static void test_bad_definitions(void)
         {"reps", "{\"run\": \"true\", \"repeats\": 0}", "toolchains.reps.repeats", TT_EINVAL},
         {"reps2", "{\"run\": \"true\", \"repeats\": 1.5}", "toolchains.reps2.repeats", TT_EINVAL},
         {"tmo", "{\"run\": \"true\", \"run_timeout\": -1}", "toolchains.tmo.run_timeout", TT_EINVAL},
+        {"tmo0", "{\"run\": \"true\", \"run_timeout\": 0}", "toolchains.tmo0.run_timeout", TT_EINVAL},
+        {"mem", "{\"run\": \"true\", \"memory_mb\": 1e30}", "toolchains.mem.memory_mb", TT_EINVAL},
         {"envtt", "{\"run\": \"true\", \"env\": {\"TT_SOURCE\": \"x\"}}", "toolchains.envtt.env.TT_SOURCE", TT_EINVAL},
         {"envnum", "{\"run\": \"true\", \"env\": {\"A\": 1}}", "toolchains.envnum.env.A", TT_EINVAL},
         {"notobj", "[1]", "toolchains.notobj", TT_EINVAL},
