@@ -28,6 +28,7 @@ typedef struct tt_capture {
     uint64_t total;           /* bytes read from the pipe */
     char *ring;               /* TT_TOOLCHAIN_TAIL bytes */
     size_t ring_len, ring_pos;
+    int werr;                 /* first errno of a failed write to file_fd, 0: none */
 } tt_capture;
 
 static double tt_now(void)
@@ -37,12 +38,17 @@ static double tt_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void tt_write_all(int fd, const char *p, size_t n)
+/* Write to the capture's file; a full disk loses output, not the run: the first errno is
+ * kept in c->werr and later writes are skipped. */
+static void tt_write_all(tt_capture *c, const char *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
+    while (n > 0 && !c->werr) {
+        ssize_t w = write(c->file_fd, p, n);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return;   /* a full disk loses output, not the run */
+        if (w <= 0) {
+            c->werr = w < 0 ? errno : ENOSPC;
+            return;
+        }
         p += w;
         n -= (size_t)w;
     }
@@ -53,7 +59,7 @@ static void tt_capture_feed(tt_capture *c, const char *p, size_t n)
     c->total += n;
     if (c->head < c->cap) {
         size_t k = (size_t)(c->cap - c->head) < n ? (size_t)(c->cap - c->head) : n;
-        tt_write_all(c->file_fd, p, k);
+        tt_write_all(c, p, k);
         c->head += k;
         p += k;
         n -= k;
@@ -74,12 +80,12 @@ static int tt_capture_finish(tt_capture *c)
         char mark[96];
         int k = snprintf(mark, sizeof mark, "\n[... %llu bytes omitted ...]\n",
                          (unsigned long long)omitted);
-        tt_write_all(c->file_fd, mark, (size_t)k);
+        tt_write_all(c, mark, (size_t)k);
     }
     size_t start = (c->ring_pos + TT_TOOLCHAIN_TAIL - c->ring_len) % TT_TOOLCHAIN_TAIL;
     size_t first = c->ring_len < TT_TOOLCHAIN_TAIL - start ? c->ring_len : TT_TOOLCHAIN_TAIL - start;
-    tt_write_all(c->file_fd, c->ring + start, first);
-    tt_write_all(c->file_fd, c->ring, c->ring_len - first);
+    tt_write_all(c, c->ring + start, first);
+    tt_write_all(c, c->ring, c->ring_len - first);
     return omitted > 0;
 }
 
@@ -303,6 +309,8 @@ tt_rc tt_toolchain_run(const char *cmdline, const tt_toolchain_opts *opts,
     res->err_truncated = tt_capture_finish(&cs[1]);
     res->out_bytes = cs[0].total;
     res->err_bytes = cs[1].total;
+    res->out_errno = cs[0].werr;
+    res->err_errno = cs[1].werr;
 
 done:
     for (int i = 0; i < 2; i++) tt_capture_close(&cs[i]);

@@ -7,7 +7,8 @@
  * whole process group gets SIGKILL.  stdout and stderr go through pipes into files in the
  * working directory; each file keeps at most `output_cap` bytes of the head plus the last
  * TT_TOOLCHAIN_TAIL bytes of the stream (after a "[... N bytes omitted ...]" line), so a
- * JSON line printed last is never lost.  When the shell exits, what is left of its process
+ * JSON line printed last is never lost (unless the file cannot be written: then the run goes
+ * on and the result says which errno lost the output).  When the shell exits, what is left of its process
  * group is killed too: a toolchain cannot leave processes behind (unless it escapes with
  * setsid).  Nothing is printed.
  *
@@ -48,6 +49,8 @@ typedef struct tt_toolchain_result {
     double wall_s;                  /* wall seconds from fork to reaping */
     uint64_t out_bytes, err_bytes;  /* bytes the command wrote to each stream */
     int out_truncated, err_truncated;
+    int out_errno, err_errno;       /* first error writing each output file (ENOSPC: the
+                                       disk is full; what followed was lost), 0: none */
 } tt_toolchain_result;
 
 /* Run `cmdline`.  Returns TT_OK when the command was started and reaped (how it ended is in

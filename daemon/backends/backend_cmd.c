@@ -321,7 +321,16 @@ static void tt_fail(tt_measurement *out, tt_rc status, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Run one step; returns 0 when it succeeded, else fills out with `tmo` / `fail`. */
+/* The work directory failed us at path (errno): TT_EIO, the reason in out->error. */
+static tt_rc tt_io_fail(tt_measurement *out, const char *path)
+{
+    snprintf(out->error, sizeof out->error, "cannot write %.200s: %s", path, strerror(errno));
+    return TT_EIO;
+}
+
+/* Run one step: TT_OK with *ok = 1 when it succeeded, or TT_OK with out filled with `tmo` /
+ * `fail` (a config failure); TT_EIO / TT_ENOMEM with out->error when the step could not be
+ * run or its output not kept (a backend failure). */
 static tt_rc tt_step(const tt_cmd *c, const char *cmd, const char *dir, const char *what,
                      char **env, double timeout, tt_rc tmo, tt_rc fail, tt_measurement *out,
                      double *wall, int *ok)
@@ -338,7 +347,15 @@ static tt_rc tt_step(const tt_cmd *c, const char *cmd, const char *dir, const ch
     tt_errinfo_clear(&e);
     *ok = 0;
     tt_rc rc = tt_toolchain_run(cmd, &o, &r, &e);
-    if (rc != TT_OK) return rc;
+    if (rc != TT_OK) {
+        snprintf(out->error, sizeof out->error, "%s: %.60s: %.150s", what, e.path, e.msg);
+        return rc;
+    }
+    if (r.out_errno || r.err_errno) {   /* the output is incomplete: nothing to judge by */
+        snprintf(out->error, sizeof out->error, "cannot write %.150s/%s: %s", dir,
+                 r.out_errno ? outn : errn, strerror(r.out_errno ? r.out_errno : r.err_errno));
+        return TT_EIO;
+    }
     *wall += r.wall_s;
     if (r.timed_out) {
         out->status = tmo;
@@ -457,17 +474,19 @@ static tt_rc cmd_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
     for (size_t i = own; i < ne && rc == TT_OK; i++)
         if (!env[i]) rc = TT_ENOMEM;
     if (!cj || !pj) rc = TT_ENOMEM;
-    if (rc == TT_OK && (lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) rc = TT_EIO;
-    if (rc == TT_OK && flock(lockfd, LOCK_EX) != 0) rc = TT_EIO;
+    if (rc == TT_OK && ((lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
+                        flock(lockfd, LOCK_EX) != 0))
+        rc = tt_io_fail(out, lockp);
 
     int ok = 1;
     struct stat st;
     if (rc == TT_OK && (!c->build || stat(mark, &st) != 0)) {
         /* no successful build yet: start from a fresh directory */
         nftw(bdir, tt_rm1, 16, FTW_DEPTH | FTW_PHYS);
-        FILE *f = mkdir(bdir, 0755) == 0 ? fopen(srcp, "wb") : NULL;
-        if (!f || fwrite(text, 1, tlen, f) != tlen) rc = TT_EIO;
-        if (f && fclose(f) != 0) rc = TT_EIO;
+        if (mkdir(bdir, 0755) != 0) rc = tt_io_fail(out, bdir);
+        FILE *f = rc == TT_OK ? fopen(srcp, "wb") : NULL;
+        if (rc == TT_OK && (!f || fwrite(text, 1, tlen, f) != tlen)) rc = tt_io_fail(out, srcp);
+        if (f && fclose(f) != 0 && rc == TT_OK) rc = tt_io_fail(out, srcp);
         if (f && rc == TT_OK && strcmp(c->src_name, "source.script") == 0) chmod(srcp, 0755);
         if (rc == TT_OK && c->build) {
             rc = tt_step(c, c->build, bdir, "build", env, c->build_timeout, TT_EBUILDTIMEOUT,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * test_toolchain.c - the toolchain runner: exit status, signals, timeout of a process group,
- * output cap with tail, environment, working directory and resource limits.
+ * output cap with tail, an output file that cannot be written, environment, working directory and resource limits.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -211,6 +212,24 @@ static void test_output_cap(void)
     free(out);
 }
 
+/* An output file that cannot be written (a full disk: /dev/full) does not stop the run, and
+ * the result says which stream lost its output and why. */
+static void test_output_write_error(void)
+{
+    char full[600];
+    snprintf(full, sizeof full, "%s/full.out", g_dir);
+    unlink(full);
+    CU_ASSERT_EQUAL_FATAL(symlink("/dev/full", full), 0);
+    tt_toolchain_opts o = {.stdout_name = "full.out", .stderr_name = "ok.err"};
+    tt_toolchain_result r;
+    CU_ASSERT_EQUAL_FATAL(run("echo '{\"latency_us\": [5]}'; echo warn >&2", &o, &r), TT_OK);
+    CU_ASSERT_EQUAL(r.exited, 1);
+    CU_ASSERT_EQUAL(r.exit_code, 0);
+    CU_ASSERT_EQUAL(r.out_errno, ENOSPC);
+    CU_ASSERT_EQUAL(r.err_errno, 0);
+    unlink(full);
+}
+
 static void test_stderr_tail(void)
 {
     tt_toolchain_opts o = {0};
@@ -305,6 +324,7 @@ static const tt_test_case cases[] = {
     {"timeout_kills_group", test_timeout_kills_group},
     {"leftovers_killed", test_leftovers_killed},
     {"output_cap", test_output_cap},
+    {"output_write_error", test_output_write_error},
     {"stderr_tail", test_stderr_tail},
     {"limits", test_limits},
     {"bad_args", test_bad_args},

@@ -295,6 +295,23 @@ static void test_result_lines(void)
     }
 }
 
+/* The work directory fails under a run (its run.out is /dev/full: a full disk): a backend
+ * failure naming the file and the reason, not a config that "printed no JSON result line". */
+static void test_work_dir_full(void)
+{
+    json_object_set_new(g_tcs, "full", json_pack("{s:s,s:s}", "build", "ln -s /dev/full run.out",
+                                                 "run", "echo '{\"latency_us\": [5], \"correct\": true}'"));
+    tt_errinfo e;
+    tt_backend *b = open_cmd("cmd:full", g_t, TT_OK, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    tt_measurement m;
+    CU_ASSERT_EQUAL(measure(b, "BLOCK=16,MODE=0", &m), TT_EIO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.error, "/run.out: No space left on device"));
+    if (!strstr(m.error, "/run.out: No space left on device")) fprintf(stderr, "%s\n", m.error);
+    tt_backend_close(b);
+    json_object_del(g_tcs, "full");
+}
+
 /* A template whose source names an unknown placeholder: every config is invalid. */
 static void test_render_failure(void)
 {
@@ -393,6 +410,7 @@ static const tt_test_case cases[] = {
     {"bad_definitions", test_bad_definitions},
     {"render_failure", test_render_failure},
     {"result_lines", test_result_lines},
+    {"work_dir_full", test_work_dir_full},
     {"sample_toolchains_open", test_sample_toolchains_open},
     {"ascend_runner_msprof", test_ascend_runner_msprof},
     {NULL, NULL}};
