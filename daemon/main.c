@@ -171,6 +171,13 @@ static tt_catalog *tt_open_catalog(const tt_config *cfg, int *code)
         *code = TT_EXIT_CONFIG;
         return NULL;
     }
+    if (tt_targets_count(tt_catalog_targets(cat)) == 0) {   /* nothing could be tuned */
+        fprintf(stderr, "tiletuned: no chip descriptions (*.json) in the targets directory %s\n",
+                tt_config_str(cfg, TT_CFG_TARGETS_DIR));
+        tt_catalog_free(cat);
+        *code = TT_EXIT_CONFIG;
+        return NULL;
+    }
     return cat;
 }
 

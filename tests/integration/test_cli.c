@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -215,6 +216,19 @@ static void test_validate_targets(void)
     CU_ASSERT_EQUAL(run(NULL, "targets", &out, NULL), 0);
     CU_ASSERT(strstr(out, "Ascend910B2") != NULL && strstr(out, "a2") != NULL);
     free(out);
+    /* a targets directory without chip descriptions: exit 3 naming it (targets listed none
+     * with exit 0, and serve started a daemon that could tune nothing) */
+    char empty[700];
+    snprintf(empty, sizeof empty, "%s/no-targets", g_tmp);
+    mkdir(empty, 0755);
+    static const char *const cmds[] = {"targets", "serve --listen 127.0.0.1:0 --workers 0"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        snprintf(args, sizeof args, "%s --targets-dir '%s' --db 'sqlite:%s/e.db'", cmds[i], empty,
+                 g_tmp);
+        CU_ASSERT_EQUAL(run("timeout 10", args, NULL, &err), 3);   /* not a running daemon */
+        CU_ASSERT(strstr(err, "no chip descriptions") && strstr(err, empty));
+        free(err);
+    }
 }
 
 static void test_config_show(void)
