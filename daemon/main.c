@@ -470,8 +470,11 @@ static int tt_cmd_model(int argc, char **argv, int simulate)
         if (dst && i + 1 < nrest) { *dst = rest[++i]; continue; }
         if (!strcmp(a, "--json")) { c.json = 1; continue; }
         if (!strcmp(a, "--top") && !simulate && i + 1 < nrest) {
-            c.top = atoi(rest[++i]);
-            if (c.top >= 1 && c.top <= 1000) continue;
+            char *end;
+            long top = strtol(rest[++i], &end, 10);
+            c.top = (int)top;
+            if (end != rest[i] && !*end && top >= 1 && top <= 1000) continue;
+            a = rest[i];   /* the value is what is wrong: "5x", "0" */
         }
         fprintf(stderr, "tiletuned: bad argument %s (see --help)\n", a);
         code = TT_EXIT_USAGE;
@@ -676,11 +679,19 @@ static int tt_cmd_hash_token(int argc, char **argv)
     char buf[4096];
     const char *secret;
     size_t len;
-    if (argc >= 3) {
+    if (argc > 3) {
+        fprintf(stderr, "usage: tiletuned hash-token [SECRET]  (one secret; stdin if omitted)\n");
+        return TT_EXIT_USAGE;
+    }
+    if (argc == 3) {
         secret = argv[2];
         len = strlen(secret);
     } else {
         len = fread(buf, 1, sizeof buf - 1, stdin);
+        if (len == sizeof buf - 1 && fgetc(stdin) != EOF) {   /* never hash a cut secret */
+            fprintf(stderr, "tiletuned: secret longer than %zu bytes\n", sizeof buf - 2);
+            return TT_EXIT_USAGE;
+        }
         while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) len--;
         buf[len] = '\0';
         secret = buf;

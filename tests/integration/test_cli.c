@@ -276,6 +276,22 @@ static void test_hash_token(void)
     CU_ASSERT_EQUAL(run("printf 'abc\\n' |", "hash-token", &out, NULL), 0);
     CU_ASSERT(!strncmp(out, hex, 64));
     free(out);
+    /* what would hash something else than the secret is a usage error: a second argument
+     * (was ignored), a secret on stdin longer than the buffer (was cut at 4095 bytes) */
+    static const struct { const char *env, *args, *want; } bad[] = {
+        {NULL, "hash-token abc def", "usage: tiletuned hash-token"},
+        {"head -c 5000 /dev/zero | tr '\\0' a |", "hash-token", "secret longer than"},
+        {NULL, "predict --template gemm --target a2 --problem M=64,N=64,K=64 --top 5x",
+         "bad argument 5x"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *err;
+        out = NULL;
+        CU_ASSERT_EQUAL(run(bad[i].env, bad[i].args, &out, &err), 2);
+        CU_ASSERT(strstr(err, bad[i].want) != NULL && !*out);
+        free(out);
+        free(err);
+    }
 }
 
 static void test_serve_failures(void)
