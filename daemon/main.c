@@ -96,7 +96,12 @@ static int tt_load_config(tt_config *cfg, int argc, char **argv, char **rest, in
     *nrest = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-c") || !strcmp(a, "--config-file")) { i++; continue; }
+        int cf = !strcmp(a, "-c") || !strcmp(a, "--config-file");
+        if ((cf && i + 1 == argc) || !strcmp(a, "--config-file=")) {   /* was ignored */
+            fprintf(stderr, "tiletuned: %s needs a value (a config file)\n", cf ? a : "--config-file");
+            return TT_EXIT_USAGE;
+        }
+        if (cf) { i++; continue; }
         if (!strncmp(a, "--config-file=", 14)) continue;
         if (strncmp(a, "--", 2) != 0) { rest[(*nrest)++] = argv[i]; continue; }
         char key[64];

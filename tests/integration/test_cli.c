@@ -341,6 +341,17 @@ static void test_serve_failures(void)
     /* bad config value, bad token in the file, unopenable database */
     CU_ASSERT_EQUAL(run(NULL, "serve --listen nowhere", NULL, NULL), 3);
     CU_ASSERT_EQUAL(run(NULL, "serve --tokens '[{\"name\":\"x\"}]'", NULL, NULL), 3);
+    /* -c / --config-file without a file is a usage error (was ignored: serve started on the
+     * defaults) */
+    static const char *const nofile[] = {"-c", "--config-file", "--config-file="};
+    for (size_t i = 0; i < sizeof nofile / sizeof nofile[0]; i++) {
+        char *err;
+        snprintf(args, sizeof args, "serve --listen 127.0.0.1:0 --db 'sqlite:%s/c.db' %s", g_tmp,
+                 nofile[i]);
+        CU_ASSERT_EQUAL(run("timeout 10", args, NULL, &err), 2);
+        CU_ASSERT(strstr(err, "needs a value (a config file)") != NULL);
+        free(err);
+    }
     /* a toolchain definition the cmd: backend would refuse stops the start, naming the key */
     static const struct { const char *args, *want; } tcs[] = {
         {"serve --toolchains '{\"a2\": {\"run\": \"true\", \"run_timout\": 5}}'",
