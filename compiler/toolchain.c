@@ -214,6 +214,9 @@ static int tt_supervise(pid_t pid, double t0, const tt_toolchain_opts *o, tt_cap
             } else if (deadline > 0 && tt_now() >= deadline && !res->timed_out) {
                 kill(-pid, SIGKILL);
                 res->timed_out = 1;
+            } else if (o->stop && atomic_load(o->stop) && !res->stopped && !res->timed_out) {
+                kill(-pid, SIGKILL);
+                res->stopped = 1;
             }
         }
         if (reaped && cs[0].pipe_fd < 0 && cs[1].pipe_fd < 0) break;
@@ -365,6 +368,8 @@ const char *tt_toolchain_describe(const tt_toolchain_result *res, double timeout
 {
     if (res->timed_out)
         snprintf(buf, cap, "timed out after %g s", timeout_s);
+    else if (res->stopped)
+        snprintf(buf, cap, "stopped");
     else if (res->exited && res->exit_code > 128 && res->exit_code < 128 + 65)
         snprintf(buf, cap, "exit %d: a command was killed by signal %d (%s)", res->exit_code,
                  res->exit_code - 128, strsignal(res->exit_code - 128));

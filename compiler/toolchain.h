@@ -19,6 +19,7 @@
 #ifndef TT_TOOLCHAIN_H
 #define TT_TOOLCHAIN_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,8 @@ typedef struct tt_toolchain_opts {
     const char *stdout_name;        /* file in cwd receiving stdout (default "stdout.txt") */
     const char *stderr_name;        /* file in cwd receiving stderr (default "stderr.txt") */
     uint64_t output_cap;            /* head bytes kept per stream; 0: the default cap */
+    atomic_int *stop;               /* when non-zero (checked every 20 ms): the group gets
+                                       SIGKILL, as at the timeout; may be NULL.  Borrowed. */
 } tt_toolchain_opts;
 
 typedef struct tt_toolchain_result {
@@ -46,6 +49,7 @@ typedef struct tt_toolchain_result {
     int signaled;                   /* 1: killed by term_signal (SIGKILL after a timeout) */
     int term_signal;
     int timed_out;                  /* 1: the timeout expired and the group was killed */
+    int stopped;                    /* 1: *opts->stop was set and the group was killed */
     double wall_s;                  /* wall seconds from fork to reaping */
     uint64_t out_bytes, err_bytes;  /* bytes the command wrote to each stream */
     int out_truncated, err_truncated;
@@ -65,7 +69,7 @@ tt_rc tt_toolchain_run(const char *cmdline, const tt_toolchain_opts *opts,
 size_t tt_toolchain_tail(const char *path, char *buf, size_t cap);
 
 /* One line describing how a run ended: "exit 0", "exit 2", "killed by signal 9 (Killed)",
- * "timed out after 1.5 s"; a shell's exit code 129..192 is explained as a command killed by
+ * "timed out after 1.5 s", "stopped"; a shell's exit code 129..192 is explained as a command killed by
  * signal (code - 128).  Writes into buf (NUL-terminated); returns buf. */
 const char *tt_toolchain_describe(const tt_toolchain_result *res, double timeout_s, char *buf,
                                   size_t cap);

@@ -85,7 +85,7 @@ static tt_rc tt_ci_remeasure(tt_server *srv, const tt_template *t, const tt_targ
     if (rc) return rc;
     tt_backend_env env = {srv->runner_cfg.datasets_dir, srv->runner_cfg.toolchains,
                           srv->runner_cfg.work_dir,
-                          srv->runner_cfg.repeats > 0 ? srv->runner_cfg.repeats : 1};
+                          srv->runner_cfg.repeats > 0 ? srv->runner_cfg.repeats : 1, NULL};
     tt_backend *b = NULL;
     rc = tt_backend_open(spec, &env, t, tgt, slots, &b, err);
     if (rc) return rc;

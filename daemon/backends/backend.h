@@ -16,6 +16,7 @@
 #define TT_BACKEND_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "target.h"
@@ -60,6 +61,9 @@ typedef struct tt_backend_env {
                                    "build_timeout": s, "run_timeout": s, ...}} */
     const char *work_dir;       /* scratch and build cache for cmd: backends */
     int repeats;                /* samples per measurement for backends that repeat (>= 1) */
+    atomic_int *stop;           /* cmd: a running command is killed when this becomes non-zero
+                                   (the worker lost the job's lease: cancelled, taken over);
+                                   tt_backend_measure then returns TT_ECANCELLED.  May be NULL */
 } tt_backend_env;
 
 typedef struct tt_backend tt_backend;
@@ -81,7 +85,8 @@ tt_rc tt_backend_cmd_check(const char *name, const json_t *def, tt_errinfo *err)
 const char *tt_backend_fingerprint(const tt_backend *b);
 /* Measure one config (slots: problem + params; t->nslots long, lets are scratch).
  * Fills *out and returns TT_OK when the backend worked (out->status says how the config
- * fared), or an error when the backend itself failed (TT_EIO, TT_ENOMEM, ...). */
+ * fared), or an error when the backend itself failed (TT_EIO, TT_ENOMEM, ...) or was stopped
+ * through env->stop (TT_ECANCELLED: nothing was measured). */
 tt_rc tt_backend_measure(tt_backend *b, int64_t *slots, tt_measurement *out);
 
 /* ---- for implementations (backend_*.c) ---------------------------------------------- */

@@ -42,6 +42,7 @@ typedef struct tt_cmd {
     int repeats;
     uint64_t fp_hash;
     char dir[PATH_MAX];         /* absolute <work_dir>/cmd-<name>-<hash8> */
+    atomic_int *stop;           /* borrowed from the backend env (may be NULL) */
     const char *src;            /* borrowed from the template */
     char src_name[128];
 } tt_cmd;
@@ -227,6 +228,7 @@ static tt_rc cmd_open(tt_backend *b, const char *arg, tt_errinfo *err)
     c->fp_hash = tt_fnv(tt_fnv(14695981039346656037ULL, arg, strlen(arg) + 1), canon, strlen(canon));
     free(canon);
     c->src = src;
+    c->stop = b->env->stop;
     if (t->source_text && t->source_file) {   /* gemm.py.in -> gemm.py */
         const char *base = strrchr(t->source_file, '/');
         base = base ? base + 1 : t->source_file;
@@ -341,7 +343,7 @@ static tt_rc tt_step(const tt_cmd *c, const char *cmd, const char *dir, const ch
     tt_toolchain_opts o = {.cwd = dir, .env = (const char *const *)env, .timeout_s = timeout,
                            .mem_bytes = c->mem_bytes, .cpu_s = c->cpu_s,
                            .fsize_bytes = c->fsize_bytes, .stdout_name = outn,
-                           .stderr_name = errn, .output_cap = c->output_cap};
+                           .stderr_name = errn, .output_cap = c->output_cap, .stop = c->stop};
     tt_toolchain_result r;
     tt_errinfo e;
     tt_errinfo_clear(&e);
@@ -350,6 +352,11 @@ static tt_rc tt_step(const tt_cmd *c, const char *cmd, const char *dir, const ch
     if (rc != TT_OK) {
         snprintf(out->error, sizeof out->error, "%s: %.60s: %.150s", what, e.path, e.msg);
         return rc;
+    }
+    if (r.stopped) {   /* not the config's doing: nothing is recorded */
+        snprintf(out->error, sizeof out->error, "%s stopped: the job is no longer this worker's",
+                 what);
+        return TT_ECANCELLED;
     }
     if (r.out_errno || r.err_errno) {   /* the output is incomplete: nothing to judge by */
         snprintf(out->error, sizeof out->error, "cannot write %.150s/%s: %s", dir,

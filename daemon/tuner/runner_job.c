@@ -628,6 +628,7 @@ static tt_jr_outcome tt_job_open(tt_jobrun *jr)
     jr->env.toolchains = r->cfg.toolchains;
     jr->env.work_dir = r->work_dir;
     jr->env.repeats = r->cfg.repeats > 0 ? r->cfg.repeats : 1;
+    jr->env.stop = &jr->w->hb_lost;   /* a cancel stops a running cmd: command */
     tt_rc rc = tt_backend_open(job->backend, &jr->env, jr->t, jr->tgt, jr->problem, &jr->be, &err);
     if (rc != TT_OK) return tt_job_fail(jr, "backend: %s", err.msg[0] ? err.msg : tt_strerror(rc));
     tt_caps caps;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * test_toolchain.c - the toolchain runner: exit status, signals, timeout of a process group,
- * output cap with tail, an output file that cannot be written, environment, working directory and resource limits.
+ * output cap with tail, an output file that cannot be written, a stop flag, environment, working directory and resource limits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -230,6 +230,24 @@ static void test_output_write_error(void)
     unlink(full);
 }
 
+/* A stop flag that is set kills the group like the timeout does, and says so. */
+static void test_stop_flag(void)
+{
+    atomic_int stop = 1;
+    tt_toolchain_opts o = {.timeout_s = 20, .stop = &stop};
+    tt_toolchain_result r;
+    CU_ASSERT_EQUAL_FATAL(run("sleep 10", &o, &r), TT_OK);
+    CU_ASSERT_EQUAL(r.stopped, 1);
+    CU_ASSERT_EQUAL(r.timed_out, 0);
+    CU_ASSERT(r.wall_s < 5);
+    char d[96];
+    CU_ASSERT_STRING_EQUAL(tt_toolchain_describe(&r, 20, d, sizeof d), "stopped");
+    atomic_store(&stop, 0);   /* not set: the command ends by itself */
+    CU_ASSERT_EQUAL_FATAL(run("exit 4", &o, &r), TT_OK);
+    CU_ASSERT_EQUAL(r.stopped, 0);
+    CU_ASSERT_EQUAL(r.exit_code, 4);
+}
+
 static void test_stderr_tail(void)
 {
     tt_toolchain_opts o = {0};
@@ -325,6 +343,7 @@ static const tt_test_case cases[] = {
     {"leftovers_killed", test_leftovers_killed},
     {"output_cap", test_output_cap},
     {"output_write_error", test_output_write_error},
+    {"stop_flag", test_stop_flag},
     {"stderr_tail", test_stderr_tail},
     {"limits", test_limits},
     {"bad_args", test_bad_args},

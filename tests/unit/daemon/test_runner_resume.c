@@ -2,7 +2,8 @@
  * test_runner_resume.c - the runner's claims, leases and resume, against a temporary SQLite
  * database: a job stopped mid-way (kill -9 of a worker, or stopped after 5 trials) resumes to
  * the same sequence and best as an uninterrupted run; a trial longer than the lease keeps it
- * by heartbeat, a lost lease mid-trial, a takeover logged.  Fixture:
+ * by heartbeat, a lost lease mid-trial, a cancel that kills the running build, a takeover
+ * logged.  Fixture:
  * tests/helpers/runner_fixture.
  *
  * Measurements come from the `model` and `sim` backends (models of the chip, not the chip),
@@ -436,6 +437,60 @@ static void test_lease_lost_mid_trial(void)
     slow_env_close(&env);
 }
 
+/* A job cancelled in the middle of a long build: the command's process group is killed as
+ * soon as the heartbeat sees the cancel (the build never gets past its sleep to count itself),
+ * not left to run to its end or its build_timeout. */
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void test_cancel_stops_command(void)
+{
+    slow_env env;
+    CU_ASSERT_FATAL(slow_env_open(&env, "stop", 8.0));
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "stop");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    int64_t id = slow_job(s, &env, url, 1);
+    log_sink la = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    tt_runner_config ca = slow_cfg(&env, url, "A", 0.3);
+    ca.log = log_to_sink;
+    ca.log_ud = &la;
+    tt_runner *ra = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&ca, &ra, NULL), TT_OK);
+    tt_job j;
+    int held = 0;
+    for (int i = 0; i < 500 && !held; i++) {
+        memset(&j, 0, sizeof j);
+        held = tt_store_job_get(s, id, &j) == TT_OK && j.state == TT_JOB_RUNNING;
+        tt_job_clear(&j);
+        if (!held) usleep(10000);
+    }
+    CU_ASSERT_FATAL(held);
+    usleep(200000);   /* inside the build's sleep */
+    CU_ASSERT_EQUAL(tt_store_job_cancel(s, id), TT_OK);
+    double t0 = mono_now();
+    int seen = 0;
+    for (int i = 0; i < 1500 && !seen; i++) {   /* old code: only after the 8 s build */
+        pthread_mutex_lock(&la.mu);
+        seen = strstr(la.text, "job 1: cancelled, stopping") != NULL;
+        pthread_mutex_unlock(&la.mu);
+        if (!seen) usleep(10000);
+    }
+    double waited = mono_now() - t0;
+    tt_runner_stop(ra);
+    CU_ASSERT(seen);
+    CU_ASSERT(waited < 6.0);
+    if (waited >= 6.0) fprintf(stderr, "cancel seen after %.1f s\n", waited);
+    CU_ASSERT_EQUAL(tt_rfx_count_lines(env.counter), 0);   /* killed during the sleep */
+    tt_store_close(s);
+    slow_env_close(&env);
+}
+
 /* A worker that stops as if killed leaves its job leased; another worker takes it over once
  * the lease has expired and says so. */
 static void test_lease_takeover_logged(void)
@@ -482,6 +537,7 @@ static void test_lease_takeover_logged(void)
 static const tt_test_case resume_cases[] = {
     {"lease_heartbeat", test_lease_heartbeat},
     {"lease_lost_mid_trial", test_lease_lost_mid_trial},
+    {"cancel_stops_command", test_cancel_stops_command},
     {"lease_takeover_logged", test_lease_takeover_logged},
     {"kill9_resume", test_kill9_resume},
     {"resume_same_result", test_resume_same_result},
