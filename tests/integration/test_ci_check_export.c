@@ -512,6 +512,29 @@ static void store_named(const char *name, const char *input, const char *param)
     tt_cfx_resp_clear(&r);
 }
 
+/* Write text to path (a test file). */
+static void put_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text ? text : "", f);
+    fclose(f);
+}
+
+/* GET /v1/export in format fmt for template name into *r: 1 when it answered 200, else 0
+ * after checking the refusal (422 unsupported, path format); the status must be want. */
+static int export_named(const char *fmt, const char *name, int want, tt_resp *r)
+{
+    tt_cfx_call(tt_api_export, "GET", NULL, q_export(fmt, name), r);
+    if (r->status != want)
+        fprintf(stderr, "%s of %s: %d %s\n", fmt, name, r->status, tt_cfx_err_code(r));
+    CU_ASSERT_EQUAL(r->status, want);
+    if (r->status == 200) return 1;
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(r), "unsupported");
+    CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(r), "format");
+    return 0;
+}
+
 /* Input and param names the generated C / C++ cannot spell are refused (422 unsupported,
  * path format); every other name gives a header that compiles and whose lookup finds the
  * row: an input named like one of the old lookup's locals (i, e) used to compile and then
@@ -538,52 +561,31 @@ static void test_export_c_names(void)
     };
     char *standin = tt_test_src("tests/data/xllm/dispatch_registry_standin.h");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char name[32], h[600], c[600], cmd[2400];
+        char name[32], h[600], c[600], src[1200], cmd[2400];
         snprintf(name, sizeof name, "cn%zu", i);
         store_named(name, cases[i].input, cases[i].param);
         tt_resp r;
-        tt_cfx_call(tt_api_export, "GET", NULL, q_export("c-header", name), &r);
-        if (r.status != cases[i].cheader)
-            fprintf(stderr, "c-header case %zu: %d %s\n", i, r.status, tt_cfx_err_code(&r));
-        CU_ASSERT_EQUAL(r.status, cases[i].cheader);
-        if (r.status == 200 && cases[i].cheader == 200) {
+        if (export_named("c-header", name, cases[i].cheader, &r) && cases[i].cheader == 200) {
             snprintf(h, sizeof h, "%s/%s.h", tt_cfx_dir, name);
             snprintf(c, sizeof c, "%s/%s.c", tt_cfx_dir, name);
-            FILE *f = fopen(h, "w");
-            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-            fputs(r.text, f);
-            fclose(f);
-            f = fopen(c, "w");
-            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-            fprintf(f, "#include \"%s.h\"\nint main(void) {\n  const %s_entry *hit = "
-                       "find_%s_entry(4096);\n  if (!hit || hit->%s != 4096 || hit->%s != 2) "
-                       "return 1;\n  return find_%s_entry(4095) != NULL;\n}\n",
-                    name, name, name, cases[i].input, cases[i].param, name);
-            fclose(f);
+            put_text(h, r.text);
+            snprintf(src, sizeof src, "#include \"%s.h\"\nint main(void) {\n  const %s_entry "
+                     "*hit = find_%s_entry(4096);\n  if (!hit || hit->%s != 4096 || hit->%s != "
+                     "2) return 1;\n  return find_%s_entry(4095) != NULL;\n}\n", name, name,
+                     name, cases[i].input, cases[i].param, name);
+            put_text(c, src);
             snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -o %s/%s %s && %s/%s",
                      tt_cfx_dir, name, c, tt_cfx_dir, name);
             CU_ASSERT_EQUAL(run(cmd), 0);
-        } else if (r.status != 200) {
-            CU_ASSERT_STRING_EQUAL(tt_cfx_err_code(&r), "unsupported");
-            CU_ASSERT_STRING_EQUAL(tt_cfx_err_path(&r), "format");
         }
         tt_cfx_resp_clear(&r);
-        tt_cfx_call(tt_api_export, "GET", NULL, q_export("registry-inc", name), &r);
-        if (r.status != cases[i].inc)
-            fprintf(stderr, "registry-inc case %zu: %d %s\n", i, r.status, tt_cfx_err_code(&r));
-        CU_ASSERT_EQUAL(r.status, cases[i].inc);
-        if (r.status == 200 && cases[i].inc == 200) {
+        if (export_named("registry-inc", name, cases[i].inc, &r) && cases[i].inc == 200) {
             snprintf(h, sizeof h, "%s/%s.inc", tt_cfx_dir, name);
             snprintf(c, sizeof c, "%s/%s_inc.cc", tt_cfx_dir, name);
-            FILE *f = fopen(h, "w");
-            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-            fputs(r.text, f);
-            fclose(f);
-            f = fopen(c, "w");
-            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-            fprintf(f, "#include \"%s\"\nnamespace xllm::kernel::npu::tilelang {\n"
-                       "#include \"%s\"\n}\n", standin, h);
-            fclose(f);
+            put_text(h, r.text);
+            snprintf(src, sizeof src, "#include \"%s\"\nnamespace xllm::kernel::npu::tilelang "
+                     "{\n#include \"%s\"\n}\n", standin, h);
+            put_text(c, src);
             snprintf(cmd, sizeof cmd, "g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only %s", c);
             CU_ASSERT_EQUAL(run(cmd), 0);
         }

@@ -395,6 +395,28 @@ static void test_lease_heartbeat(void)
     slow_env_close(&env);
 }
 
+/* Worker "A" (lease 0.3 s, its log in *la) started on the slow toolchain; returns once it
+ * holds job `id` (running), NULL (after a failed assertion) if it never does. */
+static tt_runner *slow_worker_holding(slow_env *env, const char *url, tt_store *s, int64_t id,
+                                      log_sink *la)
+{
+    tt_runner_config ca = slow_cfg(env, url, "A", 0.3);
+    ca.log = log_to_sink;
+    ca.log_ud = la;
+    tt_runner *ra = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&ca, &ra, NULL), TT_OK);
+    int held = 0;
+    for (int i = 0; i < 500 && !held; i++) {
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        held = tt_store_job_get(s, id, &j) == TT_OK && j.state == TT_JOB_RUNNING;
+        tt_job_clear(&j);
+        if (!held) usleep(10000);
+    }
+    CU_ASSERT_FATAL(held);
+    return ra;
+}
+
 /* A job cancelled while its worker is in the middle of a slow trial: the heartbeat sees it,
  * the trial in flight is dropped (not recorded), and the worker goes on with the next job. */
 static void test_lease_lost_mid_trial(void)
@@ -407,25 +429,13 @@ static void test_lease_lost_mid_trial(void)
     CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
     int64_t id = slow_job(s, &env, url, 2);
     log_sink la = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    tt_runner_config ca = slow_cfg(&env, url, "A", 0.3);
-    ca.log = log_to_sink;
-    ca.log_ud = &la;
-    tt_runner *ra = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&ca, &ra, NULL), TT_OK);
-    tt_job j;
-    int held = 0;
-    for (int i = 0; i < 500 && !held; i++) {
-        memset(&j, 0, sizeof j);
-        held = tt_store_job_get(s, id, &j) == TT_OK && j.state == TT_JOB_RUNNING;
-        tt_job_clear(&j);
-        if (!held) usleep(10000);
-    }
-    CU_ASSERT_FATAL(held);
+    tt_runner *ra = slow_worker_holding(&env, url, s, id, &la);
     usleep(200000);   /* inside the first build */
     CU_ASSERT_EQUAL(tt_store_job_cancel(s, id), TT_OK);
     int64_t next = slow_job(s, &env, url, 1);
     CU_ASSERT_EQUAL(tt_rfx_wait_job(s, next, 30), TT_JOB_DONE);
     tt_runner_stop(ra);
+    tt_job j;
     memset(&j, 0, sizeof j);
     CU_ASSERT_EQUAL(tt_store_job_get(s, id, &j), TT_OK);
     CU_ASSERT_EQUAL(j.state, TT_JOB_CANCELLED);
@@ -457,20 +467,7 @@ static void test_cancel_stops_command(void)
     CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
     int64_t id = slow_job(s, &env, url, 1);
     log_sink la = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    tt_runner_config ca = slow_cfg(&env, url, "A", 0.3);
-    ca.log = log_to_sink;
-    ca.log_ud = &la;
-    tt_runner *ra = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&ca, &ra, NULL), TT_OK);
-    tt_job j;
-    int held = 0;
-    for (int i = 0; i < 500 && !held; i++) {
-        memset(&j, 0, sizeof j);
-        held = tt_store_job_get(s, id, &j) == TT_OK && j.state == TT_JOB_RUNNING;
-        tt_job_clear(&j);
-        if (!held) usleep(10000);
-    }
-    CU_ASSERT_FATAL(held);
+    tt_runner *ra = slow_worker_holding(&env, url, s, id, &la);
     usleep(200000);   /* inside the build's sleep */
     CU_ASSERT_EQUAL(tt_store_job_cancel(s, id), TT_OK);
     double t0 = mono_now();
