@@ -447,9 +447,7 @@ static void test_lease_lost_mid_trial(void)
     slow_env_close(&env);
 }
 
-/* A job cancelled in the middle of a long build: the command's process group is killed as
- * soon as the heartbeat sees the cancel (the build never gets past its sleep to count itself),
- * not left to run to its end or its build_timeout. */
+/* Monotonic seconds. */
 static double mono_now(void)
 {
     struct timespec ts;
@@ -457,6 +455,9 @@ static double mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* A job cancelled in the middle of a long build: the command's process group is killed as
+ * soon as the heartbeat sees the cancel (the build never gets past its sleep to count itself),
+ * not left to run to its end or its build_timeout. */
 static void test_cancel_stops_command(void)
 {
     slow_env env;
