@@ -27,6 +27,37 @@ static size_t tl_write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
     return k;
 }
 
+/* 0 when the server URL is http:// or https:// with a host and no query or fragment (libcurl's
+ * URL parser decides), else TL_EXIT_USAGE after one line naming where the URL came from.  A
+ * URL such as "ftp://h" or "h:7878" used to be tried as it was (libcurl would speak FTP, or
+ * guess) and end as "cannot reach" (exit 3), as if a good server were down. */
+static int tl_url_check(const tl_ctx *c)
+{
+    CURLU *u = curl_url();
+    if (!u) return TL_EXIT_USAGE;
+    char *scheme = NULL, *host = NULL, *rest = NULL;
+    const char *why = NULL;
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, c->url, CURLU_NON_SUPPORT_SCHEME);
+    if (uc == CURLUE_BAD_SCHEME) why = "the scheme must be http:// or https://";
+    else if (uc != CURLUE_OK) why = curl_url_strerror(uc);
+    else if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+             (strcmp(scheme, "http") && strcmp(scheme, "https")))
+        why = "the scheme must be http:// or https://";
+    else if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host)
+        why = "no host";
+    else if (curl_url_get(u, CURLUPART_QUERY, &rest, 0) == CURLUE_OK ||
+             curl_url_get(u, CURLUPART_FRAGMENT, &rest, 0) == CURLUE_OK)
+        why = "a server URL has no ?query or #fragment";
+    if (why)
+        fprintf(stderr, "tlctl: bad server URL \"%s\" (from %s): %s\n", c->url,
+                c->url_src ? c->url_src : "default", why);
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(rest);
+    curl_url_cleanup(u);
+    return why ? TL_EXIT_USAGE : 0;
+}
+
 static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
                      struct curl_slist **hdrs, char *url, size_t ucap)
 {
@@ -36,6 +67,7 @@ static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
     while (n && c->url[n - 1] == '/') n--;
     snprintf(url, ucap, "%.*s%s", (int)n, c->url, path);
     curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
@@ -54,6 +86,8 @@ int tl_http(const tl_ctx *c, const char *method, const char *path, const char *c
     memset(r, 0, sizeof *r);
     struct curl_slist *hdrs = NULL;
     char url[2048];
+    int bad = tl_url_check(c);
+    if (bad) return bad;
     CURL *h = tl_easy(c, method, path, &hdrs, url, sizeof url);
     if (!h) {
         fprintf(stderr, "tlctl: cannot initialise libcurl\n");
@@ -211,6 +245,8 @@ int tl_sse(const tl_ctx *c, const char *path, tl_sse_fn fn, void *ud, volatile c
 {
     struct curl_slist *hdrs = NULL;
     char url[2048];
+    int bad = tl_url_check(c);
+    if (bad) return bad;
     CURL *h = tl_easy(c, "GET", path, &hdrs, url, sizeof url);
     if (!h) return TL_EXIT_UNREACHABLE;
     hdrs = curl_slist_append(hdrs, "Accept: text/event-stream");

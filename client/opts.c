@@ -218,6 +218,22 @@ static int tl_find(const tl_opt *opts, const char *name, size_t len, char sh)
     return -1;
 }
 
+/* dst = v (the url or token, from src), or -1 after one line naming `what` when v does not
+ * fit: it used to be cut short without a word (a long token then failed as "unknown"). */
+static int tl_take(char *dst, size_t cap, const char *v, const char *what, const char **srcp,
+                   const char *src)
+{
+    size_t n = strlen(v);
+    if (n >= cap) {
+        fprintf(stderr, "tlctl: %s is %zu bytes, longer than tlctl takes (%zu)\n", what, n,
+                cap - 1);
+        return -1;
+    }
+    memcpy(dst, v, n + 1);
+    *srcp = src;
+    return 0;
+}
+
 /* --timeout / `timeout =`: seconds in 1..86400.  0 with *out, or -1. */
 static int tl_timeout_parse(const char *v, long *out)
 {
@@ -233,11 +249,10 @@ static int tl_apply_global(tl_ctx *c, int gi, const char *v, int *help)
 {
     const char *n = tl_global_opts[gi].name;
     if (!strcmp(n, "url")) {
-        snprintf(c->url, sizeof c->url, "%s", v);
-        c->url_src = "flag";
+        if (tl_take(c->url, sizeof c->url, v, "--url", &c->url_src, "flag")) return TL_EXIT_USAGE;
     } else if (!strcmp(n, "token")) {
-        snprintf(c->token, sizeof c->token, "%s", v);
-        c->token_src = "flag";
+        if (tl_take(c->token, sizeof c->token, v, "--token", &c->token_src, "flag"))
+            return TL_EXIT_USAGE;
     } else if (!strcmp(n, "json")) {
         c->json = 1;
     } else if (!strcmp(n, "timeout")) {
@@ -444,7 +459,9 @@ void tl_print_markdown(FILE *f)
                "| code | meaning |\n|---|---|\n"
                "| 0 | success (check: nothing regressed) |\n"
                "| 1 | check: an entry regressed, or its re-measurement failed |\n"
-               "| 2 | usage error: bad flag or argument, unreadable input file (also when the "
+               "| 2 | usage error: bad flag or argument, unreadable input file, a server URL "
+               "that is not `http://` or `https://` with a host (no query or fragment) or an "
+               "over-long url or token (also when the "
                "server could not decode what was sent: `400 bad_encoding`, e.g. a corrupt or "
                "truncated gzip file given to `import`, or an argument that is not valid "
                "UTF-8; tune, predict, simulate and check, which send their arguments in a JSON "
@@ -511,12 +528,13 @@ static int tl_conf_line(tl_ctx *c, const char *p, int ln, char *s)
         v[n - 1] = 0;
         v++;
     }
+    char where[1100];
+    snprintf(where, sizeof where, "%s:%d: %s", p, ln, k);
     if (!strcmp(k, "url")) {
-        snprintf(c->url, sizeof c->url, "%s", v);
-        c->url_src = "file";
+        if (tl_take(c->url, sizeof c->url, v, where, &c->url_src, "file")) return TL_EXIT_USAGE;
     } else if (!strcmp(k, "token")) {
-        snprintf(c->token, sizeof c->token, "%s", v);
-        c->token_src = "file";
+        if (tl_take(c->token, sizeof c->token, v, where, &c->token_src, "file"))
+            return TL_EXIT_USAGE;
     } else if (!strcmp(k, "timeout")) {
         if (tl_timeout_parse(v, &c->timeout_s)) {
             fprintf(stderr, "tlctl: %s:%d: timeout needs seconds in 1..86400, got \"%s\"\n", p,
@@ -572,13 +590,11 @@ int tl_ctx_load(tl_ctx *c, const char *config_path)
     if (f) fclose(f);
     if (rc) return rc;
     const char *e;
-    if ((e = getenv("TILETUNE_URL")) && *e) {
-        snprintf(c->url, sizeof c->url, "%s", e);
-        c->url_src = "environment";
-    }
-    if ((e = getenv("TILETUNE_TOKEN")) && *e) {
-        snprintf(c->token, sizeof c->token, "%s", e);
-        c->token_src = "environment";
-    }
+    if ((e = getenv("TILETUNE_URL")) && *e &&
+        tl_take(c->url, sizeof c->url, e, "TILETUNE_URL", &c->url_src, "environment"))
+        return TL_EXIT_USAGE;
+    if ((e = getenv("TILETUNE_TOKEN")) && *e &&
+        tl_take(c->token, sizeof c->token, e, "TILETUNE_TOKEN", &c->token_src, "environment"))
+        return TL_EXIT_USAGE;
     return 0;
 }

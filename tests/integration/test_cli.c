@@ -599,12 +599,47 @@ static void test_tlctl_job_args(void)
     free(out);
 }
 
+/* a server URL that is not http(s)://host is a usage error naming where it came from (it
+ * was tried as given: "cannot reach", exit 3, and ftp:// spoke FTP); an over-long url or
+ * token is refused instead of cut short */
+static void test_tlctl_server_url(void)
+{
+    static const struct { const char *args, *want; } bad[] = {
+        {"--url notaurl templates", "bad server URL \"notaurl\" (from flag): the scheme must"},
+        {"--url ftp://127.0.0.1 templates", "the scheme must be http:// or https://"},
+        {"--url 'http://[::1' templates", "bad server URL"},
+        {"--url http://127.0.0.1:99999 templates", "bad server URL"},
+        {"--url 'http://127.0.0.1:7878/?x=1' templates", "no ?query or #fragment"},
+        {"--url 'http://127.0.0.1:7878/#top' jobs", "no ?query or #fragment"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) tl_fails(bad[i].args, 2, bad[i].want);
+    char big[700], args[800], env[900], *out;
+    memset(big, 'a', 600);
+    big[600] = 0;
+    snprintf(args, sizeof args, "--token %s templates", big);
+    tl_fails(args, 2, "--token is 600 bytes, longer than tlctl takes (255)");
+    snprintf(args, sizeof args, "--url http://%s templates", big);
+    tl_fails(args, 2, "--url is 607 bytes, longer than tlctl takes (511)");
+    snprintf(env, sizeof env, "env -u TLCTL_CONFIG HOME='%s' TILETUNE_URL=gopher://h", g_tmp);
+    char *err = NULL;
+    CU_ASSERT_EQUAL(run_bin(g_tlctl, env, "jobs", &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "(from environment)"));
+    free(out);
+    free(err);
+    /* a base path with a trailing slash stays a good URL */
+    snprintf(args, sizeof args, "--url %s/ targets", g_d.url);
+    CU_ASSERT_EQUAL(tl(args, &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "Ascend910B2"));
+    free(out);
+}
+
 static const tt_test_case tl_cases[] = {{"trials_all", test_tlctl_trials_all},
                                         {"inputless", test_tlctl_inputless},
                                         {"defaults", test_tlctl_defaults},
                                         {"bad_utf8", test_tlctl_bad_utf8},
                                         {"config_file", test_tlctl_config_file},
                                         {"job_args", test_tlctl_job_args},
+                                        {"server_url", test_tlctl_server_url},
                                         {NULL, NULL}};
 
 static const tt_test_case cases[] = {{"help_version", test_help_version},

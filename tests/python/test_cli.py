@@ -63,6 +63,9 @@ def test_exit_codes(daemon):
     assert r.returncode == 4 and "forbidden" in r.stderr
     r = run("--url", f"http://127.0.0.1:{free_port()}", "best", "gemm", "-p", "M=1", "-t", "a2")
     assert r.returncode == 3 and "cannot reach" in r.stderr
+    for url in ("notaurl", "ftp://127.0.0.1", "http://127.0.0.1:99999"):   # as tlctl: 2
+        r = run("--url", url, "best", "gemm", "-p", "M=1", "-t", "a2")
+        assert r.returncode == 2 and "bad server URL" in r.stderr, (url, r.stderr)
 
 
 # an argument that is not valid UTF-8 is a usage error (exit 2, bad_encoding) before any

@@ -343,6 +343,27 @@ def test_config_file_lines_as_tlctl(tmp_path, monkeypatch, text, expect):
     assert (c.url, c.token, c.timeout) == (url or "http://127.0.0.1:7878", token, timeout)
 
 
+# server URLs tlctl refuses (client/http.c tl_url_check) are refused here too, at Client();
+# "notaurl" used to fail only at the first request (unknown url type) and "ftp://h" was
+# fetched over FTP
+@pytest.mark.parametrize("url,why", [
+    ("notaurl", "the scheme must be http:// or https://"),
+    ("ftp://127.0.0.1", "the scheme must be http:// or https://"),
+    ("http://", "no host"),
+    ("http://[::1", "Invalid IPv6 URL"),
+    ("http://127.0.0.1:99999", "Port out of range"),
+    ("http://127.0.0.1:7878/?x=1", "no ?query or #fragment"),
+    ("http://127.0.0.1:7878/#top", "no ?query or #fragment"),
+])
+def test_bad_server_url_is_refused(url, why, isolated_env, monkeypatch):
+    with pytest.raises(ValueError, match=re.escape(why)) as ei:
+        tiletune.Client(url)
+    assert "(from arg)" in str(ei.value)
+    monkeypatch.setenv("TILETUNE_URL", url)
+    with pytest.raises(ValueError, match=r"\(from env\)"):
+        tiletune.Client()
+
+
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
 def test_timeout_argument_must_be_finite_and_positive(timeout):
     with pytest.raises(ValueError, match="timeout"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import urllib.parse
 from typing import Dict, Optional, Tuple
 
 DEFAULT_URL = "http://127.0.0.1:7878"
@@ -81,6 +82,28 @@ def read_config_file(path: str) -> Dict[str, str]:
     return out
 
 
+def check_url(url: str, source: str = "arg") -> None:
+    """Raise ValueError unless ``url`` is an http:// or https:// URL with a host, a valid
+    port and no query or fragment, as tlctl checks it (``source`` names where it came from).
+    Such a URL used to be tried as given: "notaurl" and "ftp://h" failed late and differently
+    from tlctl (urllib speaks FTP)."""
+    why = None
+    try:
+        u = urllib.parse.urlsplit(url)
+        if u.scheme.lower() not in ("http", "https"):
+            why = "the scheme must be http:// or https://"
+        elif not u.hostname:
+            why = "no host"
+        elif u.query or u.fragment or "?" in url or "#" in url:
+            why = "a server URL has no ?query or #fragment"
+        else:
+            u.port    # raises ValueError when out of range or not a number
+    except ValueError as e:
+        why = str(e)
+    if why:
+        raise ValueError(f"bad server URL {url!r} (from {source}): {why}")
+
+
 class Settings:
     """The resolved url, token and timeout, each with the source it came from
     (``default``, ``file``, ``env`` or ``arg``)."""
@@ -105,6 +128,7 @@ class Settings:
         self._take("url", url, "arg")
         self._take("token", token, "arg")
         self._take("timeout", timeout, "arg")
+        check_url(self.url, self.source["url"])
         self.url = self.url.rstrip("/")
 
     def _take(self, key: str, value, source: str) -> None:
