@@ -364,6 +364,11 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
     if (serve && !(auth = tt_open_auth(&cfg, store, &code))) goto out;
     tt_runner_config rcfg;
     tt_runner_cfg(&cfg, cat, &rcfg);
+    if (rcfg.workers > 0 && tt_runner_check(&rcfg, &err)) {   /* before any job is touched */
+        tt_fatal("%s", err.msg);
+        code = TT_EXIT_CONFIG;
+        goto out;
+    }
     /* listen before touching any job: a second daemon on a port in use (exit 7) must not
      * release the running daemon's leases nor claim its jobs */
     if (serve && (code = tt_serve_http(&cfg, store, cat, &rcfg, auth, &http, &metrics, &cfgjson)))

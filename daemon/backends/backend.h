@@ -80,6 +80,10 @@ void tt_backend_close(tt_backend *b);
  * cmd:<name> backend reads it: the name, unknown keys, types and ranges.  TT_OK, or TT_EINVAL
  * with the JSON path (e.g. "toolchains.a2.run_timout") and the reason; TT_ENOMEM. */
 tt_rc tt_backend_cmd_check(const char *name, const json_t *def, tt_errinfo *err);
+/* The cmd: backends' work directory: made when missing (with its parents) and written to (a
+ * probe file, removed).  TT_OK, or TT_EIO naming the directory and the reason, so that a
+ * daemon with toolchains refuses to start instead of failing its first cmd: job. */
+tt_rc tt_backend_cmd_work_dir_check(const char *work_dir, tt_errinfo *err);
 /* "sim", "model", "replay:NAME@<hash>", "cmd:NAME@<hash>": identifies what measured a trial
  * (part of the trial key).  Borrowed. */
 const char *tt_backend_fingerprint(const tt_backend *b);

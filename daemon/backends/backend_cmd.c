@@ -183,6 +183,29 @@ static int tt_cmd_name_ok(const char *name)
     return ok;
 }
 
+tt_rc tt_backend_cmd_work_dir_check(const char *work_dir, tt_errinfo *err)
+{
+    char probe[PATH_MAX];
+    if (!work_dir || !*work_dir)
+        return tt_errf(err, TT_EIO, "work_dir", "no work directory is configured for cmd: backends");
+    if (snprintf(probe, sizeof probe, "%s/.tiletune-probe-XXXXXX", work_dir) >= (int)sizeof probe)
+        return tt_errf(err, TT_EIO, "work_dir", "work directory path too long: %.200s", work_dir);
+    if (tt_mkdirs(work_dir) != 0)
+        return tt_errf(err, TT_EIO, "work_dir", "cannot create the work directory %s: %s",
+                       work_dir, strerror(errno));
+    int fd = mkstemp(probe);
+    int bad = fd < 0 || write(fd, "x", 1) != 1;
+    int e = errno;
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+    }
+    if (bad)
+        return tt_errf(err, TT_EIO, "work_dir", "cannot write in the work directory %s: %s",
+                       work_dir, strerror(e));
+    return TT_OK;
+}
+
 tt_rc tt_backend_cmd_check(const char *name, const json_t *def, tt_errinfo *err)
 {
     if (!tt_cmd_name_ok(name))

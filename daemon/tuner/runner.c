@@ -195,6 +195,20 @@ static void *tt_worker_main(void *arg)
 
 static char *tt_dup(const char *s) { return s ? strdup(s) : NULL; }
 
+void tt__runner_default_work_dir(char *buf, size_t cap)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(buf, cap, "%.480s/tiletune-work", tmp && *tmp ? tmp : "/tmp");
+}
+
+tt_rc tt_runner_check(const tt_runner_config *cfg, tt_errinfo *err)
+{
+    if (!cfg || json_object_size(cfg->toolchains) == 0) return TT_OK;
+    char defwork[512];
+    tt__runner_default_work_dir(defwork, sizeof defwork);
+    return tt_backend_cmd_work_dir_check(cfg->work_dir ? cfg->work_dir : defwork, err);
+}
+
 tt_rc tt_runner_start(const tt_runner_config *cfg, tt_runner **out, tt_errinfo *err)
 {
     *out = NULL;
@@ -209,9 +223,8 @@ tt_rc tt_runner_start(const tt_runner_config *cfg, tt_runner **out, tt_errinfo *
     (void)gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = 0;
     snprintf(defname, sizeof defname, "%s:%ld", host, (long)getpid());
-    const char *tmp = getenv("TMPDIR");
     char defwork[512];
-    snprintf(defwork, sizeof defwork, "%.480s/tiletune-work", tmp && *tmp ? tmp : "/tmp");
+    tt__runner_default_work_dir(defwork, sizeof defwork);
     r->db_url = tt_dup(cfg->db_url);
     r->worker_name = tt_dup(cfg->worker_name && *cfg->worker_name ? cfg->worker_name : defname);
     r->datasets_dir = tt_dup(cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR);

@@ -70,6 +70,10 @@ typedef struct tt_runner_config {
 typedef struct tt_runner tt_runner;
 
 tt_rc tt_runner_start(const tt_runner_config *cfg, tt_runner **out, tt_errinfo *err);
+/* What a runner with this config needs before it starts, checked without starting it: with
+ * toolchains configured, a writable work directory (cfg->work_dir, else the default
+ * $TMPDIR/tiletune-work).  TT_OK, or TT_EIO naming the directory. */
+tt_rc tt_runner_check(const tt_runner_config *cfg, tt_errinfo *err);
 /* Ask the workers to stop after their current trial and join them.  NULL accepted. */
 void tt_runner_stop(tt_runner *r);
 /* 1 while every worker thread (and its heartbeat thread) is still running -- 1 too for a NULL

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "strategy.h"
+#include "runner_int.h"
 
 /* ---- submission checks -------------------------------------------------------------- */
 static int tt_file_exists(const char *path)
@@ -34,9 +35,8 @@ static int tt_safe_name(const char *s)
 static tt_rc tt_check_by_open(const tt_runner_config *cfg, const tt_template *t,
                               const char *backend, char fp[80], tt_errinfo *err)
 {
-    const char *tmp = getenv("TMPDIR");
     char defwork[512];
-    snprintf(defwork, sizeof defwork, "%.480s/tiletune-work", tmp && *tmp ? tmp : "/tmp");
+    tt__runner_default_work_dir(defwork, sizeof defwork);
     tt_backend_env env = {
         .datasets_dir = cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR,
         .toolchains = cfg->toolchains, .work_dir = cfg->work_dir ? cfg->work_dir : defwork,

@@ -46,6 +46,9 @@ struct tt_runner {
     int nw;
 };
 
+/* The cmd: work directory when the config names none: $TMPDIR/tiletune-work (runner.c). */
+void tt__runner_default_work_dir(char *buf, size_t cap);
+
 /* Wall-clock seconds (CLOCK_REALTIME). */
 double tt__now(void);
 

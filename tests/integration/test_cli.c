@@ -366,6 +366,24 @@ static void test_serve_failures(void)
         CU_ASSERT(!strncmp(err, tcs[i].want, strlen(tcs[i].want)));
         free(err);
     }
+    /* with toolchains, a work directory that cannot be made or written stops serve and
+     * worker at start, naming it (it was found only by the first cmd: job) */
+    char file[700];
+    snprintf(file, sizeof file, "%s/plainfile", g_tmp);
+    FILE *pf = fopen(file, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
+    fclose(pf);
+    static const char *const cmds[] = {"serve --listen 127.0.0.1:0", "worker"};
+    for (size_t i = 0; i < 2; i++) {
+        char *err;
+        snprintf(args, sizeof args, "%s --db 'sqlite:%s/wd.db' --workers 1 --toolchains "
+                 "'{\"a2\": {\"run\": \"true\"}}' --work-dir '%s/work'", cmds[i], g_tmp, file);
+        CU_ASSERT_EQUAL(run("timeout 10", args, NULL, &err), 3);
+        if (!strstr(err, "cannot create the work directory")) fprintf(stderr, "%s", err);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot create the work directory"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "plainfile/work: Not a directory"));
+        free(err);
+    }
     CU_ASSERT_EQUAL(run(NULL, "serve --listen 127.0.0.1:0 --db sqlite:/nonexistent/dir/x.db", NULL, NULL), 6);
     snprintf(args, sizeof args, "worker --workers 0 --db 'sqlite:%s/w.db'", g_tmp);
     CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 3);
