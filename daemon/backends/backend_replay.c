@@ -23,7 +23,7 @@ typedef struct tt_replay {
     size_t tparam[TT_DATASET_MAX_PARAMS]; /* dataset param p is template param tparam[p] */
 } tt_replay;
 
-static int tt_name_ok(const char *s)
+int tt_dataset_name_ok(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 63 || strstr(s, "..") || s[0] == '.') return 0;
@@ -108,7 +108,7 @@ static void replay_summaries_once(const tt_dataset *cds)
 
 static tt_rc replay_open(tt_backend *b, const char *arg, tt_errinfo *err)
 {
-    if (!tt_name_ok(arg))
+    if (!tt_dataset_name_ok(arg))
         return tt_errf(err, TT_EINVAL, "backend",
                        "bad dataset name '%.64s' (letters, digits, '_', '-', '.'; no '/' or '..')",
                        arg);

@@ -19,16 +19,6 @@ static int tt_file_exists(const char *path)
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-static int tt_safe_name(const char *s)
-{
-    if (!*s || strlen(s) > 64) return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_' || *s == '-' || *s == '.'))
-            return 0;
-    return 1;
-}
-
 /* Open the backend once (no target, a zero problem: replay and cmd read neither when
  * opening) so that the fingerprint is the one the workers will record, and the backend's
  * own checks (dataset params vs template params, toolchain definition) run at submission. */
@@ -66,7 +56,7 @@ tt_rc tt_runner_check_backend(const tt_runner_config *cfg, const tt_template *t,
     }
     if (strncmp(backend, "replay:", 7) == 0) {
         const char *name = backend + 7;
-        if (!tt_safe_name(name))
+        if (!tt_dataset_name_ok(name))
             return tt_errf(err, TT_EINVAL, "backend", "bad dataset name '%s'", name);
         const char *dir = cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR;
         static const char *const sfx[] = {".t4.json", ".t4.json.gz", ".kt-cache.json",

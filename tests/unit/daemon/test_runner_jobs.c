@@ -209,6 +209,13 @@ static void test_check_backend(void)
     CU_ASSERT_EQUAL(tt_runner_check_backend(&c, conv, "sim", fp, &e), TT_EUNSUPPORTED);
     CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "replay:nope", fp, &e), TT_ENOTFOUND);
     CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "replay:../x", fp, &e), TT_EINVAL);
+    /* the submission check takes dataset names as the replay backend does (it took 64
+     * characters and a leading '.', which then failed the job when the backend opened) */
+    static const char *const bad_names[] = {
+        "replay:.hidden", "replay:a..b",
+        "replay:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};   /* 64 */
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++)
+        CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, bad_names[i], fp, &e), TT_EINVAL);
     CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "cmd:fake", fp, &e), TT_OK);
     CU_ASSERT(strncmp(fp, "cmd:fake@", 9) == 0);
     CU_ASSERT_EQUAL(tt_runner_check_backend(&c, tt_rfx_gemm, "cmd:other", fp, &e), TT_ENOTFOUND);
