@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * test_docs_api.c - runs every curl example of docs/api.md against a live daemon and checks
  * the status written after it ("# expect: NNN"), so the documentation cannot drift from
- * the API.  Needs the curl program (deploy/install-deps.sh installs it).
+ * the API, and compares every ```json example with the answers of the commands above it
+ * (members, types, pinned values such as hashes; see tt_covers).  Needs the curl program
+ * (deploy/install-deps.sh installs it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,21 +12,36 @@
 #include "tt_daemon.h"
 #include "tt_test.h"
 
+/* One item of docs/api.md: a curl command of a ```sh block (with the status after it) or the
+ * text of a ```json block.  `block` is the number of the last ```sh block seen, so a JSON
+ * example is compared with the answers of the commands just above it. */
 typedef struct example {
-    char *cmd;
+    char *cmd;       /* the curl command, or NULL for a JSON example */
+    char *json;      /* the JSON example's text (one or more documents) */
     long expect;
     int line;
+    int block;
 } example;
 
 static tt_daemon D;
 
-/* Extract the (command, expected status) pairs of ```sh blocks. */
+static char *tt_append(char *s, const char *line, size_t ll, char sep)
+{
+    size_t ol = s ? strlen(s) : 0;
+    char *n = realloc(s, ol + ll + 2);
+    if (!n) return s;
+    if (ol) n[ol++] = sep;
+    memcpy(n + ol, line, ll);
+    n[ol + ll] = '\0';
+    return n;
+}
+
+/* Extract the (command, expected status) pairs of ```sh blocks and the ```json examples. */
 static size_t extract(const char *md, example *out, size_t cap)
 {
     size_t n = 0;
-    int in_sh = 0, lineno = 0;
-    char *cmd = NULL;
-    int cmd_line = 0;
+    int in_sh = 0, in_json = 0, lineno = 0, block = 0, cmd_line = 0;
+    char *cmd = NULL, *js = NULL;
     const char *p = md;
     while (*p) {
         const char *e = strchr(p, '\n');
@@ -36,16 +53,21 @@ static size_t extract(const char *md, example *out, size_t cap)
         lineno++;
         p += len + (e ? 1 : 0);
         if (!strncmp(line, "```", 3)) {
-            in_sh = !in_sh && !strcmp(line, "```sh");
+            if (in_json && n < cap)
+                out[n++] = (example){NULL, js, 0, cmd_line, block};
+            else free(js);
+            js = NULL;
+            in_sh = !in_sh && !in_json && !strcmp(line, "```sh");
+            in_json = !in_json && !in_sh && !strcmp(line, "```json");
+            block += in_sh;
+            cmd_line = lineno + 1;
             continue;
         }
+        if (in_json) js = tt_append(js, line, len, '\n');
         if (!in_sh) continue;
         if (!strncmp(line, "# expect:", 9)) {
             if (cmd && n < cap) {
-                out[n].cmd = cmd;
-                out[n].expect = strtol(line + 9, NULL, 10);
-                out[n].line = cmd_line;
-                n++;
+                out[n++] = (example){cmd, NULL, strtol(line + 9, NULL, 10), cmd_line, block};
                 cmd = NULL;
             }
             continue;
@@ -58,16 +80,157 @@ static size_t extract(const char *md, example *out, size_t cap)
             cmd = strdup(line);
             cmd_line = lineno;
         } else {
-            size_t ol = strlen(cmd);
-            char *nc = realloc(cmd, ol + ll + 2);
-            if (!nc) break;
-            cmd = nc;
-            cmd[ol] = ' ';
-            memcpy(cmd + ol + 1, line, ll + 1);
+            cmd = tt_append(cmd, line, ll, ' ');
         }
     }
     free(cmd);
+    free(js);
     return n;
+}
+
+/* Members whose example value is a fact of the run (the same on every fresh database), not
+ * an illustration: the example must show the real value. */
+static int tt_pinned(const char *key)
+{
+    static const char *const keys[] = {"hash", "template_hash", "space_total", "code", "path",
+                                       "source", "time_kind", "problem_key", "measured_by",
+                                       "backend_fp", "target", "kind", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (!strcmp(key, keys[i])) return 1;
+    return 0;
+}
+
+static int tt_class(const json_t *v)
+{
+    if (json_is_number(v)) return JSON_INTEGER;
+    if (json_is_boolean(v)) return JSON_TRUE;
+    return json_typeof(v);
+}
+
+/* A tuning config: an object of integers only (not GET /v1/config's object of objects). */
+static int tt_is_config(const char *key, const json_t *v)
+{
+    if (strcmp(key, "config") || !json_is_object(v) || !json_object_size(v)) return 0;
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x) if (!json_is_integer(x)) return 0;
+    return 1;
+}
+
+/* 1 when the example value `doc` (under member `key`) is shown as the daemon answers: every
+ * member it shows exists with the same JSON type, a pinned member has the same value, a
+ * config names every param, and the first element of an array looks like some element of
+ * the answer's array.  0 with the reason in why. */
+static int tt_covers(const json_t *doc, const json_t *real, const char *key, char *why, size_t cap)
+{
+    if (tt_class(doc) != tt_class(real)) {
+        snprintf(why, cap, "\"%s\": the answer has another JSON type", key);
+        return 0;
+    }
+    if (json_is_object(doc)) {
+        if (tt_is_config(key, doc) && json_object_size(doc) != json_object_size(real)) {
+            snprintf(why, cap, "\"%s\" shows %zu params, the answer has %zu", key,
+                     json_object_size(doc), json_object_size(real));
+            return 0;
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)doc, k, v) {
+            if (!strcmp(k, "...")) continue;
+            const json_t *r = json_object_get(real, k);
+            if (!r) {
+                snprintf(why, cap, "member \"%s\" is not in the answer", k);
+                return 0;
+            }
+            if (!tt_covers(v, r, k, why, cap)) return 0;
+        }
+        return 1;
+    }
+    if (json_is_array(doc)) {
+        const json_t *d0 = json_array_get(doc, 0);
+        if (!d0 || !json_array_size(real)) return 1;
+        size_t i;
+        json_t *r;
+        json_array_foreach((json_t *)real, i, r) if (tt_covers(d0, r, key, why, cap)) return 1;
+        return 0;
+    }
+    if (tt_pinned(key) && !json_equal((json_t *)doc, (json_t *)real)) {
+        char *a = json_dumps(doc, JSON_ENCODE_ANY), *b = json_dumps(real, JSON_ENCODE_ANY);
+        snprintf(why, cap, "\"%s\" is %s in the example, %s in the answer", key, a ? a : "?",
+                 b ? b : "?");
+        free(a);
+        free(b);
+        return 0;
+    }
+    return 1;
+}
+
+/* Check every document of a JSON example (", ...]" marks elements left out) against the
+ * answers of the commands above it; 0 after printing what differs. */
+static int tt_check_example(const example *ex, json_t *const *ans, size_t nans)
+{
+    char *t = strdup(ex->json), *q;
+    while ((q = strstr(t, ", ...]")) != NULL) memmove(q, q + 5, strlen(q + 5) + 1);
+    int ok = 1, ndocs = 0;
+    size_t off = 0, len = strlen(t);
+    while (ok) {
+        while (off < len && strchr(" \t\r\n", t[off])) off++;
+        if (off >= len) break;
+        json_error_t err;
+        json_t *doc = json_loadb(t + off, len - off, JSON_DISABLE_EOF_CHECK, &err);
+        if (!doc) {
+            fprintf(stderr, "\ndocs/api.md:%d: JSON example does not parse: %s (line %d)\n",
+                    ex->line, err.text, err.line);
+            ok = 0;
+            break;
+        }
+        off += err.position;
+        ndocs++;
+        char why[512] = "no JSON answer above it", other[512];
+        int found = 0;
+        for (size_t i = 0; i < nans && !found; i++)   /* the reason given: the first answer's */
+            found = tt_covers(doc, ans[i], "", i ? other : why, sizeof why);
+        if (!found) fprintf(stderr, "\ndocs/api.md:%d: JSON example (document %d) differs from "
+                                    "the answer: %s\n", ex->line, ndocs, why);
+        ok = found;
+        json_decref(doc);
+    }
+    free(t);
+    return ok;
+}
+
+/* Run one command; its answer (parsed when JSON) goes to *answer. */
+static long tt_run(const example *ex, json_t **answer)
+{
+    size_t cl = strlen(ex->cmd) + 64;
+    char *full = malloc(cl);
+    snprintf(full, cl, "%s -w '\\n%%{http_code}'", ex->cmd);
+    FILE *f = popen(full, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char *out = NULL;
+    size_t olen = 0, ocap = 0;
+    char buf[4096];
+    size_t r;
+    while ((r = fread(buf, 1, sizeof buf, f)) > 0) {
+        if (olen + r + 1 > ocap) {
+            ocap = (olen + r + 1) * 2;
+            out = realloc(out, ocap);
+        }
+        memcpy(out + olen, buf, r);
+        olen += r;
+    }
+    int st = pclose(f);
+    if (out) out[olen] = '\0';
+    char *nl = out ? strrchr(out, '\n') : NULL;
+    long code = nl ? strtol(nl + 1, NULL, 10) : -1;
+    if (code != ex->expect || st != 0)
+        fprintf(stderr, "\ndocs/api.md:%d: got %ld (exit %d), want %ld: %s\n  -> %.300s\n",
+                ex->line, code, st, ex->expect, ex->cmd, out ? out : "");
+    if (nl) *nl = '\0';
+    *answer = nl ? json_loads(out, 0, NULL) : NULL;
+    free(out);
+    free(full);
+    return code;
 }
 
 static void test_examples(void)
@@ -76,57 +239,46 @@ static void test_examples(void)
     char *md = tt_test_read_file(path, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(md);
     example ex[256];
-    size_t n = extract(md, ex, 256);
-    CU_ASSERT(n >= 40);              /* every route has at least one example */
+    size_t n = extract(md, ex, 256), ncmd = 0, njson = 0;
     setenv("TT_URL", D.url, 1);
     setenv("TT_TOKEN", TT_TOKEN_TUNE, 1);
     setenv("TT_ADMIN_TOKEN", TT_TOKEN_ADMIN, 1);
     const char *must[] = {"/v1/tune", "/v1/jobs/1/events", "/v1/predict", "/v1/simulate",
                           "/v1/best", "/v1/templates", "/v1/targets", "/metrics", "/v1/check",
                           "/v1/export", "/v1/import"};
-    enum { NMUST = sizeof must / sizeof must[0] };
-    int routes_seen[NMUST] = {0};
+    enum { NMUST = sizeof must / sizeof must[0], NANS = 16 };
+    int routes_seen[NMUST] = {0}, block = -1;
+    json_t *ans[NANS] = {0};
+    size_t nans = 0;
     for (size_t i = 0; i < n; i++) {
+        if (!ex[i].cmd) {
+            njson++;
+            CU_ASSERT(tt_check_example(&ex[i], ans, ex[i].block == block ? nans : 0));
+            free(ex[i].json);
+            continue;
+        }
+        ncmd++;
+        if (ex[i].block != block)
+            for (block = ex[i].block; nans; nans--) json_decref(ans[nans - 1]);
         for (int k = 0; k < NMUST; k++)
             if (strstr(ex[i].cmd, must[k])) routes_seen[k] = 1;
-        size_t cl = strlen(ex[i].cmd) + 64;
-        char *full = malloc(cl);
-        snprintf(full, cl, "%s -w '\\n%%{http_code}'", ex[i].cmd);
-        FILE *f = popen(full, "r");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-        char *out = NULL;
-        size_t olen = 0, ocap = 0;
-        char buf[4096];
-        size_t r;
-        while ((r = fread(buf, 1, sizeof buf, f)) > 0) {
-            if (olen + r + 1 > ocap) {
-                ocap = (olen + r + 1) * 2;
-                out = realloc(out, ocap);
-            }
-            memcpy(out + olen, buf, r);
-            olen += r;
-        }
-        int st = pclose(f);
-        if (out) out[olen] = '\0';
-        char *nl = out ? strrchr(out, '\n') : NULL;
-        long code = nl ? strtol(nl + 1, NULL, 10) : -1;
-        if (code != ex[i].expect || st != 0)
-            fprintf(stderr, "\ndocs/api.md:%d: got %ld (exit %d), want %ld: %s\n  -> %.300s\n",
-                    ex[i].line, code, st, ex[i].expect, ex[i].cmd, out ? out : "");
+        json_t *j = NULL;
+        long code = tt_run(&ex[i], &j);
         CU_ASSERT_EQUAL(code, ex[i].expect);
-        if (code == 202 && strstr(ex[i].cmd, "/v1/tune") && nl) {
-            *nl = '\0';
-            json_t *j = json_loads(out, 0, NULL);
-            long long id = (long long)json_integer_value(json_object_get(j, "job"));
-            json_decref(j);
+        long long id = code == 202 && strstr(ex[i].cmd, "/v1/tune")
+                           ? (long long)json_integer_value(json_object_get(j, "job")) : 0;
+        if (j && nans < NANS) ans[nans++] = j;
+        else json_decref(j);
+        if (code == 202 && strstr(ex[i].cmd, "/v1/tune")) {
             CU_ASSERT(id > 0);
             const char *fin = tt_daemon_wait_job(&D, id, 60);
             CU_ASSERT_PTR_NOT_NULL(fin);
         }
-        free(out);
-        free(full);
         free(ex[i].cmd);
     }
+    while (nans) json_decref(ans[--nans]);
+    CU_ASSERT(ncmd >= 40);           /* every route has at least one example */
+    CU_ASSERT(njson >= 15);          /* and most an answer */
     for (int k = 0; k < NMUST; k++) {
         if (!routes_seen[k]) fprintf(stderr, "docs/api.md: no example for %s\n", must[k]);
         CU_ASSERT(routes_seen[k]);
