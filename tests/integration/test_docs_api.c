@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tt_daemon.h"
+#include "tt_err.h"
 #include "tt_test.h"
 
 /* One item of docs/api.md: a curl command of a ```sh block (with the status after it) or the
@@ -287,6 +288,41 @@ static void test_examples(void)
     free(path);
 }
 
+/* docs/api.md's "Error codes" table lists every code of the one error table with its HTTP
+ * status, and nothing else: a code appended to compiler/tt_err.h must be documented. */
+static void test_error_codes(void)
+{
+    char *path = tt_test_src("docs/api.md");
+    char *md = tt_test_read_file(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(md);
+    const char *tab = strstr(md, "\n| HTTP | code | meaning |");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tab);
+    for (int rc = TT_OK + 1; rc < TT_RC__COUNT; rc++) {
+        char row[128];
+        snprintf(row, sizeof row, "\n| %d | `%s` |", tt_rc_http_status((tt_rc)rc),
+                 tt_rc_code((tt_rc)rc));
+        const char *hit = strstr(tab, row);
+        if (!hit) fprintf(stderr, "\ndocs/api.md: no error-code row \"%s\"\n", row + 1);
+        CU_ASSERT_PTR_NOT_NULL(hit);
+    }
+    int rows = 0;
+    for (const char *p = strstr(tab + 1, "\n|"); p && p[1] == '|'; p = strchr(p + 1, '\n')) {
+        char code[64];
+        int http;
+        if (sscanf(p, "\n| %d | `%63[a-z_]` |", &http, code) != 2) continue;
+        rows++;
+        tt_rc rc = tt_rc_from_code(code);
+        if ((rc == TT_EINTERNAL && strcmp(code, "internal")) || tt_rc_http_status(rc) != http)
+            fprintf(stderr, "\ndocs/api.md: error-code row %d `%s` does not match compiler/tt_err.h\n",
+                    http, code);
+        CU_ASSERT(!(rc == TT_EINTERNAL && strcmp(code, "internal")));
+        CU_ASSERT_EQUAL(tt_rc_http_status(rc), http);
+    }
+    CU_ASSERT_EQUAL(rows, TT_RC__COUNT - 1);
+    free(md);
+    free(path);
+}
+
 static int suite_init(void) { return tt_daemon_start(&D, NULL) ? 1 : 0; }
 static int suite_clean(void)
 {
@@ -295,7 +331,8 @@ static int suite_clean(void)
     return st != 0;
 }
 
-static const tt_test_case cases[] = {{"examples", test_examples}, {NULL, NULL}};
+static const tt_test_case cases[] = {
+    {"examples", test_examples}, {"error_codes", test_error_codes}, {NULL, NULL}};
 static const tt_test_suite suites[] = {{"docs_api", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
 
