@@ -65,7 +65,7 @@ typedef enum tt_cfg_type { TT_CFGT_STR, TT_CFGT_INT, TT_CFGT_NUM, TT_CFGT_BOOL, 
     X(LOG_LEVEL, "log_level", STR, "info", 0, 0, tt__cfgv_loglevel, "TILETUNE_LOG_LEVEL",   \
       "debug, info, notice, warning, error or fatal")                                       \
     X(LOG_FILE, "log_file", STR, "", 0, 0, NULL, "TILETUNE_LOG_FILE",                       \
-      "append the log to this file (empty: stderr)")                                        \
+      "append the log to this file (empty: stderr); SIGHUP reopens it (logrotate)")         \
     X(MAX_BODY_BYTES, "max_body_bytes", INT, "1048576", 1024, 268435456, NULL,              \
       "TILETUNE_MAX_BODY_BYTES", "largest request body; larger ones get 413")               \
     X(MAX_JSON_DEPTH, "max_json_depth", INT, "64", 4, 1024, NULL, "TILETUNE_MAX_JSON_DEPTH", \

@@ -44,6 +44,18 @@ int tt_log_open(const char *path, tt_log_level level)
     return 0;
 }
 
+int tt_log_reopen(const char *path)
+{
+    if (!path || !*path || !strcmp(path, "-") || tt_log_fd <= 2) return 0;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    int rc = dup3(fd, tt_log_fd, O_CLOEXEC) < 0 ? -1 : 0;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
 void tt_log_close(void)
 {
     int old = tt_log_fd;

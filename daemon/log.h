@@ -34,6 +34,11 @@ int tt_log_level_parse(const char *name);
 /* Send lines to `path` (appended; NULL or "" or "-" means stderr) at threshold `level`.
  * Returns 0, or -1 with errno when the file cannot be opened (the previous sink stays). */
 int tt_log_open(const char *path, tt_log_level level);
+/* Reopen the file sink at `path` (after logrotate moved it): the new file takes the old
+ * one's descriptor number (dup3), so a line written meanwhile by another thread goes to the
+ * old or the new file, never to a closed or reused descriptor.  0; nothing to do when the
+ * sink is stderr; -1 with errno when the file cannot be opened (the old sink stays). */
+int tt_log_reopen(const char *path);
 /* Close a file sink (back to stderr). */
 void tt_log_close(void);
 

@@ -192,8 +192,23 @@ static void tt_block_signals(sigset_t *set)
     sigemptyset(set);
     sigaddset(set, SIGTERM);
     sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, set, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+/* Wait for SIGTERM or SIGINT and return it; SIGHUP reopens the log file on the way (for
+ * logrotate; it used to stop the daemon with the signal's default action). */
+static int tt_wait_stop_signal(const sigset_t *set, const char *log_file)
+{
+    int sig = 0;
+    while (sigwait(set, &sig) == 0 && sig == SIGHUP) {
+        if (tt_log_reopen(log_file))
+            tt_error("SIGHUP: cannot reopen the log file %s: %s", log_file, strerror(errno));
+        else
+            tt_info("SIGHUP: log file reopened");
+    }
+    return sig;
 }
 
 /* Connections are file descriptors: take the hard limit (max_connections + reserve + the
@@ -395,8 +410,7 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
                 tt_config_int(&cfg, TT_CFG_OPEN_READS) ? "yes" : "no");
     else
         tt_info("tiletuned worker %s: db %s, %d workers", TT_VERSION, db, rcfg.workers);
-    int sig = 0;
-    sigwait(&sigs, &sig);
+    int sig = tt_wait_stop_signal(&sigs, tt_config_str(&cfg, TT_CFG_LOG_FILE));
     tt_info("signal %d: stopping (running jobs stay resumable)", sig);
     code = TT_EXIT_OK;
 out:

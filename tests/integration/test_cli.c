@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +390,40 @@ static void test_serve_failures(void)
     CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 3);
 }
 
+/* SIGHUP reopens the log file (logrotate moved it) and the daemon carries on; it used to
+ * end the daemon (the signal's default action) */
+static void test_sighup_reopens_log(void)
+{
+    char log[600], moved[620], extra[700];
+    snprintf(log, sizeof log, "%s/rot.log", g_tmp);
+    snprintf(moved, sizeof moved, "%s.1", log);
+    snprintf(extra, sizeof extra, "{\"log_file\": \"%s\", \"workers\": 0}", log);
+    tt_daemon d;
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_start(&d, extra), 0);
+    CU_ASSERT_EQUAL_FATAL(rename(log, moved), 0);
+    CU_ASSERT_EQUAL(kill(d.pid, SIGHUP), 0);
+    char *text = NULL;
+    for (int i = 0; i < 200 && !(text && strstr(text, "log file reopened")); i++) {
+        free(text);
+        usleep(20000);
+        size_t n;
+        text = tt_test_read_file(log, &n);
+    }
+    CU_ASSERT_PTR_NOT_NULL(text && strstr(text, "SIGHUP: log file reopened"));
+    free(text);
+    tt_hres r;
+    CU_ASSERT_EQUAL(tt_daemon_req(&d, "GET", "/v1/targets", NULL, NULL, 0, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    tt_hres_free(&r);
+    CU_ASSERT_TRUE(tt_daemon_alive(&d));
+    size_t n;
+    char *old = tt_test_read_file(moved, &n);   /* the start went to the moved file */
+    CU_ASSERT_PTR_NOT_NULL(old && strstr(old, "listening on"));
+    free(old);
+    CU_ASSERT_EQUAL(tt_daemon_stop(&d), 0);
+    tt_daemon_cleanup(&d);
+}
+
 /* ---- tlctl against a live daemon ----------------------------------------------------- */
 static tt_daemon g_d;
 static char *g_tlctl;
@@ -667,6 +702,7 @@ static const tt_test_case cases[] = {{"help_version", test_help_version},
                                      {"config_show", test_config_show},
                                      {"hash_token", test_hash_token},
                                      {"serve_failures", test_serve_failures},
+                                     {"sighup_reopens_log", test_sighup_reopens_log},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"cli", suite_init, suite_clean, cases},
                                        {"cli_tlctl", tl_suite_init, tl_suite_clean, tl_cases},
