@@ -63,6 +63,8 @@ typedef struct tt_resp {
     json_t *json;                 /* new reference: JSON body, or NULL */
     char *text;                   /* malloc'd non-JSON body (export formats), or NULL */
     const char *content_type;     /* for text; static string */
+    const char *const *headers;   /* static {name, value, ..., NULL} added to the answer
+                                   * (the web view's Content-Security-Policy), or NULL */
 } tt_resp;
 
 /* Set an error response from a code, an optional JSON path and a printf message. */

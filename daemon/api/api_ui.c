@@ -111,7 +111,8 @@ static void ui_parts(FILE *f, const json_t *j, const ui_part *parts, size_t n)
 static void ui_head(FILE *f, const char *title, const char *page)
 {
     fputs("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>", f);
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+          "<link rel=\"icon\" href=\"data:,\"><title>", f);
     ui_esc(f, title);
     fputs(" - tiletune</title><link rel=\"stylesheet\" href=\"/ui/assets/style.css\"></head>\n"
           "<body data-page=\"", f);
@@ -129,7 +130,42 @@ static void ui_foot(FILE *f)
           f);
 }
 
-/* Answer a page written by fn(f, ud) -> 0, or leave the error fn put in resp. */
+/* Response headers of every /ui/ answer: the pages run our one script and stylesheet and talk
+ * only to this daemon; nothing may frame them, sniff their type or learn where they link. */
+static const char *const ui_headers[] = {
+    "Content-Security-Policy",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options", "nosniff",
+    "X-Frame-Options", "DENY",
+    "Referrer-Policy", "no-referrer",
+    NULL};
+
+/* The API's error in resp (left by a sub-request) as a paragraph of a page. */
+static void ui_error_text(FILE *f, const tt_resp *err)
+{
+    const json_t *e = json_object_get(err->json, "error");
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    fputs("<p class=\"error\" id=\"error\">", f);
+    ui_esc(f, msg ? msg : "error");
+    fputs(" <span class=\"note\">(", f);
+    ui_esc(f, json_string_value(json_object_get(e, "code")));
+    fprintf(f, ", HTTP %d)</span></p>\n", err->status);
+}
+
+/* A page in place of the API's error (same status): the message and the way back. */
+static void ui_error_page(FILE *f, const tt_resp *err)
+{
+    ui_head(f, "error", "error");
+    fputs(err->status == 404 ? "<h1>Not found</h1>\n" : "<h1>Error</h1>\n", f);
+    ui_error_text(f, err);
+    fputs("<p><a href=\"/ui/\">all jobs</a></p>\n", f);
+    ui_foot(f);
+}
+
+/* Answer a page written by fn(f) -> 0 (status 200, or the error status fn left in resp->status
+ * for a page that shows an error itself); -1: the API's error in resp, answered as an error
+ * page with its status.  resp->json is never the answer. */
 typedef int (*ui_page_fn)(tt_server *srv, const tt_req *req, tt_resp *resp, FILE *f);
 
 static void ui_answer(tt_server *srv, const tt_req *req, tt_resp *resp, ui_page_fn fn)
@@ -145,18 +181,20 @@ static void ui_answer(tt_server *srv, const tt_req *req, tt_resp *resp, ui_page_
         tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
         return;
     }
+    resp->status = 0;
     int rc = fn(srv, req, resp, f);
-    if (fclose(f) != 0 && !rc) {
-        tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
-        rc = -1;
-    }
-    if (rc) {
+    if (rc && resp->json) ui_error_page(f, resp);   /* fn wrote nothing before its error */
+    if (fclose(f) != 0 || (rc && !resp->json)) {
         free(buf);
+        if (!resp->json) tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
         return;
     }
-    resp->status = 200;
+    json_decref(resp->json);
+    resp->json = NULL;
+    if (!resp->status) resp->status = 200;
     resp->text = buf;
     resp->content_type = "text/html; charset=utf-8";
+    resp->headers = ui_headers;
 }
 
 /* Call a v1 handler with a sub-request (same caller, new path parameters and query).
@@ -228,10 +266,9 @@ static int ui_index_page(tt_server *srv, const tt_req *req, tt_resp *resp, FILE 
     size_t i;
     json_t *j;
     json_array_foreach(json_object_get(out, "jobs"), i, j) ui_job_row(f, j);
-    fputs("</tbody></table>\n", f);
-    if (!json_array_size(json_object_get(out, "jobs")))
-        fputs("<p class=\"empty\">No jobs yet: submit one with <code>tlctl tune</code>.</p>\n",
-              f);
+    fprintf(f, "</tbody></table>\n<p class=\"empty\" id=\"jobs-empty\"%s>No jobs yet: submit "
+            "one with <code>tlctl tune</code>.</p>\n",
+            json_array_size(json_object_get(out, "jobs")) ? " hidden" : "");
     ui_foot(f);
     json_decref(out);
     return 0;
@@ -282,7 +319,11 @@ static void ui_job_summary(FILE *f, const json_t *j)
 /* The best config as `tlctl best --format args` prints it, with a copy button. */
 static void ui_best_args(FILE *f, const json_t *best)
 {
-    if (!json_is_object(best)) return;
+    fputs("<section id=\"best\">", f);
+    if (!json_is_object(best)) {
+        fputs("</section>\n", f);
+        return;
+    }
     fputs("<h2>Best config</h2>\n<div class=\"copy\"><code id=\"best-args\">", f);
     const char *k;
     json_t *v;
@@ -295,11 +336,21 @@ static void ui_best_args(FILE *f, const json_t *best)
         first = 0;
     }
     fputs("</code><button type=\"button\" data-copy=\"best-args\">copy</button></div>\n"
-          "<p class=\"note\">as <code>tlctl best --format args</code> prints it</p>\n", f);
+          "<p class=\"note\">as <code>tlctl best --format args</code> prints it</p></section>\n",
+          f);
 }
 
-static void ui_trial_rows(FILE *f, const json_t *trials)
+static void ui_trial_rows(FILE *f, long long job, const json_t *tr)
 {
+    const json_t *trials = json_object_get(tr, "trials");
+    long long total = (long long)json_integer_value(json_object_get(tr, "total"));
+    long long shown = (long long)json_array_size(trials);
+    fputs("<div id=\"trial-list\">", f);
+    if (total > shown)
+        fprintf(f, "<p class=\"note\" id=\"trials-more\">The first %lld of %lld trials are "
+                "listed; all of them: <a href=\"/v1/jobs/%lld/trials?offset=%lld&amp;limit=1000\">"
+                "GET /v1/jobs/%lld/trials</a> (offset, limit).</p>\n", shown, total, job, shown,
+                job);
     fputs("<table id=\"trials\" class=\"list\"><thead><tr><th>seq</th><th>status</th>"
           "<th>median</th><th>spread</th><th>predicted</th><th>config</th></tr></thead>\n"
           "<tbody>\n", f);
@@ -318,7 +369,7 @@ static void ui_trial_rows(FILE *f, const json_t *trials)
         ui_config(f, json_object_get(t, "config"));
         fputs("</td></tr>\n", f);
     }
-    fputs("</tbody></table>\n", f);
+    fputs("</tbody></table></div>\n", f);
 }
 
 static int ui_job_page(tt_server *srv, const tt_req *req, tt_resp *resp, FILE *f)
@@ -354,7 +405,7 @@ static int ui_job_page(tt_server *srv, const tt_req *req, tt_resp *resp, FILE *f
           "</figcaption><div class=\"plot\" id=\"plot-params\"></div></figure>\n"
           "</section>\n<noscript><p class=\"note\">The plots need JavaScript; the tables "
           "below do not.</p></noscript>\n<h2>Trials</h2>\n", f);
-    ui_trial_rows(f, json_object_get(tr, "trials"));
+    ui_trial_rows(f, jid, tr);
     fputs("</div>\n", f);
     ui_foot(f);
     json_decref(tr);
@@ -403,6 +454,39 @@ static void ui_checks_cell(FILE *f, const json_t *checks, const char *pkey)
     if (!shown) fputc('-', f);
 }
 
+/* Best per shape (the export's records) with each shape's CI verdicts. */
+static void ui_shapes_table(FILE *f, const json_t *ex, const json_t *ch)
+{
+    fputs("<table id=\"shapes\" class=\"list\"><thead><tr><th>shape</th><th>best</th>"
+          "<th>measured by</th><th>config</th><th>job</th><th>CI checks (newest first)</th>"
+          "</tr></thead>\n<tbody>\n", f);
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(ex, "records"), i, r) {
+        const char *pkey = json_string_value(json_object_get(r, "problem_key"));
+        fputs("<tr><td class=\"shape\">", f);
+        ui_esc(f, pkey);
+        fputs("</td><td>", f);
+        ui_us(f, json_object_get(r, "median_us"));
+        fputs("</td><td>", f);
+        ui_esc(f, json_string_value(json_object_get(r, "measured_by")));
+        fputs("</td><td class=\"cfg\">", f);
+        ui_config(f, json_object_get(r, "config"));
+        fputs("</td><td>", f);
+        if (json_is_integer(json_object_get(r, "job")))
+            fprintf(f, "<a href=\"/ui/jobs/%lld\">%lld</a>",
+                    (long long)json_integer_value(json_object_get(r, "job")),
+                    (long long)json_integer_value(json_object_get(r, "job")));
+        else fputc('-', f);
+        fputs("</td><td>", f);
+        ui_checks_cell(f, json_object_get(ch, "checks"), pkey ? pkey : "");
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</tbody></table>\n", f);
+    if (!json_array_size(json_object_get(ex, "records")))
+        fputs("<p class=\"empty\">No tuned shapes for this template and target.</p>\n", f);
+}
+
 static int ui_shapes_page(tt_server *srv, const tt_req *req, tt_resp *resp, FILE *f)
 {
     const char *tname = json_string_value(json_object_get(req->query, "template"));
@@ -413,47 +497,20 @@ static int ui_shapes_page(tt_server *srv, const tt_req *req, tt_resp *resp, FILE
         ex = ui_sub(srv, req, tt_api_export, NULL,
                     json_pack("{s:s, s:s, s:s}", "template", tname, "target", tg, "format",
                               "json"), resp);
-        if (!ex) return -1;
-        ch = ui_sub(srv, req, tt_api_checks, NULL,
-                    json_pack("{s:s, s:s, s:s}", "template", tname, "target", tg, "limit",
-                              "1000"), resp);
-        if (!ch) {
-            json_decref(ex);
-            return -1;
-        }
+        if (ex)
+            ch = ui_sub(srv, req, tt_api_checks, NULL,
+                        json_pack("{s:s, s:s, s:s}", "template", tname, "target", tg, "limit",
+                                  "1000"), resp);
     }
     ui_head(f, "shapes", "shapes");
     fputs("<h1>Best per shape</h1>\n", f);
     ui_shape_form(srv, f, tname, target);
-    if (ex) {
-        fputs("<table id=\"shapes\" class=\"list\"><thead><tr><th>shape</th><th>best</th>"
-              "<th>measured by</th><th>config</th><th>job</th><th>CI checks (newest first)</th>"
-              "</tr></thead>\n<tbody>\n", f);
-        size_t i;
-        json_t *r;
-        json_array_foreach(json_object_get(ex, "records"), i, r) {
-            const char *pkey = json_string_value(json_object_get(r, "problem_key"));
-            fputs("<tr><td class=\"shape\">", f);
-            ui_esc(f, pkey);
-            fputs("</td><td>", f);
-            ui_us(f, json_object_get(r, "median_us"));
-            fputs("</td><td>", f);
-            ui_esc(f, json_string_value(json_object_get(r, "measured_by")));
-            fputs("</td><td class=\"cfg\">", f);
-            ui_config(f, json_object_get(r, "config"));
-            fputs("</td><td>", f);
-            if (json_is_integer(json_object_get(r, "job")))
-                fprintf(f, "<a href=\"/ui/jobs/%lld\">%lld</a>",
-                        (long long)json_integer_value(json_object_get(r, "job")),
-                        (long long)json_integer_value(json_object_get(r, "job")));
-            else fputc('-', f);
-            fputs("</td><td>", f);
-            ui_checks_cell(f, json_object_get(ch, "checks"), pkey ? pkey : "");
-            fputs("</td></tr>\n", f);
-        }
-        fputs("</tbody></table>\n", f);
-        if (!json_array_size(json_object_get(ex, "records")))
-            fputs("<p class=\"empty\">No tuned shapes for this template and target.</p>\n", f);
+    if (resp->json) {        /* the API's answer to this template and target: on the page */
+        ui_error_text(f, resp);
+        json_decref(resp->json);
+        resp->json = NULL;
+    } else if (ex && ch) {
+        ui_shapes_table(f, ex, ch);
     }
     ui_foot(f);
     json_decref(ex);
@@ -485,4 +542,5 @@ void tt__ui_asset(tt_server *srv, const tt_req *req, tt_resp *resp)
     resp->status = 200;
     resp->text = copy;
     resp->content_type = a->content_type;
+    resp->headers = ui_headers;
 }

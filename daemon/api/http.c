@@ -52,9 +52,11 @@ int tt_json_depth(const char *text, size_t len, int limit)
 }
 
 /* ---- responses ---------------------------------------------------------------------- */
-/* allow: the Allow header of a 405 (NULL or "": none). */
+/* allow: the Allow header of a 405 (NULL or "": none); extra: {name, value, ..., NULL} or
+ * NULL. */
 static enum MHD_Result tt_send(struct MHD_Connection *c, int status, const char *ctype,
-                               char *body, size_t len, int close_after, const char *allow)
+                               char *body, size_t len, int close_after, const char *allow,
+                               const char *const *extra)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -64,6 +66,7 @@ static enum MHD_Result tt_send(struct MHD_Connection *c, int status, const char 
     if (status == 503 || status == 429) MHD_add_response_header(r, "Retry-After", "1");
     if (close_after) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (allow && *allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    for (; extra && extra[0] && extra[1]; extra += 2) MHD_add_response_header(r, extra[0], extra[1]);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
@@ -78,7 +81,7 @@ static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp, int
         char *t = resp->text;
         resp->text = NULL;
         return tt_send(c, resp->status, resp->content_type ? resp->content_type : "text/plain",
-                       t, strlen(t), close_after, allow);
+                       t, strlen(t), close_after, allow, resp->headers);
     }
     char *s = resp->json ? tt_json_dumps(resp->json, JSON_COMPACT) : strdup("");
     if (!s) s = strdup("{\"error\":{\"code\":\"out_of_memory\",\"message\":\"out of memory\"}}");
@@ -88,7 +91,7 @@ static enum MHD_Result tt_send_resp(struct MHD_Connection *c, tt_resp *resp, int
         char *s2 = realloc(s, n + 2);
         if (s2) { s = s2; s[n++] = '\n'; s[n] = '\0'; }
     }
-    return tt_send(c, resp->status, "application/json", s, n, close_after, allow);
+    return tt_send(c, resp->status, "application/json", s, n, close_after, allow, resp->headers);
 }
 
 /* ---- Server-Sent Events ------------------------------------------------------------- */
@@ -515,7 +518,7 @@ static enum MHD_Result tt_final(tt_http *h, tt_hconn *hc, struct MHD_Connection 
         if (!strcmp(method, "HEAD")) {       /* the stream's headers, no stream */
             char *empty = strdup("");
             if (!empty) return MHD_NO;
-            enum MHD_Result ret = tt_send(c, 200, "text/event-stream", empty, 0, 0, NULL);
+            enum MHD_Result ret = tt_send(c, 200, "text/event-stream", empty, 0, 0, NULL, NULL);
             tt_finish(hc, method, url, (size_t)ri, 200, hc->who[0] ? hc->who : "-");
             return ret;
         }

@@ -9,6 +9,7 @@
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
   const W = 560, H = 300, PAD = { l: 66, r: 14, t: 12, b: 38 };
+  const PLOT_MAX = 20000;   /* trials the plots read, in pages of 1000 (the API's largest) */
 
   function el(name, attrs, parent, text) {
     const e = document.createElementNS(SVG, name);
@@ -51,9 +52,14 @@
     };
     return f;
   }
-  function frame(host, xs, ys, xlabel, ylabel, xfmt, yfmt) {
+  /* An empty SVG in host, named for screen readers by its figure's caption. */
+  function plotSvg(host, w, h) {
+    const cap = host.closest("figure") && host.closest("figure").querySelector("figcaption");
     host.textContent = "";
-    const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, role: "img" }, host);
+    return el("svg", { viewBox: `0 0 ${w} ${h}`, role: "img", "aria-label": cap ? cap.textContent : "plot" }, host);
+  }
+  function frame(host, xs, ys, xlabel, ylabel, xfmt, yfmt) {
+    const svg = plotSvg(host, W, H);
     for (const t of ys.ticks()) {
       const y = ys(t);
       el("line", { class: "grid", x1: PAD.l, x2: W - PAD.r, y1: y, y2: y }, svg);
@@ -169,8 +175,7 @@
     });
     const rows = groups.reduce((s, g) => s + g.vals.length + 1, 0);
     const rowH = 16, h = rows * rowH + 24, labelW = 150;
-    host.textContent = "";
-    const svg = el("svg", { viewBox: `0 0 ${W * 1.6} ${h}`, role: "img" }, host);
+    const svg = plotSvg(host, W * 1.6, h);
     const worst = Math.max(...ok.map((t) => t.median_us)), overall = Math.min(...ok.map((t) => t.median_us));
     /* bars start a little left of the overall best, so differences of a few % show */
     const xs = scale(overall - (worst - overall) * 0.15 - overall * 0.005, worst, labelW, W * 1.6 - 90, false);
@@ -191,8 +196,7 @@
   /* Simulator trace of the best config, for Perfetto (only for sim jobs). */
   function traceButton(job) {
     const host = document.getElementById("trace");
-    const args = document.getElementById("best-args");
-    if (!host || !args || job.dataset.backend !== "sim") return;
+    if (!host || host.firstChild || !document.getElementById("best-args") || job.dataset.backend !== "sim") return;
     const btn = document.createElement("button");
     btn.type = "button";
     btn.textContent = "simulator trace of the best config (Perfetto)";
@@ -201,7 +205,7 @@
       btn.disabled = true;
       try {
         const cfg = {};
-        for (const part of args.textContent.trim().split(/\s+/)) {
+        for (const part of document.getElementById("best-args").textContent.trim().split(/\s+/)) {
           const m = /^--([^=]+)=(.*)$/.exec(part);
           if (m) cfg[m[1]] = isNaN(Number(m[2])) ? m[2] : Number(m[2]);
         }
@@ -235,19 +239,57 @@
     });
   }
 
+  /* Append the trials after those in have (the API lists them by seq), up to PLOT_MAX.
+   * Returns the job's total. */
+  async function moreTrials(id, have) {
+    for (;;) {
+      const page = await getJSON(`/v1/jobs/${id}/trials?offset=${have.length}&limit=1000`);
+      const got = page.trials || [];
+      for (const t of got) if (have.length < PLOT_MAX) have.push(t);
+      if (got.length < 1000 || have.length >= page.total || have.length >= PLOT_MAX) return page.total;
+    }
+  }
+  /* The server's own rendering of the summary, best config and trial table, swapped in. */
+  async function swapTables(id) {
+    const r = await fetch(`/ui/jobs/${id}`);
+    if (!r.ok) return;
+    const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+    for (const part of ["summary", "best", "trial-list"]) {
+      const now = document.getElementById(part), fresh = doc.getElementById(part);
+      if (now && fresh) now.replaceWith(document.adoptNode(fresh));
+    }
+  }
+  function plotNote(job, shown, total) {
+    let p = document.getElementById("plot-note");
+    if (!p) {
+      p = document.createElement("p");
+      p.id = "plot-note";
+      p.className = "note";
+      job.querySelector("section.plots").before(p);
+    }
+    p.hidden = shown >= total;
+    p.textContent = `The plots show the first ${shown} of ${total} trials.`;
+  }
+
   async function jobPage() {
     const job = document.getElementById("job");
     if (!job) return;
     const id = job.dataset.job;
-    let updates = 0;
+    const trials = [];
+    let updates = 0, shown = `${job.dataset.state} ${document.getElementById("progress").textContent}`;
     async function refresh() {
-      const [j, tr] = await Promise.all([getJSON(`/v1/jobs/${id}`), getJSON(`/v1/jobs/${id}/trials?limit=1000`)]);
-      const trials = tr.trials || [];
+      const j = await getJSON(`/v1/jobs/${id}`);
+      const total = await moreTrials(id, trials);
       plotConvergence(document.getElementById("plot-convergence"), trials);
       plotScatter(document.getElementById("plot-scatter"), trials);
       plotParams(document.getElementById("plot-params"), trials);
-      const p = document.getElementById("progress");
-      if (p && j.progress) p.textContent = `${j.progress.done}/${j.progress.planned}`;
+      plotNote(job, trials.length, total);
+      const now = `${j.state} ${j.progress.done}/${j.progress.planned}`;
+      if (now !== shown) {
+        await swapTables(id);
+        shown = now;
+        traceButton(job);
+      }
       job.dataset.state = j.state;
       job.dataset.points = String(okTrials(trials).length);
       job.dataset.updates = String(++updates);
@@ -256,16 +298,18 @@
     traceButton(job);
     const j = await refresh().catch((e) => { job.dataset.error = e.message; });
     if (!j || !(j.state === "queued" || j.state === "running")) return;
-    const es = new EventSource(`/v1/jobs/${id}/events`);
-    let pending = false;
+    /* one refresh at a time (each appends to trials), at most one waiting */
+    let chain = Promise.resolve(), pending = false;
+    const queue = () => { chain = chain.then(refresh).catch(() => {}); };
     const kick = () => {
       if (pending) return;
       pending = true;
-      setTimeout(() => { pending = false; refresh().catch(() => {}); }, 250);
+      setTimeout(() => { pending = false; queue(); }, 250);
     };
+    const es = new EventSource(`/v1/jobs/${id}/events`);
     es.addEventListener("progress", kick);
-    es.addEventListener("end", () => { es.close(); refresh().catch(() => {}); });
-    es.onerror = () => { if (es.readyState === EventSource.CLOSED) refresh().catch(() => {}); };
+    es.addEventListener("end", () => { es.close(); queue(); });
+    es.onerror = () => { if (es.readyState === EventSource.CLOSED) queue(); };
   }
 
   /* The jobs list: re-rendered from GET /v1/jobs every 2 s (rows keep the server's layout). */
@@ -287,17 +331,35 @@
           `<td>${esc(j.strategy)}</td><td>${j.progress.done}/${j.progress.planned}</td>` +
           `<td>${esc(j.best ? fmtUs(j.best.measured_us) : "-")}</td><td>${age(j.timings && j.timings.created_at)}</td></tr>`).join("");
         table.tBodies[0].innerHTML = body;
+        const empty = document.getElementById("jobs-empty");
+        if (empty) empty.hidden = out.jobs.length > 0;
         table.dataset.refreshed = String(++ticks);
       } catch (e) { /* keep the last table */ }
     }, 2000);
   }
 
+  /* Copy a node's text: the clipboard API where the page may use it (a secure context, the
+   * document focused), else the text selected and the browser's copy command; when neither
+   * works the text stays selected for Ctrl+C, and the button says so. */
+  function copyText(btn, node) {
+    const say = (t) => { btn.textContent = t; setTimeout(() => { btn.textContent = "copy"; }, 2000); };
+    const fallback = () => {
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      let ok = false;
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+      say(ok ? "copied" : "selected: press Ctrl+C");
+    };
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(node.textContent).then(() => say("copied"), fallback);
+    else fallback();
+  }
   document.addEventListener("click", (ev) => {
     const id = ev.target && ev.target.dataset && ev.target.dataset.copy;
-    if (!id) return;
-    const text = document.getElementById(id).textContent;
-    const done = () => { ev.target.textContent = "copied"; setTimeout(() => { ev.target.textContent = "copy"; }, 1200); };
-    if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, () => {});
+    const node = id && document.getElementById(id);
+    if (node) copyText(ev.target, node);
   });
   jobPage();
   jobsPage();
