@@ -42,6 +42,6 @@ if command -v clang >/dev/null 2>&1 && [ -z "${TT_NO_CLANG:-}" ]; then
   cmake --build build-clang -j"$jobs" >/dev/null
   echo "== tests of the clang build (a second compiler's code; the Python and browser suites"
   echo "   drive the same daemon and ran above) =="
-  (cd build-clang && ctest --output-on-failure -j"$jobs" -E "test_python|test_ui_browser")
+  (cd build-clang && ctest --output-on-failure -j"$jobs" -E "test_python|test_ui_browser|test_ui_edge")
 fi
 echo "tests/run.sh: all tests passed"
