@@ -57,6 +57,7 @@ tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
     vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
     va_end(ap);
     s->err_rc = rc;
+    s->err_lost = 0;
     return rc;
 }
 
@@ -415,6 +416,7 @@ void tt_store_close(tt_store *s)
 tt_store_engine tt_store_engine_of(const tt_store *s) { return s->engine; }
 int tt_store_schema_version(tt_store *s) { return s->schema_version; }
 const char *tt_store_errmsg(const tt_store *s) { return s ? s->errmsg : "no store"; }
+int tt_store_conn_lost(const tt_store *s) { return s && s->err_rc == TT_EDB && s->err_lost; }
 
 tt_rc tt_store_ping(tt_store *s)
 {

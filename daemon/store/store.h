@@ -51,6 +51,10 @@ int tt_store_schema_version(tt_store *s);
 tt_rc tt_store_ping(tt_store *s);
 /* Last engine error text (borrowed, valid until the next call on s). */
 const char *tt_store_errmsg(const tt_store *s);
+/* 1 when the last failure on s (TT_EDB) came from a lost server connection (PostgreSQL: the
+ * server restarted or ended the session, the network broke, it could not be reached again):
+ * nothing is wrong with the request, and the next call reconnects.  0 otherwise (SQLite). */
+int tt_store_conn_lost(const tt_store *s);
 
 /* ---- batches (group commit) --------------------------------------------------------- */
 /* Group the following calls of this thread on s into ONE transaction, committed by
@@ -192,6 +196,9 @@ tt_rc tt_store_job_finish(tt_store *s, int64_t id, const char *owner, tt_job_sta
 tt_rc tt_store_job_cancel(tt_store *s, int64_t id);
 /* On daemon start (SQLite, single host): release leases of running jobs so they resume. */
 tt_rc tt_store_job_release_all(tt_store *s);
+/* Release the lease of running job id held by owner, so that the next claim (of any worker)
+ * resumes it at once.  TT_ENOTFOUND, or TT_EEXISTS when it is not running under owner. */
+tt_rc tt_store_job_release(tt_store *s, int64_t id, const char *owner);
 
 /* ---- trials ------------------------------------------------------------------------- */
 /* The measurement key shared by jobs. */

@@ -107,6 +107,9 @@ struct tt_store {
      * filled at its prepare, so that binding needs no name lookup */
     unsigned char pmap[TT__Q_MAX][TT__PMAP];
     tt_rc err_rc;              /* code of the last failure */
+    int err_lost;              /* the last failure lost the server connection (PostgreSQL):
+                                  set by the engine after tt__store_fail, which clears it, as
+                                  does a successful reconnect */
     char errmsg[512];
     /* tt_store_best_stamp's last PRAGMA data_version (SQLite): written under mu, read
      * without it (a sequence lock: dv_seq is odd while a writer fills the pair). */

@@ -25,6 +25,7 @@
 
 enum {
     Q_JOB_CREATE, Q_JOB_CREATE_RUNNING, Q_JOB_GET, Q_JOB_LIST, Q_JOB_COUNTS, Q_JOB_CLAIM, Q_JOB_RENEW, Q_JOB_STATE, Q_JOB_PROGRESS, Q_JOB_FINISH, Q_JOB_CANCEL, Q_JOB_RELEASE, Q_JOB_ACTIVE,
+    Q_JOB_RELEASE_ONE,
     Q__COUNT
 };
 _Static_assert(TT__Q_STORE_JOBS + Q__COUNT <= TT__Q_STORE_TRIALS, "store_trials.c query ids start there");
@@ -66,6 +67,8 @@ static const tt__qdef tt_q[Q__COUNT] = {
                        "WHERE state = 'running' AND strategy <> 'import'", NULL},
     [Q_JOB_ACTIVE] = {"SELECT COUNT(*) FROM jobs WHERE owner = $1 AND "
                       "state IN ('queued', 'running')", NULL},
+    [Q_JOB_RELEASE_ONE] = {"UPDATE jobs SET lease_owner = '', lease_expires = 0 WHERE id = $1 "
+                           "AND state = 'running' AND lease_owner = $2", NULL},
 };
 
 #define TT__Q_BASE TT__Q_STORE_JOBS   /* this file's first query id (store_q.h) */
@@ -353,4 +356,15 @@ tt_rc tt_store_job_release_all(tt_store *s)
 {
     tt_store_lock(s);
     return tt_store_unlock(s, q_exec(s, Q_JOB_RELEASE, NULL, 0, NULL));
+}
+
+tt_rc tt_store_job_release(tt_store *s, int64_t id, const char *owner)
+{
+    if (!owner || !*owner) return TT_EINVAL;
+    tt__param p[] = {PI(id), PT(owner)};
+    int64_t n = 0;
+    tt_store_lock(s);
+    tt_rc rc = q_exec(s, Q_JOB_RELEASE_ONE, p, NP(p), &n);
+    if (!rc && n == 0) rc = tt_job_conflict(s, id, "not held by this worker");
+    return tt_store_unlock(s, rc);
 }

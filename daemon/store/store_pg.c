@@ -36,7 +36,16 @@ static tt_rc tt_pg_fail_res(tt_store *s, PGresult *res)
     snprintf(buf, sizeof buf, "%s", msg ? msg : "unknown error");
     size_t n = strlen(buf);
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) buf[--n] = '\0';
-    return tt__store_fail(s, rc, "postgresql: %s", buf);
+    size_t o = 0;   /* libpq's multi-line texts on one line (logs, API errors) */
+    for (size_t i = 0; i < n; i++) {
+        int ws = buf[i] == '\n' || buf[i] == '\t';
+        if (ws && o > 0 && buf[o - 1] == ' ') continue;
+        buf[o++] = ws ? ' ' : buf[i];
+    }
+    buf[o] = '\0';
+    tt__store_fail(s, rc, "postgresql: %s", buf);
+    s->err_lost = s->conn && PQstatus(s->conn) != CONNECTION_OK;
+    return rc;
 }
 
 static void tt_pg_forget(tt_store *s)
@@ -70,13 +79,38 @@ static int tt_pg_revive(tt_store *s)
     if (PQstatus(s->conn) == CONNECTION_OK) return 0;
     PQreset(s->conn);
     tt_pg_forget(s);
-    return PQstatus(s->conn) == CONNECTION_OK;
+    if (PQstatus(s->conn) != CONNECTION_OK) return 0;
+    s->err_lost = 0;   /* connected again: an earlier failure says nothing about it any more */
+    return 1;
+}
+
+/* 1 when a statement that failed outside a transaction may be sent again on a new
+ * connection: the link was found dead, and the statement changes nothing (a SELECT, or the
+ * BEGIN of a transaction), so it cannot have been applied.  The first statement after a
+ * server restart or a terminated session meets the dead link: without this, every reader
+ * got one TT_EDB (HTTP 503) and a worker's trial failed its job. */
+static int tt_pg_retry(tt_store *s, const char *sql)
+{
+    if (s->in_tx || PQstatus(s->conn) == CONNECTION_OK) return 0;
+    while (*sql == ' ' || *sql == '\n' || *sql == '(') sql++;
+    if (strcmp(sql, "BEGIN") != 0 && strncmp(sql, "SELECT ", 7) != 0) return 0;
+    return tt_pg_revive(s);
+}
+
+static int tt_pg_failed(PGresult *res)
+{
+    ExecStatusType st = PQresultStatus(res);
+    return !res || (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK);
 }
 
 static tt_rc tt_pg_exec_script(tt_store *s, const char *sql)
 {
     if (!s->in_tx) tt_pg_revive(s);
     PGresult *res = PQexec(s->conn, sql);
+    if (tt_pg_failed(res) && tt_pg_retry(s, sql)) {
+        PQclear(res);
+        res = PQexec(s->conn, sql);
+    }
     ExecStatusType st = PQresultStatus(res);
     tt_rc rc = TT_OK;
     if (!res || (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)) rc = tt_pg_fail_res(s, res);
@@ -113,6 +147,22 @@ static tt_rc tt_pg_migrate_lock(tt_store *s)
 
 enum { TT_PG_TEXT_OID = 25, TT_PG_INT8_OID = 20, TT_PG_FLOAT8_OID = 701, TT_PG_MAXP = TT__PMAP };
 
+/* Run query id (prepared once per connection; -1: one-shot); its result, failed or not. */
+static PGresult *tt_pg_send(tt_store *s, int id, const char *sql, int np,
+                            const char *const *vals, const Oid *types)
+{
+    if (id < 0 || id >= TT__Q_MAX) return PQexecParams(s->conn, sql, np, types, vals, NULL, NULL, 0);
+    char name[16];
+    snprintf(name, sizeof name, "tt_q%d", id);
+    if (!s->cache[id]) {
+        PGresult *res = PQprepare(s->conn, name, sql, np, types);
+        if (PQresultStatus(res) != PGRES_COMMAND_OK) return res;
+        PQclear(res);
+        s->cache[id] = s;   /* marker: prepared on this connection */
+    }
+    return PQexecPrepared(s->conn, name, np, vals, NULL, NULL, 0);
+}
+
 static tt_rc tt_pg_query(tt_store *s, int id, const char *sql, const tt__param *p, int np,
                          tt__res *r)
 {
@@ -140,26 +190,12 @@ static tt_rc tt_pg_query(tt_store *s, int id, const char *sql, const tt__param *
         }
     }
     if (!s->in_tx) tt_pg_revive(s);   /* never inside a transaction: it died with the link */
-    PGresult *res;
-    if (id >= 0 && id < TT__Q_MAX) {
-        char name[16];
-        snprintf(name, sizeof name, "tt_q%d", id);
-        if (!s->cache[id]) {
-            res = PQprepare(s->conn, name, sql, np, types);
-            if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-                tt_rc rc = tt_pg_fail_res(s, res);
-                PQclear(res);
-                return rc;
-            }
-            PQclear(res);
-            s->cache[id] = s;   /* marker: prepared on this connection */
-        }
-        res = PQexecPrepared(s->conn, name, np, vals, NULL, NULL, 0);
-    } else {
-        res = PQexecParams(s->conn, sql, np, types, vals, NULL, NULL, 0);
+    PGresult *res = tt_pg_send(s, id, sql, np, vals, types);
+    if (tt_pg_failed(res) && tt_pg_retry(s, sql)) {
+        PQclear(res);
+        res = tt_pg_send(s, id, sql, np, vals, types);
     }
-    ExecStatusType st = PQresultStatus(res);
-    if (!res || (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)) {
+    if (tt_pg_failed(res)) {
         tt_rc rc = tt_pg_fail_res(s, res);
         PQclear(res);
         return rc;

@@ -59,8 +59,9 @@ typedef struct tt_jobrun {
 } tt_jobrun;
 
 /* How a job's run ended (FINISHED: done or failed, recorded; ABANDONED: stopped, cancelled or
- * taken over) or, from one of its stages, that the run goes on (GO_ON). */
-typedef enum { TT_JR_FINISHED, TT_JR_ABANDONED, TT_JR_GO_ON } tt_jr_outcome;
+ * taken over; DISCONNECTED: the database connection was lost, the job stays running and is
+ * resumed) or, from one of its stages, that the run goes on (GO_ON). */
+typedef enum { TT_JR_FINISHED, TT_JR_ABANDONED, TT_JR_DISCONNECTED, TT_JR_GO_ON } tt_jr_outcome;
 
 static tt_jr_outcome tt_job_abandon(tt_jobrun *jr);
 static int tt_job_still_ours(tt_jobrun *jr);
@@ -153,6 +154,18 @@ static tt_rc tt_batch_step(tt_jobrun *jr)
 }
 static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A store call of the job failed because the database connection was lost (a server
+ * restart, a terminated session, a network cut): nothing is wrong with the job, so it is not
+ * failed; the worker leaves it running (tt__job_run then releases its lease for the next
+ * claim, which resumes it with every committed trial). */
+static tt_jr_outcome tt_job_disconnected(tt_jobrun *jr, const char *what)
+{
+    tt__rlog(jr->w->r, TT_LOG_WARNING, "job %lld: database connection lost (%s); the job "
+             "stays running and resumes", (long long)jr->job->id, what);
+    return TT_JR_DISCONNECTED;
+}
+
+/* Fail the job with the reason fmt, unless the reason is a lost database connection. */
 static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
 {
     char msg[512];
@@ -160,6 +173,7 @@ static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (tt_store_conn_lost(jr->s)) return tt_job_disconnected(jr, msg);
     (void)tt_batch_end(jr);   /* what was measured stays (a failed commit: re-measured) */
     tt_rc rc = tt_store_job_finish(jr->s, jr->job->id, jr->w->owner, TT_JOB_FAILED, msg);
     if (rc == TT_EEXISTS || rc == TT_ENOTFOUND) {
@@ -731,6 +745,7 @@ static tt_jr_outcome tt_job_end(tt_jobrun *jr, const tt_trial_key *key, int64_t 
         (void)tt_job_still_ours(jr);
         return tt_job_abandon(jr);
     }
+    if (rc != TT_OK && tt_store_conn_lost(jr->s)) return tt_job_disconnected(jr, tt_store_errmsg(jr->s));
     if (rc != TT_OK) {
         tt__rlog(r, TT_LOG_WARNING, "job %lld: cannot record its end: %s", (long long)job->id,
                 tt_store_errmsg(jr->s));
@@ -762,12 +777,17 @@ void tt__job_run(tt_worker *w, tt_store *s, tt_job *job)
     jr.s = s;
     jr.job = job;
     jr.done_before = job->done;
-    (void)tt_job_setup_and_run(&jr);
+    tt_jr_outcome o = tt_job_setup_and_run(&jr);
     /* every other way out (stop, abandon, the testing max_trials) commits what it measured */
     if (tt_batch_end(&jr) != TT_OK)
         tt__rlog(w->r, TT_LOG_WARNING, "job %lld: cannot commit its last trials: %s (they are "
                 "measured again when it resumes)", (long long)job->id, tt_store_errmsg(s));
     if (jr.async_commit) (void)tt_store_async_commit(s, 0);
+    /* disconnected: let the next claim (this worker's or another's) resume it at once; while
+     * the database is still away, its lease expires instead */
+    if (o == TT_JR_DISCONNECTED && tt_store_job_release(s, job->id, w->owner) != TT_OK)
+        tt__rlog(w->r, TT_LOG_WARNING, "job %lld: cannot release its lease (%s): resumed once "
+                "it expires", (long long)job->id, tt_store_errmsg(s));
     tt_strategy_free(jr.st);
     free(jr.space_key);
     tt_model_free(jr.model);

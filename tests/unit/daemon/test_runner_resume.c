@@ -3,8 +3,9 @@
  * database: a job stopped mid-way (kill -9 of a worker, or stopped after 5 trials) resumes to
  * the same sequence and best as an uninterrupted run; a trial longer than the lease keeps it
  * by heartbeat, a lost lease mid-trial, a cancel that kills the running build, a takeover
- * logged.  Fixture:
- * tests/helpers/runner_fixture.
+ * logged.  On a throwaway PostgreSQL: a worker whose database connection is lost mid-job
+ * resumes the job instead of failing it.  Fixtures: tests/helpers/runner_fixture,
+ * store_fixture (the cluster).
  *
  * Measurements come from the `model` and `sim` backends (models of the chip, not the chip),
  * and for the lease tests from the cmd: backend with the fake toolchain
@@ -26,6 +27,7 @@
 #include "runner.h"
 #include "runner_fixture.h"
 #include "store.h"
+#include "store_fixture.h"
 #include "strategy.h"
 #include "t1.h"
 #include "tt_test.h"
@@ -532,6 +534,76 @@ static void test_lease_takeover_logged(void)
     tt_store_close(s);
 }
 
+/* ---- PostgreSQL: the database connection lost in the middle of a job ------------------
+ * A trigger on trials ends the worker's session (pg_terminate_backend of its own backend,
+ * as a server restart or failover does) inside the transaction of the job's 5th new trial;
+ * a sequence counts the inserts, since the dying transaction's writes are rolled back.  The
+ * job is left running and resumed, not failed: it ends done with the trials of an
+ * uninterrupted run, each once.  Before, the worker failed the job ('store: postgresql:
+ * ... terminating connection due to administrator command') on the reconnected link. */
+static const char CUT_SQL[] =
+    "CREATE SEQUENCE tt_cut_seq;"
+    "CREATE FUNCTION tt_cut_fn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "  IF nextval('tt_cut_seq') = 5 THEN PERFORM pg_terminate_backend(pg_backend_pid()); "
+    "  END IF; RETURN NEW; END $$;"
+    "CREATE TRIGGER tt_cut BEFORE INSERT ON trials FOR EACH ROW EXECUTE FUNCTION tt_cut_fn();";
+
+/* Run job id of url to its end on one worker (log in *k, may be NULL); its final state. */
+static tt_job_state pg_run_job(const char *url, tt_store *s, int64_t id, log_sink *k)
+{
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    c.worker_name = "pg";
+    if (k) {
+        c.log = log_to_sink;
+        c.log_ud = k;
+    }
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    tt_job_state st = tt_rfx_wait_job(s, id, 120);
+    tt_runner_stop(r);
+    return st;
+}
+
+static void test_pg_connection_lost(void)
+{
+    static tt_rfx_seq_out ref, cut;
+    enum { CUT_TRIALS = 12 };
+    char url[700];
+    tt_store *s = NULL, *s0 = NULL;
+    snprintf(url, sizeof url, "%s", tt_fx_fresh_url());   /* the uninterrupted reference */
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s0, NULL), TT_OK);
+    int64_t j0 = tt_rfx_make_job(s0, "model", "model-topk", CUT_TRIALS, 1, "Ascend910B2", TT_RFX_P512);
+    CU_ASSERT_EQUAL(pg_run_job(url, s0, j0, NULL), TT_JOB_DONE);
+    tt_rfx_job_trials(s0, j0, &ref);
+    tt_store_close(s0);
+    snprintf(url, sizeof url, "%s", tt_fx_fresh_url());
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    CU_ASSERT_FATAL(tt_fx_raw_exec(CUT_SQL));
+    int64_t id = tt_rfx_make_job(s, "model", "model-topk", CUT_TRIALS, 1, "Ascend910B2", TT_RFX_P512);
+    log_sink k = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    CU_ASSERT_EQUAL(pg_run_job(url, s, id, &k), TT_JOB_DONE);
+    tt_rfx_job_trials(s, id, &cut);
+    CU_ASSERT_EQUAL(cut.n, CUT_TRIALS);
+    CU_ASSERT_EQUAL(cut.n, ref.n);
+    for (size_t i = 0; i < cut.n && i < ref.n; i++) CU_ASSERT_STRING_EQUAL(cut.keys[i], ref.keys[i]);
+    CU_ASSERT_DOUBLE_EQUAL(cut.best, ref.best, 0);
+    CU_ASSERT_EQUAL(tt_fx_raw_int("SELECT count(*) FROM trials"), CUT_TRIALS);   /* each once */
+    CU_ASSERT_EQUAL(tt_fx_raw_int("SELECT last_value FROM tt_cut_seq"), CUT_TRIALS + 1);
+    const char *lost = "warning job 1: database connection lost (store: postgresql: ";
+    const char *resumed = "info job 1 claimed by pg/w0 (resumed, 4 trials done)";
+    CU_ASSERT_PTR_NOT_NULL(strstr(k.text, lost));
+    CU_ASSERT_PTR_NOT_NULL(strstr(k.text, resumed));
+    CU_ASSERT_PTR_NULL(strstr(k.text, "failed"));
+    if (!strstr(k.text, lost) || !strstr(k.text, resumed)) fprintf(stderr, "\n%s\n", k.text);
+    tt_store_close(s);
+}
+
+static int pg_suite_init(void) { return tt_rfx_init() || tt_fx_pg_init(); }
+static int pg_suite_cleanup(void) { return tt_fx_pg_cleanup() | tt_rfx_cleanup(); }
+
+static const tt_test_case pg_cases[] = {{"connection_lost_mid_job", test_pg_connection_lost},
+                                        {NULL, NULL}};
+
 static const tt_test_case resume_cases[] = {
     {"lease_heartbeat", test_lease_heartbeat},
     {"lease_lost_mid_trial", test_lease_lost_mid_trial},
@@ -541,7 +613,9 @@ static const tt_test_case resume_cases[] = {
     {"resume_same_result", test_resume_same_result},
     {"resume_progress", test_resume_progress},
     {NULL, NULL}};
-static const tt_test_suite suites[] = {{"runner_resume", tt_rfx_init, tt_rfx_cleanup, resume_cases},
-                                       {NULL, NULL, NULL, NULL}};
+static const tt_test_suite suites[] = {
+    {"runner_resume", tt_rfx_init, tt_rfx_cleanup, resume_cases},
+    {"runner_resume_postgres", pg_suite_init, pg_suite_cleanup, pg_cases},
+    {NULL, NULL, NULL, NULL}};
 
 int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
