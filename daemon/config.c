@@ -355,10 +355,59 @@ tt_rc tt_config_load_env(tt_config *c, tt_errinfo *err)
 }
 
 /* ---- output ------------------------------------------------------------------------- */
+/* Length of the password value at v ("'quoted'" as libpq's key=value form allows, else up
+ * to a space, '&' or '#'). */
+static size_t tt_pw_len(const char *v)
+{
+    if (*v == '\'') {
+        const char *e = strchr(v + 1, '\'');
+        return e ? (size_t)(e - v) + 1 : strlen(v);
+    }
+    return strcspn(v, " &#");
+}
+
+const char *tt_config_url_redact(const char *url, char *out, size_t cap)
+{
+    if (!cap) return out;
+    size_t o = 0, n = strlen(url ? url : "");
+    const char *sch = url ? strstr(url, "://") : NULL;
+    size_t auth = sch ? (size_t)(sch - url) + 3 : n, auth_end = auth + strcspn(url + auth, "/?#");
+    const char *at = NULL;   /* the userinfo's end: the last '@' of the authority */
+    for (size_t i = auth; sch && i < auth_end; i++)
+        if (url[i] == '@') at = url + i;
+    const char *colon = at ? memchr(url + auth, ':', (size_t)(at - url) - auth) : NULL;
+    for (size_t i = 0; i < n && o + 1 < cap;) {
+        const char *p = url + i;
+        size_t skip = 0;
+        if (colon && p == colon + 1) {
+            skip = (size_t)(at - p);
+        } else if (strncmp(p, "password=", 9) == 0 &&
+                   (i == 0 || strchr(" ?&", url[i - 1]))) {
+            size_t k = 9;
+            for (; k && o + 1 < cap; k--) out[o++] = *p++;
+            i += 9;
+            skip = tt_pw_len(p);
+        }
+        if (skip) {
+            for (const char *m = "***"; *m && o + 1 < cap; m++) out[o++] = *m;
+            i += skip;
+            continue;
+        }
+        out[o++] = url[i++];
+    }
+    out[o] = '\0';
+    return out;
+}
+
 static json_t *tt_cfg_value_json(const tt_cfg_row *row, const tt_cfg_value *v, int redact)
 {
     switch (row->type) {
-    case TT_CFGT_STR: return json_string(v->s ? v->s : "");
+    case TT_CFGT_STR:
+        if (redact && v->s && strcmp(row->key, "db") == 0) {
+            char buf[2048];
+            return json_string(tt_config_url_redact(v->s, buf, sizeof buf));
+        }
+        return json_string(v->s ? v->s : "");
     case TT_CFGT_INT: return json_integer(v->i);
     case TT_CFGT_NUM: return json_real(v->d);
     case TT_CFGT_BOOL: return json_boolean(v->i);

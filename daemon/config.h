@@ -195,7 +195,8 @@ static inline const json_t *tt_config_json(const tt_config *c, tt_cfg_id id)
 }
 
 /* New JSON object {"key": {"value": .., "source": "file", "origin": ".."}, ...} when
- * with_sources, else {"key": value}.  Token hashes are replaced by "***" when redact. */
+ * with_sources, else {"key": value}.  Token hashes and the database password are replaced
+ * by "***" when redact. */
 json_t *tt_config_to_json(const tt_config *c, int with_sources, int redact);
 /* Generated texts (malloc'd, caller frees; NULL when out of memory):
  * the options part of --help, and the sample config file (every key at its default). */
@@ -208,6 +209,11 @@ tt_rc tt__cfgv_nonempty(const tt_cfg_value *v, tt_errinfo *err);
 tt_rc tt__cfgv_tokens(const tt_cfg_value *v, tt_errinfo *err);
 tt_rc tt__cfgv_toolchains(const tt_cfg_value *v, tt_errinfo *err);
 tt_rc tt__cfgv_loglevel(const tt_cfg_value *v, tt_errinfo *err);
+
+/* The database URL url with its password replaced by "***" (the userinfo's
+ * "user:PASSWORD@" and any "password=VALUE" parameter), into out (cap bytes, cut short if
+ * needed); returns out.  For logs and the shown configuration: the password stays secret. */
+const char *tt_config_url_redact(const char *url, char *out, size_t cap);
 
 /* Split "host:port" ("[::1]:7878" too) into host (cap bytes) and port.  TT_EINVAL if bad. */
 tt_rc tt_config_split_listen(const char *listen, char *host, size_t cap, int *port);

@@ -368,10 +368,12 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
     tt_metrics *metrics = NULL;
     json_t *cfgjson = NULL;
     const char *db = tt_config_str(&cfg, TT_CFG_DB);
+    char db_shown[1024];   /* logged without its password */
+    tt_config_url_redact(db, db_shown, sizeof db_shown);
 
     if (!(cat = tt_open_catalog(&cfg, &code))) goto out;
     if (tt_store_open(db, &store, &err)) {
-        tt_fatal("cannot open database %s: %s", db, err.msg);
+        tt_fatal("cannot open database %s: %s", db_shown, err.msg);
         code = TT_EXIT_STORE;
         goto out;
     }
@@ -406,10 +408,10 @@ static int tt_cmd_daemon(int argc, char **argv, int serve)
     if (serve)
         tt_info("tiletuned %s listening on %s (port %d), db %s, %d workers, %zu tokens, "
                 "open reads %s", TT_VERSION, tt_config_str(&cfg, TT_CFG_LISTEN),
-                tt_http_port(http), db, rcfg.workers, tt_auth_count(auth),
+                tt_http_port(http), db_shown, rcfg.workers, tt_auth_count(auth),
                 tt_config_int(&cfg, TT_CFG_OPEN_READS) ? "yes" : "no");
     else
-        tt_info("tiletuned worker %s: db %s, %d workers", TT_VERSION, db, rcfg.workers);
+        tt_info("tiletuned worker %s: db %s, %d workers", TT_VERSION, db_shown, rcfg.workers);
     int sig = tt_wait_stop_signal(&sigs, tt_config_str(&cfg, TT_CFG_LOG_FILE));
     tt_info("signal %d: stopping (running jobs stay resumable)", sig);
     code = TT_EXIT_OK;

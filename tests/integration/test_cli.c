@@ -386,6 +386,23 @@ static void test_serve_failures(void)
         free(err);
     }
     CU_ASSERT_EQUAL(run(NULL, "serve --listen 127.0.0.1:0 --db sqlite:/nonexistent/dir/x.db", NULL, NULL), 6);
+    /* a PostgreSQL that cannot be reached: exit 6, and the log names the URL without its
+     * password (it was printed whole, into journald, as in every start's log line) */
+    static const struct { const char *db, *shown; } pgs[] = {
+        {"postgresql://tt:S3CRETPW@127.0.0.1:1/x", "postgresql://tt:***@127.0.0.1:1/x"},
+        {"postgres://tt@127.0.0.1:1/x?sslmode=disable&password=S3CRETPW",
+         "postgres://tt@127.0.0.1:1/x?sslmode=disable&password=***"},
+    };
+    for (size_t i = 0; i < 2 * (sizeof pgs / sizeof pgs[0]); i++) {
+        char *err;
+        snprintf(args, sizeof args, "%s --db '%s'", i % 2 ? "worker" : "serve --listen 127.0.0.1:0",
+                 pgs[i / 2].db);
+        CU_ASSERT_EQUAL(run(NULL, args, NULL, &err), 6);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, pgs[i / 2].shown));
+        CU_ASSERT_PTR_NULL(strstr(err, "S3CRETPW"));
+        if (!strstr(err, pgs[i / 2].shown) || strstr(err, "S3CRETPW")) fprintf(stderr, "\n%s", err);
+        free(err);
+    }
     snprintf(args, sizeof args, "worker --workers 0 --db 'sqlite:%s/w.db'", g_tmp);
     CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 3);
 }

@@ -106,6 +106,42 @@ static void test_precedence(void)
     free(f);
 }
 
+/* The database URL as logged and shown (GET /v1/config, config --show): no password. */
+static void test_url_redact(void)
+{
+    static const struct { const char *in, *out; } rows[] = {
+        {"sqlite:tiletune.db", "sqlite:tiletune.db"},
+        {"postgresql://tiletune@db/tt", "postgresql://tiletune@db/tt"},
+        {"postgresql://tiletune:PW@db.example:5432/tiletune",
+         "postgresql://tiletune:***@db.example:5432/tiletune"},
+        {"postgres://u:p%40ss:w@h/d?sslmode=require", "postgres://u:***@h/d?sslmode=require"},
+        {"postgresql://u@h/d?password=PW&sslmode=disable", "postgresql://u@h/d?password=***&sslmode=disable"},
+        {"postgresql:///d?host=/run/pg&password=PW", "postgresql:///d?host=/run/pg&password=***"},
+        {"postgresql://u@h/d?mypassword=x", "postgresql://u@h/d?mypassword=x"},
+        {"host=db user=u password='a b' dbname=d", "host=db user=u password=*** dbname=d"},
+        {"postgresql://h:5432/d", "postgresql://h:5432/d"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char buf[256];
+        CU_ASSERT_STRING_EQUAL(tt_config_url_redact(rows[i].in, buf, sizeof buf), rows[i].out);
+        if (strcmp(buf, rows[i].out)) fprintf(stderr, "\n%s -> %s\n", rows[i].in, buf);
+    }
+    char small[12];   /* cut short, never past the buffer */
+    CU_ASSERT_STRING_EQUAL(tt_config_url_redact("postgresql://u:PW@h/d", small, sizeof small),
+                           "postgresql:");
+    tt_config c;
+    tt_errinfo e;
+    CU_ASSERT_EQUAL_FATAL(tt_config_init(&c), TT_OK);
+    CU_ASSERT_EQUAL(tt_config_set(&c, TT_CFG_DB, "postgresql://tt:PW@h/d", TT_CFGS_ENV,
+                                  "TILETUNE_DB", &e), TT_OK);
+    json_t *shown = tt_config_to_json(&c, 0, 1), *full = tt_config_to_json(&c, 0, 0);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(shown, "db")), "postgresql://tt:***@h/d");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(full, "db")), "postgresql://tt:PW@h/d");
+    json_decref(shown);
+    json_decref(full);
+    tt_config_close(&c);
+}
+
 static void test_invalid_files(void)
 {
     json_t *cases = tt_test_load_json("tests/data/config/invalid.json");
@@ -222,6 +258,7 @@ static void test_help_and_sample(void)
 static const tt_test_case cases[] = {{"defaults", test_defaults},
                                      {"precedence", test_precedence},
                                      {"invalid_files", test_invalid_files},
+                                     {"url_redact", test_url_redact},
                                      {"listen_split", test_listen_split},
                                      {"help_and_sample", test_help_and_sample},
                                      {NULL, NULL}};
