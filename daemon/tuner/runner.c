@@ -87,6 +87,9 @@ static void *tt_heartbeat_main(void *arg)
         tt_rc rc = TT_EDB;
         if (!s && tt_store_open(r->db_url, &s, NULL) != TT_OK) s = NULL;
         if (s) rc = tt_store_job_renew(s, id, w->owner, lease);
+        /* its connection, idle between jobs, died with a database restart: the renewal
+         * (an idempotent UPDATE) is made again at once on a new one, not a beat later */
+        if (s && rc == TT_EDB && tt_store_conn_lost(s)) rc = tt_store_job_renew(s, id, w->owner, lease);
         const char *why = s ? tt_store_errmsg(s) : "cannot open the database";
         char msg[256];
         snprintf(msg, sizeof msg, "%s", why);

@@ -4,7 +4,7 @@
  * the same sequence and best as an uninterrupted run; a trial longer than the lease keeps it
  * by heartbeat, a lost lease mid-trial, a cancel that kills the running build, a takeover
  * logged.  On a throwaway PostgreSQL: a worker whose database connection is lost mid-job
- * resumes the job instead of failing it.  Fixtures: tests/helpers/runner_fixture,
+ * resumes the job instead of failing it; the heartbeat renews at once after a restart.  Fixtures: tests/helpers/runner_fixture,
  * store_fixture (the cluster).
  *
  * Measurements come from the `model` and `sim` backends (models of the chip, not the chip),
@@ -598,10 +598,50 @@ static void test_pg_connection_lost(void)
     tt_store_close(s);
 }
 
+/* Every session of the database ended (a restart) while the worker is in a slow build: the
+ * heartbeat's renewal meets its dead link and is made again on a new connection at once (the
+ * old code logged 'cannot renew its lease' and skipped the beat: with lease 0.6 s, two missed
+ * beats lose the lease), and the trial is recorded on the worker's reconnected link. */
+static void test_pg_heartbeat_reconnects(void)
+{
+    slow_env env;
+    CU_ASSERT_FATAL(slow_env_open(&env, "pghb", 1.5));
+    char url[700];
+    snprintf(url, sizeof url, "%s", tt_fx_fresh_url());
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    int64_t id = slow_job(s, &env, url, 1);
+    log_sink k = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    tt_runner_config c = slow_cfg(&env, url, "A", 0.6);
+    c.log = log_to_sink;
+    c.log_ud = &k;
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    int beats = 0;   /* wait for a renewal: the heartbeat's connection is open */
+    for (int i = 0; i < 500 && beats < 2; i++) {
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        if (tt_store_job_get(s, id, &j) == TT_OK && j.state == TT_JOB_RUNNING) beats++;
+        tt_job_clear(&j);
+        usleep(300000);
+    }
+    CU_ASSERT_FATAL(tt_fx_raw_exec("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
+                                   "WHERE datname = current_database() AND pid <> pg_backend_pid()"));
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, id, 60), TT_JOB_DONE);
+    tt_runner_stop(r);
+    CU_ASSERT_PTR_NULL(strstr(k.text, "cannot renew"));
+    CU_ASSERT_PTR_NULL(strstr(k.text, "database connection lost"));
+    if (strstr(k.text, "cannot renew") || strstr(k.text, "connection lost")) fprintf(stderr, "\n%s\n", k.text);
+    CU_ASSERT_EQUAL(tt_rfx_count_lines(env.counter), 1);   /* built once */
+    tt_store_close(s);
+    slow_env_close(&env);
+}
+
 static int pg_suite_init(void) { return tt_rfx_init() || tt_fx_pg_init(); }
 static int pg_suite_cleanup(void) { return tt_fx_pg_cleanup() | tt_rfx_cleanup(); }
 
 static const tt_test_case pg_cases[] = {{"connection_lost_mid_job", test_pg_connection_lost},
+                                        {"heartbeat_reconnects", test_pg_heartbeat_reconnects},
                                         {NULL, NULL}};
 
 static const tt_test_case resume_cases[] = {
