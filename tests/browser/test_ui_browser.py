@@ -166,6 +166,10 @@ class Browser:
                 if "error" in msg:
                     raise RuntimeError("%s: %s" % (method, msg["error"]))
                 return msg.get("result", {})
+            self.event(msg)
+
+    def event(self, msg):
+        """A DevTools event that arrived while waiting for an answer (ignored here)."""
 
     def goto(self, url):
         self.call("Page.navigate", {"url": url})

@@ -39,19 +39,11 @@ class Browser(ui.Browser):
         super().__init__(tmp)
         self.call("Log.enable")
 
-    def call(self, method, params=None):
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params or {}}))
-        while True:
-            msg = json.loads(self.ws.recv())
-            if msg.get("id") == self.next_id:
-                if "error" in msg:
-                    raise RuntimeError("%s: %s" % (method, msg["error"]))
-                return msg.get("result", {})
-            if msg.get("method") in ("Runtime.exceptionThrown", "Log.entryAdded") or (
-                    msg.get("method") == "Runtime.consoleAPICalled"
-                    and msg["params"].get("type") == "error"):
-                self.events.append(msg)
+    def event(self, msg):
+        if msg.get("method") in ("Runtime.exceptionThrown", "Log.entryAdded") or (
+                msg.get("method") == "Runtime.consoleAPICalled"
+                and msg["params"].get("type") == "error"):
+            self.events.append(msg)
 
     def errors(self):
         out, self.events = self.events, []
