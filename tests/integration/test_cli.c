@@ -465,8 +465,8 @@ static void tl_fails(const char *args, int code, const char *want)
 {
     char *out, *err;
     int rc = tl(args, &out, &err);
-    const char *nl = strchr(err, '\n');
-    int ok = rc == code && strstr(err, want) && nl && !nl[1] && !*out;
+    size_t k = strcspn(err, "\n");   /* one line: its only newline ends it */
+    int ok = rc == code && strstr(err, want) && err[k] == '\n' && !err[k + 1] && !*out;
     if (!ok) fprintf(stderr, "\ntlctl %s: exit %d, stdout [%.200s], stderr [%s]\n", args, rc, out, err);
     CU_ASSERT_TRUE(ok);
     free(out);
