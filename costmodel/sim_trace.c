@@ -3,6 +3,7 @@
  * chrome://tracing): one complete event ("ph":"X") per instruction of the traced core,
  * pid = core, tid = agent * 8 + unit, with metadata naming the unit threads.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,9 +60,15 @@ static void event(tt__sbuf *b, const tt__sim *s, int core, const tt__trec *r, in
     const char *name = so ? so->name : "?";
     if (r->kind == TT__SI_SET) name = "set cross flag";
     else if (r->kind == TT__SI_WAIT) name = "wait cross flag";
-    tt__sbuf_printf(b, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":%d,"
-                       "\"tid\":%d,\"args\":{\"slot\":%d,\"op\":\"%s\",\"cycles\":%.1f}}",
-                    name, (t0 + r->start) / mhz, (r->end - r->start) / mhz, core,
+    /* whole nanoseconds, dur = end - ts of the rounded values: ts and dur rounded apart made
+     * the next event of a unit start 0.1 ns before this one ended (Perfetto needs the
+     * complete events of a thread nested, and flagged the unit's back-to-back ops) */
+    long long ts = llround((t0 + r->start) / mhz * 1e3), end = llround((t0 + r->end) / mhz * 1e3);
+    if (ts < 0) ts = 0;
+    if (end < ts) end = ts;
+    tt__sbuf_printf(b, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%lld.%03lld,\"dur\":%lld.%03lld,"
+                       "\"pid\":%d,\"tid\":%d,\"args\":{\"slot\":%d,\"op\":\"%s\",\"cycles\":%.1f}}",
+                    name, ts / 1000, ts % 1000, (end - ts) / 1000, (end - ts) % 1000, core,
                     agent * 8 + r->unit, r->slot, so ? so->op->path : "", r->end - r->start);
 }
 

@@ -82,9 +82,42 @@ static void test_calibration_gemm(void)
 }
 
 
+typedef struct { long long tid; double ts, end; } trace_ev;
+
+static int trace_ev_cmp(const void *a, const void *b)
+{
+    const trace_ev *x = a, *y = b;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The complete events of a trace: non-negative times, and on each thread (one unit) none
+ * starts before the previous one ended (Perfetto nests the events of a thread; ts and dur
+ * rounded apart let a unit's next op start 0.1 ns early).  Returns the overlaps found. */
+static int trace_overlaps(const json_t *doc)
+{
+    size_t n = json_array_size(doc), k = 0, i;
+    trace_ev *ev = calloc(n ? n : 1, sizeof *ev);
+    json_t *e;
+    int bad = 0;
+    json_array_foreach(doc, i, e) {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X") != 0) continue;
+        double ts = json_number_value(json_object_get(e, "ts"));
+        double dur = json_number_value(json_object_get(e, "dur"));
+        if (!(ts >= 0 && dur >= 0)) bad++;
+        ev[k++] = (trace_ev){json_integer_value(json_object_get(e, "tid")), ts, ts + dur};
+    }
+    qsort(ev, k, sizeof *ev, trace_ev_cmp);
+    for (i = 1; i < k; i++)
+        if (ev[i].tid == ev[i - 1].tid && ev[i].ts < ev[i - 1].end - 1e-9) bad++;
+    free(ev);
+    return bad;
+}
+
 /* Table: built-in templates (tests/data/sim/smoke.txt) simulate on the A3 target file,
- * deterministically, with every unit's busy time inside the kernel time, and the traced run
- * (no shortcut) agreeing with the default run. */
+ * deterministically, with every unit's busy time inside the kernel time, the traced run
+ * (no shortcut) agreeing with the default run, and a trace whose events on one unit do not
+ * overlap. */
 static void test_templates_table(void)
 {
     char *tdir = tt_test_src("costmodel/targets");
@@ -132,6 +165,9 @@ static void test_templates_table(void)
         json_error_t je;
         json_t *doc = c.trace_json ? json_loads(c.trace_json, 0, &je) : NULL;
         CU_ASSERT(json_is_array(doc) && json_array_size(doc) > TT_UNIT__COUNT);
+        int ov = doc ? trace_overlaps(doc) : 0;
+        if (ov) fprintf(stderr, "%s %s %s: %d overlapping trace events\n", f, prob, cfg, ov);
+        CU_ASSERT_EQUAL(ov, 0);
         json_decref(doc);
         tt_sim_result_close(&a);
         tt_sim_result_close(&b);
