@@ -2,17 +2,21 @@
  * target.c - loads and validates chip description files (the *.json of costmodel/targets).
  *
  * The file format (every field, its unit and its source) is in costmodel/targets/README.md.
- * Validation rejects a missing field, a wrong type, a non-positive number, an unknown key
- * and an alias that two files share; every error names the file and the JSON path.
+ * Validation rejects a missing field, a wrong type, a number outside [TT_TARGET_NUM_MIN,
+ * TT_TARGET_NUM_MAX], an alignment above its capacity, an unknown key, a file that is not a
+ * regular file and an alias that two files share; every error names the file and the JSON path.
  */
 #include "target.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct tt_targets {
     tt_target *v;
@@ -64,7 +68,10 @@ static tt_rc tgt_num(const json_t *parent, const char *key, const char *ppath, d
     if (!v) return tt_errf(err, TT_ETARGET, path, "missing field");
     if (!json_is_number(v)) return tt_errf(err, TT_ETARGET, path, "not a number");
     double d = json_number_value(v);
-    if (!(d > 0) || d > 1e18) return tt_errf(err, TT_ETARGET, path, "must be positive");
+    if (!(d > 0)) return tt_errf(err, TT_ETARGET, path, "must be positive");
+    if (d < TT_TARGET_NUM_MIN || d > TT_TARGET_NUM_MAX)
+        return tt_errf(err, TT_ETARGET, path, "%g is outside [%g, %g]", d, TT_TARGET_NUM_MIN,
+                       TT_TARGET_NUM_MAX);
     *out = d;
     return TT_OK;
 }
@@ -80,6 +87,9 @@ static tt_rc tgt_int(const json_t *parent, const char *key, const char *ppath, i
     if (!json_is_integer(v)) return tt_errf(err, TT_ETARGET, path, "not an integer");
     json_int_t i = json_integer_value(v);
     if (i <= 0) return tt_errf(err, TT_ETARGET, path, "must be positive");
+    if ((double)i > TT_TARGET_NUM_MAX)
+        return tt_errf(err, TT_ETARGET, path, "%lld is larger than %g", (long long)i,
+                       TT_TARGET_NUM_MAX);
     *out = (int64_t)i;
     return TT_OK;
 }
@@ -156,7 +166,9 @@ static tt_rc tgt_identity(const json_t *doc, const char *name, tt_target *t, tt_
     int64_t cc, vc;
     if ((rc = tgt_int(doc, "cube_cores", "", &cc, err))) return rc;
     if ((rc = tgt_int(doc, "vector_cores", "", &vc, err))) return rc;
-    if (cc > 4096 || vc > 8192) return tt_errf(err, TT_ETARGET, "cube_cores", "implausible core count");
+    if (cc > 4096) return tt_errf(err, TT_ETARGET, "cube_cores", "implausible core count (> 4096)");
+    if (vc > 8192)
+        return tt_errf(err, TT_ETARGET, "vector_cores", "implausible core count (> 8192)");
     t->cube_cores = (int)cc;
     t->vector_cores = (int)vc;
     return tgt_num(doc, "clock_mhz", "", &t->clock_mhz, err);
@@ -179,6 +191,10 @@ static tt_rc tgt_caps(const json_t *doc, tt_target *t, tt_errinfo *err)
             if ((rc = tgt_int(o, tgt_scope_keys[i], path, &v, err))) return rc;
             if (s == 1 && (v & (v - 1)))
                 return tt_errf(err, TT_ETARGET, path, "%s: alignment must be a power of two",
+                               tgt_scope_keys[i]);
+            if (s == 1 && v > t->caps.cap[sc])
+                return tt_errf(err, TT_ETARGET, path, "%s: alignment %lld is larger than "
+                               "capacity_bytes.%s", tgt_scope_keys[i], (long long)v,
                                tgt_scope_keys[i]);
             if (s == 0) t->caps.cap[sc] = v;
             else t->caps.align[sc] = v;
@@ -245,6 +261,9 @@ static tt_rc tgt_cube_vector(const json_t *doc, tt_target *t, tt_errinfo *err)
             double d = json_is_number(x) ? json_number_value(x) : -1;
             if (!json_is_number(x)) return tt_errf(err, TT_ETARGET, bpath, "[%zu]: not a number", j);
             if (!(d > 0)) return tt_errf(err, TT_ETARGET, bpath, "[%zu]: must be positive", j);
+            if (d < TT_TARGET_NUM_MIN || d > TT_TARGET_NUM_MAX)
+                return tt_errf(err, TT_ETARGET, bpath, "[%zu]: %g is outside [%g, %g]", j, d,
+                               TT_TARGET_NUM_MIN, TT_TARGET_NUM_MAX);
             t->vec_bytes_per_cycle[i][j] = d;
         }
     }
@@ -410,6 +429,7 @@ static tt_rc tgt_file_err(tt_errinfo *err, tt_rc rc, const char *file)
     char msg[sizeof err->msg + sizeof err->path + 256];
     snprintf(msg, sizeof msg, "%s: %s: %s", file, err->path[0] ? err->path : "(document)", err->msg);
     snprintf(err->msg, sizeof err->msg, "%.*s", (int)sizeof err->msg - 1, msg);
+    err->path[0] = '\0';   /* in msg now, after the file: a caller printing "path: msg" repeated it */
     err->rc = rc;
     return rc;
 }
@@ -422,16 +442,26 @@ static tt_rc tgt_load_file(const char *dir, const char *file, tt_target *t, tt_e
     if (n >= sizeof stem) n = sizeof stem - 1;
     memcpy(stem, file, n);
     stem[n] = 0;
+    /* O_NONBLOCK: a FIFO named *.json must not block the load (it did: serve hung at
+     * start); only a regular file (also behind a symlink) is read */
+    int fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        tt_errf(err, TT_EIO, "", "cannot read: %s", strerror(errno));
+        return tgt_file_err(err, TT_EIO, file);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        tt_errf(err, TT_ETARGET, "", "not a regular file");
+        return tgt_file_err(err, TT_ETARGET, file);
+    }
     json_error_t je;
-    json_t *doc = json_load_file(full, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    close(fd);
     if (!doc) {
         if (json_error_code(&je) == json_error_out_of_memory) {
             tt_errf(err, TT_ENOMEM, "", "out of memory");
             return tgt_file_err(err, TT_ENOMEM, file);
-        }
-        if (json_error_code(&je) == json_error_cannot_open_file) {
-            tt_errf(err, TT_EIO, "", "cannot read: %s", je.text);
-            return tgt_file_err(err, TT_EIO, file);
         }
         tt_errf(err, TT_ETARGET, "", "not JSON: line %d column %d: %s", je.line, je.column, je.text);
         return tgt_file_err(err, TT_ETARGET, file);

@@ -71,6 +71,10 @@ typedef struct tt_target {
                                  TT_TARGET_DMA_OUTSTANDING (4) */
 } tt_target;
 
+/* Every number of a target file lies in [MIN, MAX] (integers: MAX): outside, the model's
+ * and the simulator's times leave the finite doubles (a clock of 1e-320 MHz gave inf). */
+#define TT_TARGET_NUM_MIN 1e-6
+#define TT_TARGET_NUM_MAX 1e18
 #define TT_TARGET_DMA_OUTSTANDING 4     /* default of tt_target.dma_outstanding */
 #define TT_TARGET_DMA_OUTSTANDING_MAX 8
 

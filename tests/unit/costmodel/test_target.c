@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT
  * test_target.c - chip target files: every shipped SoC loads with the HARDWARE.md facts,
  * names and aliases resolve case-insensitively, and the bad files of tests/data/targets/bad
- * (table in cases.txt) are rejected naming the file and the JSON path.
+ * (table in cases.txt) are rejected naming the file and the JSON path; a FIFO does not block.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "target.h"
 #include "tt_test.h"
@@ -156,6 +157,16 @@ static void test_user_dir(void)
     tt_targets_free(ts);
     tt_test_rmrf(tmp);
     free(tmp);
+    /* a FIFO named *.json is refused at once (the load blocked on it for ever) */
+    tmp = tt_test_tmpdir("tt-targets-fifo");
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/Pipe.json", tmp);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    CU_ASSERT_EQUAL(tt_targets_load_dir(tmp, &ts, &e), TT_ETARGET);
+    CU_ASSERT_PTR_NULL(ts);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "Pipe.json: (document): not a regular file"));
+    tt_test_rmrf(tmp);
+    free(tmp);
     ts = (tt_targets *)&e;
     CU_ASSERT_EQUAL(tt_targets_load_dir("/nonexistent/tt-targets", &ts, &e), TT_EIO);
     CU_ASSERT_PTR_NULL(ts);
@@ -188,6 +199,8 @@ static void test_bad_files(void)
             fprintf(stderr, "\ncase %s: got \"%s\", want \"%s\"\n", dirname, e.msg, expect);
             CU_FAIL("error message does not name the file and path");
         }
+        /* the path is in msg after the file; left in e.path too, "path: msg" printed it twice */
+        CU_ASSERT_STRING_EQUAL(e.path, "");
         free(dir);
         n++;
     }
