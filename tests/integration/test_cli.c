@@ -426,7 +426,7 @@ static void test_sighup_reopens_log(void)
         size_t n;
         text = tt_test_read_file(log, &n);
     }
-    CU_ASSERT_PTR_NOT_NULL(text && strstr(text, "SIGHUP: log file reopened"));
+    CU_ASSERT(text && strstr(text, "SIGHUP: log file reopened"));
     free(text);
     tt_hres r;
     CU_ASSERT_EQUAL(tt_daemon_req(&d, "GET", "/v1/targets", NULL, NULL, 0, &r), 0);
@@ -435,7 +435,7 @@ static void test_sighup_reopens_log(void)
     CU_ASSERT_TRUE(tt_daemon_alive(&d));
     size_t n;
     char *old = tt_test_read_file(moved, &n);   /* the start went to the moved file */
-    CU_ASSERT_PTR_NOT_NULL(old && strstr(old, "listening on"));
+    CU_ASSERT(old && strstr(old, "listening on"));
     free(old);
     CU_ASSERT_EQUAL(tt_daemon_stop(&d), 0);
     tt_daemon_cleanup(&d);
