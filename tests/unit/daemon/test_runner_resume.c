@@ -234,6 +234,17 @@ static void slow_env_close(slow_env *env)
     tt_catalog_free(env->cat);
 }
 
+/* slow_env_open(env, name, build_s) and a SQLite database of that name (its URL in url),
+ * opened; fails the test when either cannot be made. */
+static tt_store *slow_open(slow_env *env, const char *name, double build_s, char url[512])
+{
+    CU_ASSERT_FATAL(slow_env_open(env, name, build_s));
+    tt_rfx_db_url(url, 512, name);
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    return s;
+}
+
 static tt_runner_config slow_cfg(slow_env *env, const char *url, const char *name, double lease)
 {
     tt_runner_config c = {.db_url = url, .workers = 1, .lease_seconds = lease,
@@ -339,11 +350,8 @@ static void test_resume_progress(void)
 static void test_lease_heartbeat(void)
 {
     slow_env env;
-    CU_ASSERT_FATAL(slow_env_open(&env, "hb", 1.6));
     char url[512];
-    tt_rfx_db_url(url, sizeof url, "heartbeat");
-    tt_store *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    tt_store *s = slow_open(&env, "hb", 1.6, url);
     int64_t id = slow_job(s, &env, url, 2);
     log_sink la = {.mu = PTHREAD_MUTEX_INITIALIZER};
     tt_runner_config ca = slow_cfg(&env, url, "A", 0.75);
@@ -424,11 +432,8 @@ static tt_runner *slow_worker_holding(slow_env *env, const char *url, tt_store *
 static void test_lease_lost_mid_trial(void)
 {
     slow_env env;
-    CU_ASSERT_FATAL(slow_env_open(&env, "lost", 1.0));
     char url[512];
-    tt_rfx_db_url(url, sizeof url, "lost");
-    tt_store *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    tt_store *s = slow_open(&env, "lost", 1.0, url);
     int64_t id = slow_job(s, &env, url, 2);
     log_sink la = {.mu = PTHREAD_MUTEX_INITIALIZER};
     tt_runner *ra = slow_worker_holding(&env, url, s, id, &la);
@@ -463,11 +468,8 @@ static double mono_now(void)
 static void test_cancel_stops_command(void)
 {
     slow_env env;
-    CU_ASSERT_FATAL(slow_env_open(&env, "stop", 8.0));
     char url[512];
-    tt_rfx_db_url(url, sizeof url, "stop");
-    tt_store *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    tt_store *s = slow_open(&env, "stop", 8.0, url);
     int64_t id = slow_job(s, &env, url, 1);
     log_sink la = {.mu = PTHREAD_MUTEX_INITIALIZER};
     tt_runner *ra = slow_worker_holding(&env, url, s, id, &la);
