@@ -138,6 +138,7 @@ typedef struct tt_import_ctx {
     int dsmap[TT_MAX_SLOTS];          /* template param i -> dataset param */
     int64_t slots[TT_MAX_SLOTS];
     size_t added, skipped, rejected;
+    size_t linked;                    /* the job's trials: added, and any found under it */
     tt_job job;                       /* created at the first new record (id 0 before) */
     tt_store *st;                     /* the import's connection, inside its batch */
 } tt_import_ctx;
@@ -262,16 +263,20 @@ static tt_rc tt_import_records(tt_server *srv, const tt_req *req, const tt_impor
         if (!c->job.id && (rc = tt_import_job(srv, req, a, ds, c, err))) return rc;
         if ((rc = tt_import_trial(t, ds, rec, c->slots, &tr)) ||
             (rc = tt_store_trial_record(c->st, &key, t->name, c->job.id,
-                                        (int64_t)c->added + 1, &tr))) {
+                                        (int64_t)c->linked + 1, &tr))) {
             tt_trial_clear(&tr);   /* the caller rolls the whole import back */
             return tt_errf(err, rc, NULL, "cannot store record %zu: %s", r,
                            tt_store_errmsg(c->st));
         }
+        /* reused: a concurrent import of the same record committed it after the look-up
+         * above (PostgreSQL; SQLite's one writer serialises imports) */
+        if (tr.reused) c->skipped++;
+        else c->added++;
+        c->linked++;
         tt_trial_clear(&tr);
-        c->added++;
     }
     if (!c->job.id) return TT_OK;
-    tt_rc rc = tt_store_job_progress(c->st, c->job.id, (int64_t)c->added, (int64_t)c->added);
+    tt_rc rc = tt_store_job_progress(c->st, c->job.id, (int64_t)c->linked, (int64_t)c->linked);
     if (!rc) rc = tt_store_job_finish(c->st, c->job.id, c->owner, TT_JOB_DONE, NULL);
     if (rc) return tt_errf(err, rc, NULL, "cannot finish the import job: %s",
                            tt_store_errmsg(c->st));

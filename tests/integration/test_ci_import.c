@@ -2,9 +2,11 @@
  * test_ci_import.c - POST /v1/import called directly on a hand-built tt_server with a
  * temporary SQLite store (tests/helpers/ci_fixture): import counts and idempotency with the
  * real datasets (T1, Kernel Tuner cache, T4 of a second recording), the error answers, and
- * the import job on PostgreSQL (the job row inserted through the engine).
+ * the import job on PostgreSQL (the job row inserted through the engine) and two concurrent
+ * imports of one file there.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +341,9 @@ static void test_import_t4_second_device(void)
 
 /* ---- the import job on PostgreSQL (the job row is inserted through the engine) ---------- */
 static tt_pg_cluster g_pg;
+/* The server of the PostgreSQL cases: the shared fixture's limits over g_pg_url; imports
+ * run on connections of their own (runner_cfg.db_url), as in the daemon. */
+static tt_server g_pgsrv;
 
 static int pg_init(void)
 {
@@ -349,34 +354,35 @@ static int pg_init(void)
         return -1;
     }
     snprintf(g_pg_url, sizeof g_pg_url, "%s", url);
+    g_pgsrv = tt_cfx_srv_template;
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    char *tdir = tt_test_src("templates"), *gdir = tt_test_src("costmodel/targets");
+    int rc = tt_store_open(g_pg_url, &g_pgsrv.store, &e) ||
+             tt_catalog_new(tdir, gdir, &g_pgsrv.catalog, &e) ||
+             tt_catalog_sync(g_pgsrv.catalog, g_pgsrv.store);
+    free(tdir);
+    free(gdir);
+    if (rc) {
+        fprintf(stderr, "postgres server: %s\n", e.msg);
+        return -1;
+    }
+    g_pgsrv.runner_cfg.catalog = g_pgsrv.catalog;
+    g_pgsrv.runner_cfg.db_url = g_pg_url;
     return 0;
 }
 
 static int pg_cleanup(void)
 {
+    tt_catalog_free(g_pgsrv.catalog);
+    tt_store_close(g_pgsrv.store);
     tt_pg_cluster_stop(&g_pg);
     return tt_cfx_cleanup();
 }
 
-static void test_import_pg(void)
+/* 25 records of the A100 recording as a T4 file in *t4 / *len (caller frees). */
+static void small_t4(char **t4, size_t *len)
 {
-    tt_server pg = tt_cfx_srv_template;
-    tt_errinfo err;
-    tt_errinfo_clear(&err);
-    char *tdir = tt_test_src("templates"), *gdir = tt_test_src("costmodel/targets");
-    int rc = tt_store_open(g_pg_url, &pg.store, &err) ||
-             tt_catalog_new(tdir, gdir, &pg.catalog, &err) || tt_catalog_sync(pg.catalog, pg.store);
-    free(tdir);
-    free(gdir);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    pg.runner_cfg.catalog = pg.catalog;
-    tt_server saved = tt_cfx_srv;
-    tt_cfx_srv = pg;                      /* import_file() talks to g_srv */
-    tt_resp r;
-    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "template", "conv"), &r);
-    CU_ASSERT_EQUAL(r.status, 201);
-    tt_cfx_resp_clear(&r);
-    /* 25 records of the recording, as a T4 file */
     tt_dataset *ds = NULL, *small = NULL;
     char *kt = tt_test_shared("datasets/convolution_A100.kt-cache.json.gz");
     CU_ASSERT_EQUAL_FATAL(tt_dataset_load_file(kt, &ds, NULL), TT_OK);
@@ -387,10 +393,24 @@ static void test_import_pg(void)
         tt_dataset_add(small, tt_ds_values(ds, rec), rec->status, tt_ds_samples(ds, rec),
                        rec->nsamples, rec->compile_s, NULL, NULL);
     }
+    *t4 = NULL;
+    CU_ASSERT_EQUAL(tt_dataset_write_t4_buffer(small, 0, t4, len, NULL), TT_OK);
+    tt_dataset_free(small);
+    tt_dataset_free(ds);
+}
+
+static void test_import_pg(void)
+{
+    tt_server saved = tt_cfx_srv;
+    tt_cfx_srv = g_pgsrv;                 /* tt_cfx_call() talks to tt_cfx_srv */
+    tt_resp r;
+    import_file("datasets/convolution.t1.json", json_pack("{s:s}", "template", "conv"), &r);
+    CU_ASSERT_EQUAL(r.status, 201);
+    tt_cfx_resp_clear(&r);
     char *t4 = NULL;
     size_t len = 0;
-    CU_ASSERT_EQUAL_FATAL(tt_dataset_write_t4_buffer(small, 0, &t4, &len, NULL), TT_OK);
-    for (int round = 0; round < 2; round++) {
+    small_t4(&t4, &len);
+    for (int round = 0; t4 && round < 2; round++) {
         tt_cfx_call(tt_api_import, "POST", t4, json_pack("{s:s, s:s}", "template", "conv", "target", "a100"), &r);
         CU_ASSERT_EQUAL(r.status, round ? 200 : 201);
         CU_ASSERT_EQUAL(jint(&r, "added"), round ? 0 : 25);
@@ -406,11 +426,86 @@ static void test_import_pg(void)
         tt_cfx_resp_clear(&r);
     }
     free(t4);
-    tt_dataset_free(small);
-    tt_dataset_free(ds);
     tt_cfx_srv = saved;
-    tt_catalog_free(pg.catalog);
-    tt_store_close(pg.store);
+}
+
+/* One of two concurrent imports of the same file. */
+typedef struct race_arg {
+    const char *t4, *target;
+    pthread_barrier_t *go;
+    tt_resp resp;
+} race_arg;
+
+static void *race_import(void *p)
+{
+    race_arg *a = p;
+    tt_req req;
+    memset(&req, 0, sizeof req);
+    req.method = "POST";
+    req.path = "/v1/import";
+    json_t *q = json_pack("{s:s, s:s}", "template", "conv", "target", a->target);
+    req.query = q;
+    req.raw_body = a->t4;
+    req.raw_len = strlen(a->t4);
+    req.token_name = "tester";
+    req.scopes = TT_SCOPE_TUNE;
+    memset(&a->resp, 0, sizeof a->resp);
+    pthread_barrier_wait(a->go);
+    tt_api_import(&g_pgsrv, &req, &a->resp);
+    json_decref(q);
+    return NULL;
+}
+
+/* Two clients import the same T4 file at once (each on its own connection): every record
+ * is added by exactly one of them and skipped by the other, and each import job's progress
+ * is what it added.  Before, the import that lost the race on a record inserted it with ON
+ * CONFLICT DO NOTHING, got the winner's row back and still counted it "added" (and its
+ * next record's link took the same job seq, so one was lost).  Several rounds, each with a
+ * target of its own, since which import wins each record is up to the scheduler. */
+static void test_import_pg_concurrent(void)
+{
+    char *t4 = NULL;
+    size_t len = 0;
+    small_t4(&t4, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t4);
+    for (int round = 0; round < 6; round++) {
+        char target[32];
+        snprintf(target, sizeof target, "race-%d", round);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 2);
+        race_arg a[2] = {{t4, target, &go, {0}}, {t4, target, &go, {0}}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, race_import, &a[i]);
+        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&go);
+        json_int_t added = 0, skipped = 0;
+        for (int i = 0; i < 2; i++) {
+            CU_ASSERT(a[i].resp.status == 200 || a[i].resp.status == 201);
+            added += jint(&a[i].resp, "added");
+            skipped += jint(&a[i].resp, "skipped");
+            json_int_t job = jint(&a[i].resp, "job");
+            tt_job j;
+            tt_trial *tr = NULL;
+            size_t n = 0;
+            int64_t links = -1;
+            if (job && tt_store_job_get(g_pgsrv.store, job, &j) == TT_OK) {
+                /* its progress counts its trials; all but those it added are reused */
+                CU_ASSERT_EQUAL(tt_store_trial_list(g_pgsrv.store, job, 0, 100, &tr, &n, &links),
+                                TT_OK);
+                CU_ASSERT_EQUAL(j.done, links);
+                size_t reused = 0;
+                for (size_t k = 0; k < n; k++) reused += tr[k].reused != 0;
+                CU_ASSERT_EQUAL((json_int_t)(n - reused), jint(&a[i].resp, "added"));
+                for (size_t k = 0; k < n; k++) tt_trial_clear(&tr[k]);
+                free(tr);
+                tt_job_clear(&j);
+            }
+            tt_cfx_resp_clear(&a[i].resp);
+        }
+        CU_ASSERT_EQUAL(added, 25);
+        CU_ASSERT_EQUAL(skipped, 25);
+    }
+    free(t4);
 }
 
 static const tt_test_case import_cases[] = {
@@ -420,8 +515,10 @@ static const tt_test_case import_cases[] = {
     {"device_target", test_import_device_target},
     {"t4_second_recording", test_import_t4_second_device},
     {NULL, NULL}};
-static const tt_test_case import_pg_cases[] = {{"import_job_on_postgres", test_import_pg},
-                                               {NULL, NULL}};
+static const tt_test_case import_pg_cases[] = {
+    {"import_job_on_postgres", test_import_pg},
+    {"concurrent_imports_count_once", test_import_pg_concurrent},
+    {NULL, NULL}};
 static const tt_test_suite suites[] = {
     /* one server for both suites: opened by the first, closed by the last */
     {"ci_import", tt_cfx_init, NULL, import_cases},
