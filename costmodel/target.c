@@ -8,6 +8,7 @@
  */
 #include "target.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -123,6 +124,15 @@ static tt_rc tgt_pathcost(const json_t *parent, const char *key, const char *ppa
 
 /* ---- sections ------------------------------------------------------------------------- */
 
+int tt_target_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.') return 0;
+    return 1;
+}
+
 static tt_rc tgt_identity(const json_t *doc, const char *name, tt_target *t, tt_errinfo *err)
 {
     const json_t *ver = json_object_get(doc, "tiletune_target");
@@ -137,6 +147,9 @@ static tt_rc tgt_identity(const json_t *doc, const char *name, tt_target *t, tt_
             return tt_errf(err, TT_ETARGET, "name", "missing field");
         memcpy(t->name, name, strlen(name) + 1);
     }
+    if (!tt_target_name_ok(t->name))
+        return tt_errf(err, TT_ETARGET, "name", "\"%s\" is not 1..63 of [A-Za-z0-9._-]%s",
+                       t->name, json_object_get(doc, "name") ? "" : " (the file stem)");
     const json_t *al = json_object_get(doc, "aliases");
     if (al) {
         if (!json_is_array(al)) return tt_errf(err, TT_ETARGET, "aliases", "not an array");
@@ -151,6 +164,8 @@ static tt_rc tgt_identity(const json_t *doc, const char *name, tt_target *t, tt_
             if (!*s || strlen(s) >= sizeof t->aliases[0])
                 return tt_errf(err, TT_ETARGET, p, "empty or longer than %zu bytes",
                                sizeof t->aliases[0] - 1);
+            if (!tt_target_name_ok(s))
+                return tt_errf(err, TT_ETARGET, p, "\"%s\" is not of [A-Za-z0-9._-]", s);
             for (int j = 0; j < t->naliases; j++)
                 if (strcasecmp(t->aliases[j], s) == 0)
                     return tt_errf(err, TT_ETARGET, p, "duplicate alias \"%s\"", s);

@@ -90,6 +90,11 @@ const tt_target *tt_targets_at(const tt_targets *ts, size_t i);
 /* By name or alias, case-insensitive ("a2", "Ascend910B2", "910b2"); NULL if absent. */
 const tt_target *tt_targets_find(const tt_targets *ts, const char *name);
 
+/* 1 when s may name a target (a name or an alias, and the target of imported data): 1..63
+ * of [A-Za-z0-9._-].  The name travels in URLs, query strings, file names of exports and
+ * the problem keys of the store, so spaces, '/' and the like are refused at load. */
+int tt_target_name_ok(const char *s);
+
 /* Parse one target document (borrowed). name is used when the document has none. */
 tt_rc tt_target_from_json(const json_t *doc, const char *name, tt_target *out,
                           tt_errinfo *err);

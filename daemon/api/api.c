@@ -332,15 +332,6 @@ tt_rc tt__req_target(tt_server *srv, const json_t *v, const tt_target **out, tt_
     return TT_OK;
 }
 
-int tt__safe_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 63) return 0;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.') return 0;
-    return 1;
-}
-
 tt_rc tt__req_target_name(tt_server *srv, const json_t *v, char *name, int *configured,
                           tt_errinfo *err)
 {
@@ -349,7 +340,7 @@ tt_rc tt__req_target_name(tt_server *srv, const json_t *v, char *name, int *conf
     const char *s = json_string_value(v);
     const tt_target *t = tt_catalog_target(srv->catalog, s);
     *configured = t != NULL;
-    if (!t && !tt__safe_name(s))
+    if (!t && !tt_target_name_ok(s))
         return tt_errf(err, TT_ETARGET, "target", "unknown target \"%.64s\" (GET /v1/targets; "
                        "imported data: 1..63 of [A-Za-z0-9._-])", s);
     snprintf(name, 64, "%s", t ? t->name : s);

@@ -151,7 +151,7 @@ static tt_rc tt_import_target(tt_server *srv, const char *tgq, const tt_dataset 
 {
     if (tgq) {
         const tt_target *tg = tt_catalog_target(srv->catalog, tgq);
-        if (!tg && !tt__safe_name(tgq))
+        if (!tg && !tt_target_name_ok(tgq))
             return tt_errf(err, TT_ETARGET, "target", "target names are 1..63 of [A-Za-z0-9._-]");
         snprintf(target, cap, "%s", tg ? tg->name : tgq);
         return TT_OK;
