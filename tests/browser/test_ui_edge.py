@@ -10,7 +10,8 @@ DevTools protocol (helpers from test_ui_browser.py), against real tiletuned daem
    form kept; every /ui/ answer carries the Content-Security-Policy and its companions.
 3. The copy button says what happened when the clipboard refuses (text selected for Ctrl+C);
    every plot has an accessible name.
-4. The jobs list, open while the first job is submitted, drops its "No jobs yet" line; the
+4. The jobs list, open while the first job is submitted, drops its "No jobs yet" line, does
+   not poll while its tab is hidden and refreshes when shown again; the
    page of a running `cmd:` job ends with the final state, best config and trial rows, and a
    failed job's page draws no plot and offers no trace.
 
@@ -128,6 +129,34 @@ def copy_and_labels(d, b, job):
           "copy: copied, or the args selected for Ctrl+C (%s)" % said)
 
 
+def requests_of_jobs_list(d):
+    """GET /v1/jobs answers the daemon counted so far (its /metrics)."""
+    with urllib.request.urlopen(d.url + "/metrics", timeout=30) as r:
+        text = r.read().decode()
+    n = 0
+    for line in text.splitlines():
+        if line.startswith('tiletune_http_requests_total{route="GET /v1/jobs",'):
+            n += int(float(line.rsplit(" ", 1)[1]))
+    return n
+
+
+def hidden_tab(d, b):
+    """A jobs list in a hidden tab does not poll; shown again, it refreshes at once."""
+    b.eval("Object.defineProperty(document, 'hidden', {configurable: true, get: () => true});"
+           "document.dispatchEvent(new Event('visibilitychange')); 1")
+    ticks = "Number(document.getElementById('jobs').dataset.refreshed)"
+    time.sleep(0.5)   # a poll already on its way lands
+    before, shown = requests_of_jobs_list(d), b.eval(ticks)
+    time.sleep(4.5)   # two periods of the 2 s poll
+    after = requests_of_jobs_list(d)
+    check(before > 0 and after == before and b.eval(ticks) == shown,
+          "jobs list: no poll while the tab is hidden (%d -> %d GET /v1/jobs)" % (before, after))
+    b.eval("Object.defineProperty(document, 'hidden', {configurable: true, get: () => false});"
+           "document.dispatchEvent(new Event('visibilitychange')); 1")
+    check(b.wait_for("%s > %d" % (ticks, shown), 1.0),
+          "jobs list: refreshed as soon as the tab is shown again")
+
+
 def live_pages(tmp, b):
     run = os.path.join(tmp, "slow_run.sh")
     with open(run, "w") as f:
@@ -148,6 +177,7 @@ def live_pages(tmp, b):
         check(b.wait_for("document.getElementById('jobs').dataset.refreshed >= '1' && "
                          "document.getElementById('jobs-empty').hidden", 10),
               "jobs list: the 'No jobs yet' line goes when a job is listed")
+        hidden_tab(d, b)
         b.goto(d.url + "/ui/jobs/%d" % job)
         first = b.eval("document.getElementById('summary').innerText.split('\\n')[0]")
         check("done" not in first, "running job page: loaded before the end (%s)" % first)

@@ -312,7 +312,9 @@
     es.onerror = () => { if (es.readyState === EventSource.CLOSED) queue(); };
   }
 
-  /* The jobs list: re-rendered from GET /v1/jobs every 2 s (rows keep the server's layout). */
+  /* The jobs list: re-rendered from GET /v1/jobs every 2 s while the tab is visible, and at
+   * once when it is shown again (rows keep the server's layout).  A tab left open in the
+   * background polled the daemon for ever. */
   function jobsPage() {
     const table = document.getElementById("jobs");
     if (!table) return;
@@ -322,7 +324,8 @@
       return !(t > 0) ? "-" : a < 120 ? `${Math.max(0, a).toFixed(0)} s` : a < 7200 ? `${(a / 60).toFixed(0)} min` : a < 172800 ? `${(a / 3600).toFixed(0)} h` : `${(a / 86400).toFixed(0)} d`;
     };
     let ticks = 0;
-    setInterval(async () => {
+    const tick = async () => {
+      if (document.hidden) return;
       try {
         const out = await getJSON("/v1/jobs?limit=100");
         const body = out.jobs.map((j) => `<tr data-job="${j.id}"><td><a href="/ui/jobs/${j.id}">${j.id}</a></td>` +
@@ -335,7 +338,9 @@
         if (empty) empty.hidden = out.jobs.length > 0;
         table.dataset.refreshed = String(++ticks);
       } catch (e) { /* keep the last table */ }
-    }, 2000);
+    };
+    setInterval(tick, 2000);
+    document.addEventListener("visibilitychange", tick);
   }
 
   /* Copy a node's text: the clipboard API where the page may use it (a secure context, the
