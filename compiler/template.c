@@ -23,12 +23,20 @@ static int tmpl_hash_chunk(const char *buf, size_t size, void *data)
     return 0;
 }
 
+/* The document, then the text of source.file when it was read (a .py.in is the kernel as
+ * much as the document is: editing it must not let the old kernel's measurements count for
+ * the new one).  source.script is in the document already. */
 static tt_rc tmpl_hash(tt_template *t, tt_errinfo *err)
 {
     uint64_t h = 14695981039346656037ULL;
     if (json_dump_callback(t->doc, tmpl_hash_chunk, &h,
                            JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) != 0)
         return tt_errf(err, TT_ENOMEM, "", "out of memory");
+    if (t->source_text) {
+        static const char sep[] = "\n(source.file)\n";   /* no JSON text ends like this */
+        tmpl_hash_chunk(sep, sizeof sep - 1, &h);
+        tmpl_hash_chunk(t->source_text, strlen(t->source_text), &h);
+    }
     snprintf(t->hash, sizeof t->hash, "%016llx", (unsigned long long)h);
     return TT_OK;
 }

@@ -252,7 +252,7 @@ typedef struct tt_template {
     char *name;
     char *version;
     char *description;
-    char hash[17];            /* 16 hex digits: FNV-1a 64 of the canonical JSON document */
+    char hash[17];            /* 16 hex: FNV-1a 64 of the canonical document + source.file text */
     tt_input *inputs;   size_t ninputs;
     tt_param *params;   size_t nparams;
     tt_let *lets;       size_t nlets;

@@ -208,6 +208,9 @@ static tt_rc tt_cat_from_store(tt_catalog *c, tt_store *s, const char *name, con
     rc = tt_tmpl_parse_string(doc, strlen(doc), NULL, &t, err);
     free(doc);
     if (rc != TT_OK) return rc;
+    /* the stored hash names the version: a built-in's covers its source.file text, which
+     * the stored document does not hold (parsed here without it, its own hash differs) */
+    if (hash_out[0]) memcpy(t->hash, hash_out, sizeof t->hash);
     *out = tt_cat_add(c, t, 0, 0);
     return *out ? TT_OK : tt_errf(err, TT_ENOMEM, "template", "out of memory");
 }

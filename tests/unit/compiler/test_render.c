@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * test_render.c - source rendering: placeholders of inputs, params, lets, dtypes and the JSON
- * forms; text that is not a placeholder; unknown placeholders; the JSON helpers.
+ * forms; text that is not a placeholder; unknown placeholders; the JSON helpers; the
+ * source.file text in the template hash.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +127,53 @@ static void test_source_file(void)
     tt_tmpl_free(bad);
 }
 
+/* Write text to dir/name. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The hash covers the source.file text: the same document beside an edited .py.in is another
+ * version (its cmd: measurements are not the old kernel's); beside the same text, the same
+ * hash; read without its directory (no text), the document alone is hashed. */
+static void test_source_in_hash(void)
+{
+    char *path = tt_test_src("tests/data/templates-cmd/fake_vec.json");
+    char *doc = tt_test_read_file(path, NULL);
+    free(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    char *same = tt_test_tmpdir("tt-hash-a"), *edited = tt_test_tmpdir("tt-hash-b");
+    char *text = malloc(strlen(g_t->source_text) + 32);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    put_file(same, "kernel.py.in", g_t->source_text);
+    sprintf(text, "%s# edited\n", g_t->source_text);
+    put_file(edited, "kernel.py.in", text);
+    const char *dirs[] = {same, edited, NULL};
+    char hash[3][17];
+    for (int i = 0; i < 3; i++) {
+        tt_template *t = NULL;
+        tt_errinfo e;
+        tt_errinfo_clear(&e);
+        CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_string(doc, strlen(doc), dirs[i], &t, &e), TT_OK);
+        memcpy(hash[i], t->hash, sizeof hash[i]);
+        tt_tmpl_free(t);
+    }
+    CU_ASSERT_STRING_EQUAL(hash[0], g_t->hash);
+    CU_ASSERT_STRING_NOT_EQUAL(hash[1], hash[0]);
+    CU_ASSERT_STRING_NOT_EQUAL(hash[2], hash[0]);
+    tt_test_rmrf(same);
+    tt_test_rmrf(edited);
+    free(same);
+    free(edited);
+    free(text);
+    free(doc);
+}
+
 static void test_json_helpers(void)
 {
     char buf[8];
@@ -150,6 +199,7 @@ static const tt_test_case cases[] = {
     {"ok_table", test_ok_table},
     {"unknown_placeholder", test_unknown_placeholder},
     {"source_file", test_source_file},
+    {"source_in_hash", test_source_in_hash},
     {"json_helpers", test_json_helpers},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"render", setup, teardown, cases},
