@@ -59,13 +59,18 @@ static void tl_xml_attr(FILE *f, const char *s)
     }
 }
 
-static void tl_check_junit(FILE *f, const json_t *out)
+/* The JUnit report: a testcase per entry; regressed and error are failures, and so is missing
+ * with --fail-on-missing (fail_missing), else it is skipped, so that the failures a CI system
+ * counts are there exactly when tlctl exits 1. */
+static void tl_check_junit(FILE *f, const json_t *out, int fail_missing)
 {
     const json_t *cnt = json_object_get(out, "counts");
     long long n = (long long)json_array_size(json_object_get(out, "entries"));
+    long long missing = (long long)json_integer_value(json_object_get(cnt, "missing"));
     long long fails = (long long)(json_integer_value(json_object_get(cnt, "regressed")) +
-                                  json_integer_value(json_object_get(cnt, "error")));
-    long long skip = (long long)json_integer_value(json_object_get(cnt, "missing"));
+                                  json_integer_value(json_object_get(cnt, "error"))) +
+                      (fail_missing ? missing : 0);
+    long long skip = fail_missing ? 0 : missing;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<testsuites name=\"tiletune check\" tests=\"%lld\" failures=\"%lld\">\n"
                "  <testsuite name=\"tiletune.check\" tests=\"%lld\" failures=\"%lld\" "
@@ -96,7 +101,9 @@ static void tl_check_junit(FILE *f, const json_t *out)
             tl_xml_attr(f, json_string_value(json_object_get(e, "error")));
             fprintf(f, "\"/>\n    ");
         } else if (!strcmp(v, "missing")) {
-            fprintf(f, "\n      <skipped message=\"no baseline for this shape\"/>\n    ");
+            fprintf(f, fail_missing ? "\n      <failure type=\"missing\" message=\"no baseline "
+                                      "for this shape (--fail-on-missing)\"/>\n    "
+                                    : "\n      <skipped message=\"no baseline for this shape\"/>\n    ");
         } else {
             fprintf(f, "\n      <system-out>");
             tl_xml_attr(f, msg);
@@ -208,7 +215,7 @@ static int tl_measured_entries(const tl_ctx *c, const tl_cmd *cmd, const tl_args
 /* tlctl check's options, validated. */
 typedef struct tl_check_opts {
     const char *fmt, *base, *measured, *pin, *backend, *output;
-    int remeasure;
+    int remeasure, fail_missing;
     double tol;
 } tl_check_opts;
 
@@ -237,6 +244,7 @@ static int tl_check_parse(tl_ctx *c, const tl_cmd *cmd, const tl_args *a, tl_che
     o->measured = tl_arg(cmd, a, "measured");
     o->pin = tl_arg(cmd, a, "pin");
     o->remeasure = tl_arg(cmd, a, "remeasure") != NULL;
+    o->fail_missing = tl_arg(cmd, a, "fail-on-missing") != NULL;
     if (!o->pin && !!o->measured == o->remeasure) {
         fprintf(stderr, "tlctl check: give either --measured FILE or --remeasure\n");
         return TL_EXIT_USAGE;
@@ -315,7 +323,7 @@ static int tl_check_report(tl_ctx *c, const tl_check_opts *o, json_t *out)
         if (s) fprintf(f, "%s\n", s);
         free(s);
     } else if (!strcmp(o->fmt, "junit")) {
-        tl_check_junit(f, out);
+        tl_check_junit(f, out, o->fail_missing);
     } else {
         tl_check_table(c, f, out);
     }
@@ -325,7 +333,13 @@ static int tl_check_report(tl_ctx *c, const tl_check_opts *o, json_t *out)
     }
     const char *v = json_string_value(json_object_get(out, "verdict"));
     int rc = v && !strcmp(v, "pass") ? 0 : TL_EXIT_REGRESSED;
-    if (rc && o->output) fprintf(stderr, "tlctl check: regression found (report in %s)\n", o->output);
+    const json_t *cnt = json_object_get(out, "counts");
+    if (rc && o->output)
+        fprintf(stderr, "tlctl check: failed: %lld regressed, %lld error, %lld missing%s (report "
+                "in %s)\n", (long long)json_integer_value(json_object_get(cnt, "regressed")),
+                (long long)json_integer_value(json_object_get(cnt, "error")),
+                (long long)json_integer_value(json_object_get(cnt, "missing")),
+                o->fail_missing ? " (--fail-on-missing)" : "", o->output);
     return rc;
 }
 
@@ -356,7 +370,7 @@ int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     if (json_object_set_new(body, "baseline", json_string(o.base ? o.base : "best")) ||
         json_object_set_new(body, "tolerance", json_real(o.tol)) ||
         (o.remeasure && json_object_set_new(body, "remeasure", json_true())) ||
-        (tl_arg(cmd, a, "fail-on-missing") &&
+        (o.fail_missing &&
          json_object_set_new(body, "fail_on_missing", json_true()))) {
         json_decref(body);
         return tl_oom(cmd);

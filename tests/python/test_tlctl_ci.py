@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: MIT
+"""test_tlctl_ci.py - tlctl check and tlctl export as a CI job and an AOT build use them: the
+real tlctl ($TT_BIN_DIR/tlctl) against the session's tiletuned, kernels tuned on the simulator.
+
+- the JUnit report parses (xml.etree) and the counts a CI system reads (tests, failures,
+  skipped, one failure element per failed testcase) agree with the exit code.
+"""
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import BIN_DIR, TUNE
+
+TLCTL = os.path.join(BIN_DIR, "tlctl")
+GEMM_P = "M=1536,N=1536,K=1536,dtype=float16"
+UNTUNED_P = "M=1000,N=1000,K=1000,dtype=float16"
+
+
+def tlctl(daemon, *args):
+    env = dict(os.environ, TILETUNE_URL=daemon.url, TILETUNE_TOKEN=TUNE)
+    return subprocess.run([TLCTL, *args], env=env, text=True, capture_output=True, timeout=300)
+
+
+def tune(daemon, template, *problem):
+    r = tlctl(daemon, "tune", template, *problem, "-t", "a2", "--backend", "sim",
+              "--budget", "3", "--wait")
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.fixture(scope="module")
+def gemm_median(daemon):
+    tune(daemon, "gemm", "-p", GEMM_P)
+    r = tlctl(daemon, "--json", "best", "gemm", "-p", GEMM_P, "-t", "a2")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)["median_us"]
+
+
+# (case, entries as (problem, factor of the best median or None for the untuned shape),
+#  extra flags, exit code, failures, skipped)
+JUNIT_CASES = [
+    ("pass", [(GEMM_P, 1.0)], [], 0, 0, 0),
+    ("regressed", [(GEMM_P, 1.5)], [], 1, 1, 0),
+    ("missing", [(GEMM_P, 1.0), (UNTUNED_P, None)], [], 0, 0, 1),
+    # with --fail-on-missing the check fails: the report must say which testcase failed
+    ("missing fails", [(GEMM_P, 1.0), (UNTUNED_P, None)], ["--fail-on-missing"], 1, 1, 0),
+    ("both", [(GEMM_P, 1.5), (UNTUNED_P, None)], ["--fail-on-missing"], 1, 2, 0),
+]
+
+
+@pytest.mark.parametrize("case,entries,flags,code,failures,skipped", JUNIT_CASES,
+                         ids=[c[0] for c in JUNIT_CASES])
+def test_junit_counts_agree_with_exit_code(daemon, gemm_median, tmp_path, case, entries, flags,
+                                           code, failures, skipped):
+    measured = [{"problem": p, "samples_us": [gemm_median * (f or 1.0)]} for p, f in entries]
+    (tmp_path / "measured.json").write_text(json.dumps(measured))
+    xml = tmp_path / "perf.xml"
+    r = tlctl(daemon, "check", "-T", "gemm", "-t", "a2", "--measured",
+              str(tmp_path / "measured.json"), "--format", "junit", "-o", str(xml), *flags)
+    assert r.returncode == code, r.stderr
+    root = ET.parse(xml).getroot()
+    suites = root.findall("testsuite")
+    assert root.tag == "testsuites" and len(suites) == 1
+    cases = suites[0].findall("testcase")
+    failed = [c for c in cases if c.find("failure") is not None or c.find("error") is not None]
+    skip = [c for c in cases if c.find("skipped") is not None]
+    for node in (root, suites[0]):
+        assert int(node.get("tests")) == len(cases) == len(entries)
+        assert int(node.get("failures")) == len(failed) == failures
+    assert int(suites[0].get("skipped")) == len(skip) == skipped
+    assert (len(failed) > 0) == (code == 1)      # what CI shows matches what it does
+    if code:
+        assert r.stderr.count("\n") == 1 and str(xml) in r.stderr
+
