@@ -104,6 +104,9 @@ static tt_rc tt_xllm_check(const tt_template *t, const tt_xllm_row *rows, size_t
                            "an xLLM specialization key (reserved or not an identifier)",
                            t->name, name);
     }
+    if (!t->ninputs)   /* TilelangKernel.dispatch_schema() and the registry renderer refuse it */
+        return tt_errf(err, TT_EUNSUPPORTED, "format", "template %s has no inputs: xLLM needs "
+                       "a non-empty DISPATCH_SCHEMA (one dispatch field per input)", t->name);
     for (size_t r = 0; r < n; r++) {
         const char *vk = rows[r].variant_key;
         if (!vk || !*vk || strspn(vk, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -3,11 +3,14 @@
 real tlctl ($TT_BIN_DIR/tlctl) against the session's tiletuned, kernels tuned on the simulator.
 
 - the JUnit report parses (xml.etree) and the counts a CI system reads (tests, failures,
-  skipped, one failure element per failed testcase) agree with the exit code.
+  skipped, one failure element per failed testcase) agree with the exit code;
+- the xLLM exports refuse a template without inputs (xLLM needs a non-empty DISPATCH_SCHEMA),
+  while json and c-header export it.
 """
 import json
 import os
 import subprocess
+import urllib.request
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -28,6 +31,28 @@ def tune(daemon, template, *problem):
     r = tlctl(daemon, "tune", template, *problem, "-t", "a2", "--backend", "sim",
               "--budget", "3", "--wait")
     assert r.returncode == 0, r.stderr
+
+
+def put_template(daemon, doc):
+    req = urllib.request.Request(f"{daemon.url}/v1/templates/{doc['name']}", method="PUT",
+                                 data=json.dumps(doc).encode(),
+                                 headers={"Authorization": f"Bearer {TUNE}"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        assert r.status == 201
+
+
+def vector_template(name, inputs):
+    """A vector kernel over a fixed 64 Ki tensor: its inputs only name the problem."""
+    return {"tiletune": 1, "name": name, "version": "1", "inputs": inputs,
+            "params": {"block": [256, 1024]}, "let": {"n_num": "ceildiv(65536, block)"},
+            "buffers": {"X_UB": {"scope": "UB", "shape": ["block"], "dtype": "float16",
+                                 "copies": 2}},
+            "tensors": {"X": {"shape": [65536], "dtype": "float16"},
+                        "Y": {"shape": [65536], "dtype": "float16", "output": True}},
+            "kernel": {"grid": {"bx": "n_num"}, "cores": "vector",
+                       "body": [{"copy": ["gm:X", "X_UB"], "along": ["bx"]},
+                                {"vec": "muls", "out": "X_UB", "in": ["X_UB"]},
+                                {"copy": ["X_UB", "gm:Y"], "along": ["bx"]}]}}
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +99,13 @@ def test_junit_counts_agree_with_exit_code(daemon, gemm_median, tmp_path, case, 
     if code:
         assert r.stderr.count("\n") == 1 and str(xml) in r.stderr
 
+
+def test_xllm_exports_need_inputs(daemon):
+    put_template(daemon, vector_template("ci_noinputs", {}))
+    tune(daemon, "ci_noinputs")
+    for fmt, code in (("json", 0), ("c-header", 0), ("specializations", 5),
+                      ("registry-inc", 5)):
+        r = tlctl(daemon, "export", "-T", "ci_noinputs", "-t", "a2", "--format", fmt)
+        assert r.returncode == code, (fmt, r.stdout, r.stderr)
+        if code:
+            assert "no inputs" in r.stderr and "DISPATCH_SCHEMA" in r.stderr, r.stderr

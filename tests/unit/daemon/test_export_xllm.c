@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * test_export_xllm.c - the xLLM export rules that the integration tests cannot reach with the
  * built-in templates: dtype spelling (bfloat16 -> bf16 / kBF16), int32 overflow, dtypes xLLM
- * has no TilelangDType for, bad variant keys and names that collide with xLLM's reserved keys;
+ * has no TilelangDType for, bad variant keys, names that collide with xLLM's reserved keys and a
+ * template without inputs (an empty DISPATCH_SCHEMA);
  * the C / C++ words no generated member may take (tt_xllm_c_reserved).
  */
 #include <stdlib.h>
@@ -94,6 +95,20 @@ static void test_refusals(void)
     t = parse("target");
     CU_ASSERT_EQUAL(both(t, 8, TT_DT_FLOAT16, "k", &py, &inc, &e), TT_EUNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "\"target\""));
+    tt_tmpl_free(t);
+    /* no inputs: xLLM refuses an empty DISPATCH_SCHEMA (both formats) */
+    static const char doc[] = "{\"tiletune\": 1, \"name\": \"fixed\", \"params\": "
+                              "{\"block\": [16, 32]}}";
+    tt_errinfo_clear(&e);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_string(doc, strlen(doc), NULL, &t, &e), TT_OK);
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    slots[tt_tmpl_param_slot(t, 0)] = 16;
+    tt_xllm_row r = {slots, "fixed", 3.0, 0, "sim", 1, 1};
+    CU_ASSERT_EQUAL(tt_xllm_specializations(t, "Ascend910B2", &r, 1, &py, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "no inputs"));
+    CU_ASSERT_EQUAL(tt_xllm_registry_inc(t, "Ascend910B2", &r, 1, &inc, &e), TT_EUNSUPPORTED);
+    CU_ASSERT_STRING_EQUAL(e.path, "format");
+    CU_ASSERT(py == NULL && inc == NULL);
     tt_tmpl_free(t);
 }
 
