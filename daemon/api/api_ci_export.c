@@ -75,6 +75,14 @@ static tt_rc tt_x_cheader_names(const tt_template *t, const char *id, tt_errinfo
     return TT_OK;
 }
 
+/* An int64_t constant in C11: INT64_C(v), but INT64_MIN for the one value whose digits,
+ * negated, are no valid constant (9223372036854775808 fits no signed type). */
+static void tt_x_c_int64(FILE *f, int64_t v)
+{
+    if (v == INT64_MIN) fputs(", INT64_MIN", f);
+    else fprintf(f, ", INT64_C(%" PRId64 ")", v);
+}
+
 /* The header's text (malloc'd), or NULL out of memory. */
 static char *tt_x_cheader(const tt_template *t, const char *id, const char *tgt,
                           const tt_xrow *rows, size_t n)
@@ -107,10 +115,10 @@ static char *tt_x_cheader(const tt_template *t, const char *id, const char *tgt,
             if (t->inputs[i].kind == TT_INPUT_DTYPE)
                 fprintf(f, ", \"%s\"", tt_dtype_name(rows[r].slots[i]));
             else
-                fprintf(f, ", INT64_C(%" PRId64 ")", rows[r].slots[i]);
+                tt_x_c_int64(f, rows[r].slots[i]);
         }
         for (size_t i = 0; i < t->nparams; i++)
-            fprintf(f, ", INT64_C(%" PRId64 ")", rows[r].slots[tt_tmpl_param_slot(t, i)]);
+            tt_x_c_int64(f, rows[r].slots[tt_tmpl_param_slot(t, i)]);
         fprintf(f, ", %.6g},\n", rows[r].b->median_us);
     }
     fprintf(f, "};\n\n#define %s_NENTRIES (sizeof %s_entries / sizeof %s_entries[0])\n\n",

@@ -5,7 +5,9 @@ real tlctl ($TT_BIN_DIR/tlctl) against the session's tiletuned, kernels tuned on
 - the JUnit report parses (xml.etree) and the counts a CI system reads (tests, failures,
   skipped, one failure element per failed testcase) agree with the exit code;
 - the xLLM exports refuse a template without inputs (xLLM needs a non-empty DISPATCH_SCHEMA),
-  while json and c-header export it.
+  while json and c-header export it;
+- a c-header of int inputs at the ends of int64 compiles with -std=c11 -pedantic -Werror and
+  its lookup finds both rows.
 """
 import json
 import os
@@ -109,3 +111,26 @@ def test_xllm_exports_need_inputs(daemon):
         assert r.returncode == code, (fmt, r.stdout, r.stderr)
         if code:
             assert "no inputs" in r.stderr and "DISPATCH_SCHEMA" in r.stderr, r.stderr
+
+
+def test_c_header_int64_ends_compile(daemon, tmp_path):
+    lo, hi = -2**63, 2**63 - 1
+    put_template(daemon, vector_template("ci_wide", {"off": {"type": "int", "min": lo,
+                                                             "max": hi}}))
+    tune(daemon, "ci_wide", "-p", f"off={lo}")
+    tune(daemon, "ci_wide", "-p", f"off={hi}")
+    header = tmp_path / "ci_wide.h"
+    r = tlctl(daemon, "export", "-T", "ci_wide", "-t", "a2", "--format", "c-header", "-o",
+              str(header))
+    assert r.returncode == 0, r.stderr
+    main = tmp_path / "main.c"
+    main.write_text('#include "ci_wide.h"\nint main(void) {\n'
+                    '    const ci_wide_entry *a = find_ci_wide_entry(INT64_MIN);\n'
+                    '    const ci_wide_entry *b = find_ci_wide_entry(INT64_MAX);\n'
+                    '    return !(a && b && a != b && a->off == INT64_MIN && b->off == INT64_MAX'
+                    ' && find_ci_wide_entry(0) == NULL);\n}\n')
+    exe = tmp_path / "main"
+    cc = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-o",
+                         str(exe), str(main)], capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr + header.read_text()
+    assert subprocess.run([str(exe)]).returncode == 0
