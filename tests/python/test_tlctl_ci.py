@@ -3,7 +3,8 @@
 real tlctl ($TT_BIN_DIR/tlctl) against the session's tiletuned, kernels tuned on the simulator.
 
 - the JUnit report parses (xml.etree) and the counts a CI system reads (tests, failures,
-  skipped, one failure element per failed testcase) agree with the exit code;
+  skipped, one failure element per failed testcase) agree with the exit code; --tolerance
+  refuses what is not a number in 0..10, the empty value too;
 - the xLLM exports refuse a template without inputs (xLLM needs a non-empty DISPATCH_SCHEMA),
   while json and c-header export it;
 - a c-header of int inputs at the ends of int64 compiles with -std=c11 -pedantic -Werror and
@@ -100,6 +101,20 @@ def test_junit_counts_agree_with_exit_code(daemon, gemm_median, tmp_path, case, 
     assert (len(failed) > 0) == (code == 1)      # what CI shows matches what it does
     if code:
         assert r.stderr.count("\n") == 1 and str(xml) in r.stderr
+
+
+# --tolerance values: refused (exit 2, one line naming the value) or taken; an empty value (an
+# unset variable in a CI script) was read as 0 and failed checks within the default 5%
+@pytest.mark.parametrize("value,code", [("", 2), ("abc", 2), ("0.05x", 2), ("-0.1", 2),
+                                        ("nan", 2), ("11", 2), ("0", 1), ("0.06", 0), ("10", 0)])
+def test_tolerance_values(daemon, gemm_median, tmp_path, value, code):
+    (tmp_path / "m.json").write_text(json.dumps([{"problem": GEMM_P,
+                                                  "samples_us": [gemm_median * 1.03]}]))
+    r = tlctl(daemon, "check", "-T", "gemm", "-t", "a2", "--measured", str(tmp_path / "m.json"),
+              "--tolerance", value)
+    assert r.returncode == code, r.stdout + r.stderr
+    if code == 2:
+        assert r.stderr.count("\n") == 1 and "--tolerance" in r.stderr and f'"{value}"' in r.stderr
 
 
 def test_xllm_exports_need_inputs(daemon):
