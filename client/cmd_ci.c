@@ -101,9 +101,10 @@ static void tl_check_junit(FILE *f, const json_t *out, int fail_missing)
             tl_xml_attr(f, json_string_value(json_object_get(e, "error")));
             fprintf(f, "\"/>\n    ");
         } else if (!strcmp(v, "missing")) {
-            fprintf(f, fail_missing ? "\n      <failure type=\"missing\" message=\"no baseline "
-                                      "for this shape (--fail-on-missing)\"/>\n    "
-                                    : "\n      <skipped message=\"no baseline for this shape\"/>\n    ");
+            fputs(fail_missing ? "\n      <failure type=\"missing\" message=\"no baseline for "
+                                 "this shape (--fail-on-missing)\"/>\n    "
+                               : "\n      <skipped message=\"no baseline for this shape\"/>\n"
+                                 "    ", f);
         } else {
             fprintf(f, "\n      <system-out>");
             tl_xml_attr(f, msg);
