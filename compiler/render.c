@@ -181,6 +181,37 @@ static int tt_pass(tt_sink *s, const tt_template *t, const int64_t *slots, const
     return 0;
 }
 
+/* The error of a placeholder [bs, be) of src that names nothing (kind -1) or a grid dim
+ * (kind -2), at `path`; `where` (may be NULL) names the file in the message. */
+static tt_rc tt_bad_placeholder(tt_errinfo *err, const char *path, const char *where,
+                                const char *src, size_t bs, size_t be, int kind)
+{
+    int line = 1;
+    for (size_t i = 0; i < bs; i++) line += src[i] == '\n';
+    int n = (int)(be - bs > 64 ? 64 : be - bs);
+    const char *of = where ? " of " : "";
+    if (!where) where = "";
+    if (kind == -2)
+        return tt_errf(err, TT_ETEMPLATE, path,
+                       "placeholder {{%.*s}} at line %d%s%s is a grid dim: it has no value "
+                       "at render time", n, src + bs, line, of, where);
+    return tt_errf(err, TT_ETEMPLATE, path,
+                   "unknown placeholder {{%.*s}} at line %d%s%s (not an input, param or let)",
+                   n, src + bs, line, of, where);
+}
+
+tt_rc tt_render_check(const tt_template *t, const char *src, size_t len, const char *path,
+                      const char *where, tt_errinfo *err)
+{
+    static const int64_t zero[TT_MAX_SLOTS];   /* values are counted, never looked at */
+    tt_sink count = {NULL, 0, 0};
+    size_t bs = 0, be = 0;
+    int kind = 0;
+    if (src && tt_pass(&count, t, zero, src, len, &bs, &be, &kind) != 0)
+        return tt_bad_placeholder(err, path, where, src, bs, be, kind);
+    return TT_OK;
+}
+
 tt_rc tt_render(const tt_template *t, const int64_t *slots, const char *src, size_t len,
                 char **out, size_t *out_len, tt_errinfo *err)
 {
@@ -190,18 +221,8 @@ tt_rc tt_render(const tt_template *t, const int64_t *slots, const char *src, siz
     tt_sink count = {NULL, 0, 0};
     size_t bs = 0, be = 0;
     int kind = 0;
-    if (tt_pass(&count, t, slots, src, len, &bs, &be, &kind) != 0) {
-        int line = 1;
-        for (size_t i = 0; i < bs; i++) line += src[i] == '\n';
-        int n = (int)(be - bs > 64 ? 64 : be - bs);
-        if (kind == -2)
-            return tt_errf(err, TT_ETEMPLATE, "source",
-                           "placeholder {{%.*s}} at line %d is a grid dim: it has no value "
-                           "at render time", n, src + bs, line);
-        return tt_errf(err, TT_ETEMPLATE, "source",
-                       "unknown placeholder {{%.*s}} at line %d (not an input, param or let)",
-                       n, src + bs, line);
-    }
+    if (tt_pass(&count, t, slots, src, len, &bs, &be, &kind) != 0)
+        return tt_bad_placeholder(err, "source", NULL, src, bs, be, kind);
     char *buf = malloc(count.len + 1);
     if (!buf) return tt_errf(err, TT_ENOMEM, "source", "out of memory");
     tt_sink w = {buf, count.len, 0};

@@ -32,6 +32,14 @@
 tt_rc tt_render(const tt_template *t, const int64_t *slots, const char *src, size_t len,
                 char **out, size_t *out_len, tt_errinfo *err);
 
+/* Check that every placeholder of src[0..len) names an input, param, let, config_json or
+ * problem_json of t (the names are known before any value is): TT_OK, or TT_ETEMPLATE with
+ * err->path = path and a message naming the placeholder, its line and `where` (the file;
+ * may be NULL).  The template parser calls it on a source file or script, so that a typo
+ * is refused at load, not by every trial of a cmd: backend.  A NULL src is TT_OK. */
+tt_rc tt_render_check(const tt_template *t, const char *src, size_t len, const char *path,
+                      const char *where, tt_errinfo *err);
+
 /* The params of slots as compact JSON, written into buf like snprintf: returns the length
  * the full text needs (excluding the NUL); buf may be NULL when cap is 0. */
 size_t tt_render_config_json(const tt_template *t, const int64_t *slots, char *buf, size_t cap);

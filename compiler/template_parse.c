@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "template_int.h"
+#include "render.h"
 
 #define TT_INPUT_MAX_DEFAULT ((int64_t)1 << 40)
 
@@ -595,15 +596,18 @@ static tt_rc tp_source(tt__tp *p, const json_t *v, const char *base_dir)
         if ((rc = tp_string(p, s, "source.script", &p->t->source_script))) return rc;
         if (strlen(p->t->source_script) > TT_TMPL_MAX_SOURCE)
             return tt_errf(p->err, TT_ETOOBIG, "source.script", "too long");
-        return TT_OK;
+        return tt_render_check(p->t, p->t->source_script, strlen(p->t->source_script),
+                               "source.script", NULL, p->err);
     }
     if ((rc = tp_string(p, f, "source.file", &p->t->source_file))) return rc;
     const char *fn = p->t->source_file;
     if (!fn[0] || fn[0] == '/' || strstr(fn, "..") || strchr(fn, '\\'))
         return tt_errf(p->err, TT_ETEMPLATE, "source.file",
                        "must be a relative path without \"..\" (got \"%s\")", fn);
-    if (base_dir) return tp_read_source(p, base_dir, fn);
-    return TT_OK;
+    if (!base_dir) return TT_OK;
+    if ((rc = tp_read_source(p, base_dir, fn))) return rc;
+    return tt_render_check(p->t, p->t->source_text, strlen(p->t->source_text), "source.file",
+                           fn, p->err);
 }
 
 /* ---- top level ---------------------------------------------------------------------------- */

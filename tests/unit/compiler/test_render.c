@@ -112,19 +112,23 @@ static void test_source_file(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "f\"{{ 1 }}\" and {{}}."));
     free(out);
 
-    /* a template whose source names something undeclared */
+    /* a template whose source names something undeclared is refused at load (it used to
+     * load, and every trial of a cmd: backend then failed on the render) */
     char *path = tt_test_src("tests/data/templates-cmd/bad_placeholder.json");
     tt_template *bad = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_file(path, &bad, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_tmpl_parse_file(path, &bad, &e), TT_ETEMPLATE);
+    CU_ASSERT_PTR_NULL(bad);
     free(path);
-    int64_t s[TT_MAX_SLOTS] = {0};
-    CU_ASSERT_EQUAL(tt_tmpl_problem_parse(bad, "N=8", s, &e), TT_OK);
-    CU_ASSERT_EQUAL(tt_tmpl_config_parse(bad, "BLOCK=32", s, &e), TT_OK);
-    CU_ASSERT_EQUAL(tt_render(bad, s, bad->source_text, strlen(bad->source_text), &out, NULL, &e),
-                    TT_ETEMPLATE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "{{unroll}}"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "line 3"));
-    tt_tmpl_free(bad);
+    CU_ASSERT_STRING_EQUAL(e.path, "source.file");
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "unknown placeholder {{unroll}} at line 3 of bad.py.in"));
+
+    /* tt_render_check: names only, no values (this template has no kernel: bx is unknown) */
+    const char *src = "a {{N}} {{ MODE }} {{tiles}} {{config_json}}\n{{bx}}";
+    CU_ASSERT_EQUAL(tt_render_check(g_t, src, strlen(src) - 7, "p", NULL, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_render_check(g_t, NULL, 0, "p", NULL, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_render_check(g_t, src, strlen(src), "p", "k.py.in", &e), TT_ETEMPLATE);
+    CU_ASSERT_STRING_EQUAL(e.path, "p");
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "unknown placeholder {{bx}} at line 2 of k.py.in (not"));
 }
 
 /* Write text to dir/name. */
