@@ -726,7 +726,14 @@ static tt_jr_outcome tt_job_end(tt_jobrun *jr, const tt_trial_key *key, int64_t 
 {
     tt_runner *r = jr->w->r;
     tt_job *job = jr->job;
-    if (seq == 0) return tt_job_fail(jr, "the search space has no feasible config");
+    if (seq == 0 && tt_strategy_enumerated(jr->st))
+        return tt_job_fail(jr, "the search space has no feasible config");
+    if (seq == 0)   /* sampled: feasible configs may exist, too rare to be drawn */
+        return tt_job_fail(jr, "strategy %s found no feasible config in its random draws of "
+                           "the space (%.3g configs, too many to enumerate), which may still "
+                           "hold some: constraints or capacities reject nearly every config; "
+                           "narrow the param domains or the constraints",
+                           job->strategy, (double)tt_space_total(jr->space));
     if (ok == 0)
         return tt_job_fail(jr, "no config was measured successfully (%lld trials)", (long long)seq);
     /* The end of the search -- progress (planned = done), the objective's best, the

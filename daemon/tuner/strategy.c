@@ -284,6 +284,7 @@ int64_t tt_strategy_planned(const tt_strategy *st) { return st->planned; }
 int64_t tt_strategy_proposed(const tt_strategy *st) { return st->proposed; }
 int tt_strategy_fallback(const tt_strategy *st) { return st->fallback; }
 int64_t tt_strategy_budget(const tt_strategy *st) { return st->budget; }
+int tt_strategy_enumerated(const tt_strategy *st) { return st->enumerated; }
 
 int tt_strategy_best(const tt_strategy *st, int64_t *params_out, double *time_us)
 {

@@ -131,5 +131,8 @@ int tt_strategy_best(const tt_strategy *st, int64_t *params_out, double *time_us
 int tt_strategy_fallback(const tt_strategy *st);
 /* The resolved budget (the default when 0 was given). */
 int64_t tt_strategy_budget(const tt_strategy *st);
+/* 1 when the strategy enumerated the whole space (so proposing nothing means that no config
+ * is feasible), 0 when it samples a space too large to enumerate. */
+int tt_strategy_enumerated(const tt_strategy *st);
 
 #endif

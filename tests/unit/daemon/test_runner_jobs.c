@@ -2,7 +2,7 @@
  * test_runner_jobs.c - the worker pool against a temporary SQLite database: jobs run to done
  * with their trials, best and progress; cancel; failures; backend checks; replay jobs (the
  * dataset's optimum by the objective asked); the built-in backends; seconds budgets; a
- * stored calibration applied.  Fixture: tests/helpers/runner_fixture.
+ * stored calibration applied; a sampled space whose draws find nothing feasible.  Fixture: tests/helpers/runner_fixture.
  *
  * Measurements come from the `model` and `sim` backends (models of the chip, not the chip)
  * and recorded datasets (replay).
@@ -528,7 +528,71 @@ static void test_stored_calibration_applied(void)
     tt_store_close(s2);
 }
 
+/* A space too large to enumerate (2^49 configs) whose few feasible configs (p0..p3 all 1)
+ * the random draws of a sampling strategy never hit: the job fails, but it must not say that
+ * the space has no feasible config (the old message), since it has 2. */
+static void test_sampled_space_none_drawn(void)
+{
+    static const char doc[] =
+        "{\"tiletune\": 1, \"name\": \"rare\", \"inputs\": {\"M\": \"int\"},"
+        " \"params\": {\"b\": [16, 32], \"p0\": {\"range\": [1, 4096]},"
+        " \"p1\": {\"range\": [1, 4096]}, \"p2\": {\"range\": [1, 4096]},"
+        " \"p3\": {\"range\": [1, 4096]}},"
+        " \"constraints\": [\"p0 + p1 + p2 + p3 == 4\"],"
+        " \"tensors\": {\"A\": {\"shape\": [\"M\"], \"dtype\": \"float16\"},"
+        " \"C\": {\"shape\": [\"M\"], \"dtype\": \"float16\", \"output\": true}},"
+        " \"buffers\": {\"a_UB\": {\"scope\": \"UB\", \"shape\": [\"b\"], \"dtype\": \"float16\"}},"
+        " \"kernel\": {\"grid\": {\"bx\": \"ceildiv(M, b)\"}, \"cores\": \"vector\", \"body\": ["
+        " {\"copy\": [\"gm:A\", \"a_UB\"], \"along\": [\"bx\"]},"
+        " {\"copy\": [\"a_UB\", \"gm:C\"], \"along\": [\"bx\"]}]}}";
+    tt_template *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_string(doc, strlen(doc), NULL, &t, NULL), TT_OK);
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "rare");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_store_template_put(s, "rare", t->hash, "0", doc), TT_OK);
+    static const char *const strategies[] = {"random", "evolution", "model-bo"};
+    int64_t ids[3];
+    for (int i = 0; i < 3; i++) {
+        tt_job k;
+        memset(&k, 0, sizeof k);
+        snprintf(k.template_name, sizeof k.template_name, "rare");
+        snprintf(k.template_hash, sizeof k.template_hash, "%s", t->hash);
+        snprintf(k.target, sizeof k.target, "a2");
+        snprintf(k.backend, sizeof k.backend, "model");
+        snprintf(k.backend_fp, sizeof k.backend_fp, "model");
+        snprintf(k.strategy, sizeof k.strategy, "%s", strategies[i]);
+        k.problem_key = "M=4096";
+        k.problem_json = "{\"M\":4096}";
+        k.budget_trials = 4;
+        CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &k), TT_OK);
+        ids[i] = k.id;
+    }
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    tt_rfx_quiet_failures = 1;
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(tt_rfx_wait_job(s, ids[i], 60), TT_JOB_FAILED);
+        tt_job j;
+        memset(&j, 0, sizeof j);
+        CU_ASSERT_EQUAL_FATAL(tt_store_job_get(s, ids[i], &j), TT_OK);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(j.error);
+        CU_ASSERT_PTR_NULL(strstr(j.error, "has no feasible config"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(j.error, "found no feasible config in its random draws"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(j.error, "5.63e+14 configs"));
+        if (!strstr(j.error, "random draws")) fprintf(stderr, "%s: %s\n", strategies[i], j.error);
+        tt_job_clear(&j);
+    }
+    tt_rfx_quiet_failures = 0;
+    tt_runner_stop(r);
+    tt_store_close(s);
+    tt_tmpl_free(t);
+}
+
 static const tt_test_case jobs_cases[] = {
+    {"sampled_space_none_drawn", test_sampled_space_none_drawn},
     {"stored_calibration_applied", test_stored_calibration_applied},
     {"seconds_budget", test_seconds_budget},
     {"builtin_backends", test_builtin_backends},
