@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
 #include "template_int.h"
 
 char *tt__strdup(const char *s)
@@ -153,7 +154,12 @@ tt_rc tt__tp_keys(tt__tp *p, const json_t *obj, const char *path, const char *co
     json_object_foreach((json_t *)obj, k, v) {
         size_t i = 0;
         while (keys[i] && strcmp(keys[i], k) != 0) i++;
-        if (!keys[i]) return tt_errf(p->err, TT_ETEMPLATE, path, "unknown key \"%s\"", k);
+        if (!keys[i]) {
+            char ph[96];
+            const char *hint = tt_suggest(k, strlen(k), keys, i);
+            return tt_errf(p->err, TT_ETEMPLATE, path, "unknown key \"%s\"%s", k,
+                           tt_suggest_phrase(ph, sizeof ph, hint, NULL));
+        }
     }
     return TT_OK;
 }

@@ -11,6 +11,7 @@
 
 #include "template_int.h"
 #include "render.h"
+#include "suggest.h"
 
 #define TT_INPUT_MAX_DEFAULT ((int64_t)1 << 40)
 
@@ -644,7 +645,12 @@ tt_rc tt__tmpl_parse_doc(tt__tp *p, const json_t *doc, const char *base_dir)
     json_object_foreach((json_t *)doc, k, v) {
         size_t i = 0;
         while (keys[i] && strcmp(keys[i], k) != 0) i++;
-        if (!keys[i]) return tt_errf(p->err, TT_ETEMPLATE, k, "unknown top-level key");
+        if (!keys[i]) {
+            char ph[96];
+            return tt_errf(p->err, TT_ETEMPLATE, k, "unknown top-level key%s",
+                           tt_suggest_phrase(ph, sizeof ph, tt_suggest(k, strlen(k), keys, i),
+                                             NULL));
+        }
     }
     const json_t *fmt = json_object_get(doc, "tiletune");
     if (!fmt)
