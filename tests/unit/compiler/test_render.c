@@ -114,7 +114,7 @@ static void test_source_file(void)
 
     /* a template whose source names something undeclared is refused at load (it used to
      * load, and every trial of a cmd: backend then failed on the render) */
-    char *path = tt_test_src("tests/data/templates-cmd/bad_placeholder.json");
+    char *path = tt_test_src("tests/data/templates-cmd/bad/bad_placeholder.json");
     tt_template *bad = NULL;
     CU_ASSERT_EQUAL(tt_tmpl_parse_file(path, &bad, &e), TT_ETEMPLATE);
     CU_ASSERT_PTR_NULL(bad);

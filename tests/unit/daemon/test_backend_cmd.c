@@ -317,7 +317,7 @@ static void test_work_dir_full(void)
  * backend still fails the trial, not the process. */
 static void test_render_failure(void)
 {
-    json_t *doc = tt_test_load_json("tests/data/templates-cmd/bad_placeholder.json");
+    json_t *doc = tt_test_load_json("tests/data/templates-cmd/bad/bad_placeholder.json");
     tt_template *t = NULL;
     tt_errinfo e;
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_json(doc, NULL, &t, &e), TT_OK);
