@@ -356,3 +356,72 @@ def test_blocking_tuning_and_missing_token(make_daemon):
     fn3, _, _ = make_factory(url=d.url, tune="blocking")
     with pytest.raises(tiletune.Unauthorized):
         fn3(998, 998, 998)
+
+
+def gated_daemon(make_daemon, tmp_path):
+    """A daemon whose cmd:gate backend measures nothing until the file ``gate`` exists, so a
+    job stays running for as long as a test needs; returns (daemon, open_gate)."""
+    gate = tmp_path / "gate"
+    run = (f"while [ ! -e {gate} ]; do sleep 0.05; done; "
+           "echo '{\"latency_us\": [10], \"correct\": true}'")
+    d = make_daemon(toolchains={"gate": {"run": run}})
+    return d, lambda: gate.touch()
+
+
+def test_blocking_callers_of_one_shape_wait_for_its_one_job(make_daemon, tmp_path):
+    """tune="blocking" with threads: a caller that comes while another thread waits for the
+    shape's job waits for that job too (it used to get the untuned config at once)."""
+    import time
+    d, open_gate = gated_daemon(make_daemon, tmp_path)
+    fn, _, _ = make_factory(url=d.url, token=TUNE, tune="blocking", budget=1,
+                            backend="cmd:gate", ttl=300)
+    got = {}
+
+    def call(name):
+        got[name] = fn.resolve(640, 640, 640)
+
+    first = threading.Thread(target=call, args=("first",))
+    first.start()
+    c = tiletune.Client(d.url)
+    while not fn.autotuner.jobs():              # the first caller has submitted the job
+        assert first.is_alive(), got
+        time.sleep(0.01)
+    others = [threading.Thread(target=call, args=(n,)) for n in ("second", "third")]
+    for t in others:
+        t.start()
+    open_gate()
+    for t in [first] + others:
+        t.join(slow(120))
+    [job] = fn.autotuner.jobs().values()
+    assert {n: (r.source, r.job) for n, r in got.items()} == {
+        n: ("exact", job) for n in ("first", "second", "third")}
+    assert [j["id"] for j in c.jobs(template="gemm")] == [job]
+
+
+def test_blocking_after_ctrl_c_waits_for_the_running_job(make_daemon, tmp_path):
+    """Ctrl-C (KeyboardInterrupt) while a blocking call waits leaves the job running; the next
+    call of the shape waits for that job instead of returning the untuned config at once."""
+    import signal
+    import time
+    d, open_gate = gated_daemon(make_daemon, tmp_path)
+    fn, _, _ = make_factory(url=d.url, token=TUNE, tune="blocking", budget=1,
+                            backend="cmd:gate", ttl=300)
+
+    def interrupt_once_submitted():
+        while not fn.autotuner.jobs():
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_submitted, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        fn.resolve(704, 640, 640)
+    [job] = fn.autotuner.jobs().values()
+    c = tiletune.Client(d.url)
+    assert c.job_info(job)["state"] in ("queued", "running")     # left running
+    got = []
+    again = threading.Thread(target=lambda: got.append(fn.resolve(704, 640, 640)))
+    again.start()
+    open_gate()
+    again.join(slow(120))
+    assert [(r.source, r.job) for r in got] == [("exact", job)]
+    assert [j["id"] for j in c.jobs(template="gemm")] == [job]     # no second job

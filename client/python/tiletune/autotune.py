@@ -27,7 +27,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .cache import DiskCache
 from .client import Client
-from .errors import NotFound, ServerError, ServerUnreachable, TiletuneError
+from .errors import JobFailed, NotFound, ServerError, ServerUnreachable, TiletuneError
+from .job import Job
 
 SOURCES = ("exact", "nearest", "predicted", "default")
 
@@ -123,6 +124,8 @@ class Autotuner:
         self.accepts_any = any(p.kind == p.VAR_KEYWORD for p in self.sig.parameters.values())
         self._lock = threading.Lock()
         self._key_locks: Dict[str, threading.Lock] = {}
+        self._tune_locks: Dict[str, threading.Lock] = {}    # tune="blocking": one waiter
+        self._ended: set = set()        # tune="blocking": shapes whose job was seen to end
         self._mem: Dict[str, Tuple[float, Resolution]] = {}
         self._jobs: Dict[str, int] = {}
         self._threads: List[threading.Thread] = []
@@ -185,19 +188,31 @@ class Autotuner:
             with self._lock:
                 hit = self._mem.get(k)
             if hit and not refresh and (self.ttl is None or now - hit[0] < self.ttl):
-                return replace(hit[1], cached="memory")
-            if now < self._down_until:
+                res = replace(hit[1], cached="memory")
+                if self.tune_mode != "blocking" or res.source == "exact" or res.stale:
+                    return res
+            elif now < self._down_until:
                 return self._offline(shape, k, hit, None)
-            try:
-                res = self._ask(shape, k)
-            except (ServerUnreachable, ServerError) as e:
-                # down: unreachable, or a 5xx (shutting down, database down, a proxy's 502)
-                with self._lock:
-                    self._down_until = time.monotonic() + self.retry_down
-                return self._offline(shape, k, hit, e)
-            self._remember(k, res)
+            else:
+                res = self._fetch(shape, k, hit)
+                if res.stale:
+                    return res
         if self.tune_mode and res.source != "exact":
             res = self._start_tuning(shape, k, res)
+        return res
+
+    def _fetch(self, shape: Dict[str, Any], k: str,
+               hit: Optional[Tuple[float, Resolution]]) -> Resolution:
+        """Ask the server and remember the answer; when it is down, the offline answer
+        (``stale=True``).  Called with the shape's key lock held."""
+        try:
+            res = self._ask(shape, k)
+        except (ServerUnreachable, ServerError) as e:
+            # down: unreachable, or a 5xx (shutting down, database down, a proxy's 502)
+            with self._lock:
+                self._down_until = time.monotonic() + self.retry_down
+            return self._offline(shape, k, hit, e)
+        self._remember(k, res)
         return res
 
     def _remember(self, k: str, res: Resolution) -> None:
@@ -289,30 +304,66 @@ class Autotuner:
                           job=job, detail=detail, **base)
 
     # -- tuning ----------------------------------------------------------------------------
-    def _start_tuning(self, shape: Dict[str, Any], k: str, res: Resolution) -> Resolution:
-        with self._lock:
-            if k in self._jobs or res.stale:
-                return res
-            self._jobs[k] = 0                    # claimed: one job per shape and process
-        try:
-            job = self.client.tune(self.template, self.target, shape, backend=self.backend,
-                                   strategy=self.strategy, budget=self.budget, seed=self.seed)
-        except TiletuneError as e:
-            with self._lock:
-                self._jobs.pop(k, None)
-            if self.tune_mode == "blocking":
-                raise
-            self.errors.append(e)
-            warnings.warn(f"tiletune: cannot submit a tuning job for {k}: {e}", stacklevel=4)
-            return res
+    def _submit(self, shape: Dict[str, Any], k: str) -> Job:
+        """Submit the shape's tuning job; raises the server's TiletuneError."""
+        job = self.client.tune(self.template, self.target, shape, backend=self.backend,
+                               strategy=self.strategy, budget=self.budget, seed=self.seed)
         with self._lock:
             self._jobs[k] = job.id
             hit = self._mem.get(k)
-            if hit and hit[1].source == res.source:
+            if hit and hit[1].source != "exact":
                 self._mem[k] = (hit[0], replace(hit[1], job=job.id))
+        return job
+
+    def _tune_blocking(self, shape: Dict[str, Any], k: str, res: Resolution) -> Resolution:
+        """tune="blocking": one job per shape and process, and every caller of the shape
+        waits for it -- also a caller that comes while another thread waits, or after a wait
+        interrupted by Ctrl-C (the job kept running).  Once a wait has seen the job end, the
+        shape is not waited for again (``res``, the untuned answer, is returned)."""
+        with self._tune_lock(k):
+            with self._lock:
+                jid, hit = self._jobs.get(k), self._mem.get(k)
+                ended = k in self._ended
+            if hit and hit[1].source == "exact" and not hit[1].stale:
+                return replace(hit[1], cached="memory")     # another caller's job finished
+            if ended:
+                return res
+            job = Job(self.client, jid) if jid else self._submit(shape, k)
+            try:
+                job.wait()
+            except JobFailed:
+                with self._lock:
+                    self._ended.add(k)
+                raise
+            with self._lock:
+                self._ended.add(k)
+            with self._key_lock(k):
+                with self._lock:
+                    hit = self._mem.get(k)
+                fresh = self._fetch(shape, k, hit)
+            return replace(fresh, job=job.id)
+
+    def _tune_lock(self, k: str) -> threading.Lock:
+        with self._lock:
+            return self._tune_locks.setdefault(k, threading.Lock())
+
+    def _start_tuning(self, shape: Dict[str, Any], k: str, res: Resolution) -> Resolution:
+        if res.stale:
+            return res
         if self.tune_mode == "blocking":
-            job.wait()
-            return replace(self.resolve_shape(shape, refresh=True), job=job.id)
+            return self._tune_blocking(shape, k, res)
+        with self._lock:
+            if k in self._jobs:
+                return res
+            self._jobs[k] = 0                    # claimed: one job per shape and process
+        try:
+            job = self._submit(shape, k)
+        except TiletuneError as e:
+            with self._lock:
+                self._jobs.pop(k, None)
+            self.errors.append(e)
+            warnings.warn(f"tiletune: cannot submit a tuning job for {k}: {e}", stacklevel=4)
+            return res
         t = threading.Thread(target=self._follow, args=(job, shape, k),
                              name=f"tiletune-job-{job.id}", daemon=True)
         with self._lock:
