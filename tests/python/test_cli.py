@@ -118,3 +118,26 @@ def test_arguments_as_tlctl(make_daemon):
         assert r.returncode == code and err in r.stderr, (args, r.returncode, r.stderr)
     assert json.loads(run("best", "vadd", "-t", "a2", "-f", "json", env=env).stdout
                       )["config"] == {"block": 256, "unroll": 2}
+
+
+@pytest.mark.parametrize("args", [
+    ("export", "gemm", "-t", "a2"),
+    ("export", "gemm", "-t", "a2", "-f", "specializations"),
+    ("best", "gemm", "-p", "M=1536,N=1024,K=512,dtype=float16", "-t", "a2", "-f", "json"),
+])
+def test_closed_output_pipe_is_quiet(daemon, args):
+    """stdout a pipe whose reader has gone (`| head`, `| grep -q`): exit quietly with 141,
+    what a shell reports for tlctl killed by SIGPIPE.  Was 'tiletune: [Errno 32] Broken
+    pipe' on stderr and exit 2, a usage error."""
+    env = dict(os.environ, PYTHONPATH=CLIENT_DIR, TILETUNE_URL=daemon.url, TILETUNE_TOKEN=TUNE)
+    subprocess.run([sys.executable, "-m", "tiletune", "tune", "gemm", "-p",
+                    "M=1536,N=1024,K=512,dtype=float16", "-t", "a2", "-n", "2", "--wait"],
+                   env=env, capture_output=True, check=True, timeout=slow(180))
+    rd, wr = os.pipe()
+    os.close(rd)                         # the reader is gone before anything is written
+    try:
+        r = subprocess.run([sys.executable, "-m", "tiletune", *args], env=env, stdout=wr,
+                           stderr=subprocess.PIPE, text=True, timeout=slow(180))
+    finally:
+        os.close(wr)
+    assert (r.returncode, r.stderr) == (141, "")

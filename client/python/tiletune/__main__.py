@@ -3,12 +3,14 @@
 
 Exit codes are tlctl's (docs/tlctl.md): 0 success, 2 usage, 3 server unreachable,
 4 authentication (401/403), 5 other error answers, 6 the waited-for job failed or was
-cancelled, 130 interrupted (the job keeps running).
+cancelled, 130 interrupted (the job keeps running); 141 when stdout's reader has gone
+(``| head``), quietly, as a shell reports tlctl killed by SIGPIPE.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Dict, List, Optional
 
@@ -19,6 +21,7 @@ from .errors import APIError, Forbidden, JobFailed, ServerUnreachable, TiletuneE
 
 EXIT_OK, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_AUTH, EXIT_API, EXIT_JOB, EXIT_INT = (
     0, 2, 3, 4, 5, 6, 130)
+EXIT_PIPE = 128 + 13                    # stdout closed (| head): as tlctl killed by SIGPIPE
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -174,13 +177,29 @@ def _run(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _output_closed() -> int:
+    """stdout's reader has gone (``| head``): nothing more to say, and nothing for Python to
+    flush at exit.  The exit code is what a shell reports for tlctl, killed by SIGPIPE."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return EXIT_PIPE
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     p = _parser()
     a = p.parse_args(argv)
     if a.cmd == "export" and bool(a.template) == bool(a.template_opt):
         p.error("export needs the template once: export TEMPLATE or export -T TEMPLATE")
     try:
-        return _run(a)
+        rc = _run(a)
+        sys.stdout.flush()               # a closed pipe shows here, not at interpreter exit
+        return rc
+    except BrokenPipeError:
+        return _output_closed()
     except ServerUnreachable as e:
         print(f"tiletune: {e.message}", file=sys.stderr)
         return EXIT_UNREACHABLE
