@@ -203,6 +203,26 @@ def test_disk_cache_when_the_server_is_down(make_daemon, isolated_env, tmp_path)
     assert doc["stale"] is True and doc["config"] == job["best"]["config"]
 
 
+
+def test_disk_cache_keeps_backends_apart(make_daemon):
+    """``backend=`` restricts which stored results count, also from the disk cache: with the
+    server down, a factory tuned on sim must not get the answer another process resolved
+    for the model backend (one file per shape served both, the last writer won)."""
+    d = make_daemon()
+    job = tune_shape(d.url, {"M": 1024, "N": 1024, "K": 1024})      # measured by sim only
+    sim, _, _ = make_factory(url=d.url, backend="sim")
+    model, _, _ = make_factory(url=d.url, backend="model")
+    online = {"sim": sim.resolve(1024, 1024, 1024),
+              "model": model.resolve(1024, 1024, 1024)}                # written last
+    assert online["sim"].source == "exact" and online["sim"].config == job["best"]["config"]
+    assert online["model"].source == "predicted"
+    assert d.stop() == 0
+    for backend, want in online.items():
+        fn, _, _ = make_factory(url=d.url, backend=backend)        # restarted processes
+        r = fn.resolve(1024, 1024, 1024)
+        assert (r.source, r.stale, r.config) == (want.source, True, want.config), backend
+
+
 class Proxy:
     """A minimal reverse proxy in front of a real daemon: forwards every request and, as
     nginx does, answers 502 Bad Gateway (HTML) when the daemon behind it is down."""

@@ -220,7 +220,7 @@ class Autotuner:
             self._mem[k] = (time.monotonic(), res)
         if self.disk and res.source != "default":
             try:
-                self.disk.store(res.record())
+                self.disk.store(dict(res.record(), backend=self.backend or ""))
                 self.disk.set_hash(res.server, res.template, res.template_hash)
             except OSError as e:
                 if "disk" not in self._warned:
@@ -238,7 +238,7 @@ class Autotuner:
         if not thash and self.disk:
             thash = self.disk.last_hash(server, self.template)
         if thash and self.disk:
-            rec = self.disk.load(server, self.template, thash, self.target, k)
+            rec = self.disk.load(server, self.template, thash, self.target, k, self.backend)
             try:
                 res = replace(Resolution.from_record(rec), stale=True) if rec else None
             except (KeyError, TypeError, ValueError):

@@ -5,9 +5,12 @@ Layout under the root (``$XDG_CACHE_HOME/tiletune``, default ``~/.cache/tiletune
 
     v1/<server>/<template>/hash.json                  last template hash seen on the server
     v1/<server>/<template>/<target>/<hash>/<shape>.json   one resolved config per shape
+    v1/<server>/<template>/<target>/<hash>/backend-<backend>/<shape>.json   (``backend=``)
 
 ``<server>`` is the URL made safe for a file name plus a short SHA-256 of it, ``<shape>`` the
-shape key (``M=4096,N=4096,K=4096,dtype=float16``) made safe plus a short hash of it.  Every
+shape key (``M=4096,N=4096,K=4096,dtype=float16``) made safe plus a short hash of it.  An
+autotuner restricted to a backend (``backend="sim"``) has its own files: only results of that
+backend count for it, so it never reads another backend's answer.  Every
 file is written to a temporary file in the same directory and renamed over the old one
 (``os.replace``), so readers in other threads or processes see the old or the new record,
 never half of one.  Unreadable or corrupt files read as missing.  Thread- and process-safe.
@@ -77,27 +80,32 @@ class DiskCache:
         return os.path.join(self.root, _safe(server), _safe(template, 40))
 
     def shape_path(self, server: str, template: str, thash: str, target: str,
-                   shape_key: str) -> str:
-        """The file of one shape's record."""
-        return os.path.join(self._tdir(server, template), _safe(target, 40), _safe(thash, 40),
-                            _safe(shape_key) + ".json")
+                   shape_key: str, backend: Optional[str] = None) -> str:
+        """The file of one shape's record (of the answers of ``backend``; None: any)."""
+        d = os.path.join(self._tdir(server, template), _safe(target, 40), _safe(thash, 40))
+        if backend:
+            d = os.path.join(d, "backend-" + _safe(backend, 40))
+        return os.path.join(d, _safe(shape_key) + ".json")
 
     def load(self, server: str, template: str, thash: str, target: str,
-             shape_key: str) -> Optional[Dict[str, Any]]:
+             shape_key: str, backend: Optional[str] = None) -> Optional[Dict[str, Any]]:
         """The stored record, or None.  A record whose key fields differ (a hash collision
         of the file name) is ignored."""
-        doc = read_json(self.shape_path(server, template, thash, target, shape_key))
+        doc = read_json(self.shape_path(server, template, thash, target, shape_key, backend))
         if not doc or doc.get("shape_key") != shape_key or doc.get("server") != server:
+            return None
+        if (doc.get("backend") or "") != (backend or ""):
             return None
         if not isinstance(doc.get("config"), dict):
             return None
         return doc
 
     def store(self, record: Dict[str, Any]) -> None:
-        """Write a record (needs server, template, template_hash, target, shape_key, config).
-        Raises OSError when the cache directory is not writable."""
+        """Write a record (needs server, template, template_hash, target, shape_key, config;
+        ``backend`` when the answer is restricted to one).  Raises OSError when the cache
+        directory is not writable."""
         p = self.shape_path(record["server"], record["template"], record["template_hash"],
-                            record["target"], record["shape_key"])
+                            record["target"], record["shape_key"], record.get("backend"))
         write_json_atomic(p, record)
 
     def last_hash(self, server: str, template: str) -> Optional[str]:
