@@ -432,9 +432,14 @@ def test_blocking_after_ctrl_c_waits_for_the_running_job(make_daemon, tmp_path):
             time.sleep(0.01)
         os.kill(os.getpid(), signal.SIGINT)
 
-    threading.Thread(target=interrupt_once_submitted, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        fn.resolve(704, 640, 640)
+    # Python's own handler even when started with SIGINT ignored (a background `&` job)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_once_submitted, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            fn.resolve(704, 640, 640)
+    finally:
+        signal.signal(signal.SIGINT, old)
     [job] = fn.autotuner.jobs().values()
     c = tiletune.Client(d.url)
     assert c.job_info(job)["state"] in ("queued", "running")     # left running
