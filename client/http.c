@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jsonutil.h"
 #include "tlctl.h"
@@ -80,14 +81,15 @@ static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
     return h;
 }
 
-int tl_http(const tl_ctx *c, const char *method, const char *path, const char *ctype,
-            const char *body, size_t len, tl_resp *r)
+/* One attempt; *retry_after gets the answer's Retry-After seconds (0 when none). */
+static int tl_http_once(const tl_ctx *c, const char *method, const char *path, const char *ctype,
+                        const char *body, size_t len, long timeout_s, tl_resp *r,
+                        long *retry_after)
 {
     memset(r, 0, sizeof *r);
+    *retry_after = 0;
     struct curl_slist *hdrs = NULL;
     char url[2048];
-    int bad = tl_url_check(c);
-    if (bad) return bad;
     CURL *h = tl_easy(c, method, path, &hdrs, url, sizeof url);
     if (!h) {
         fprintf(stderr, "tlctl: cannot initialise libcurl\n");
@@ -96,7 +98,7 @@ int tl_http(const tl_ctx *c, const char *method, const char *path, const char *c
     tl_buf b = {NULL, 0};
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, tl_write_cb);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
     if (!strcmp(method, "HEAD")) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     if (body) {
         char ct[128];
@@ -114,7 +116,10 @@ int tl_http(const tl_ctx *c, const char *method, const char *path, const char *c
         free(b.p);
         rc = TL_EXIT_UNREACHABLE;
     } else {
+        curl_off_t ra = 0;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+        if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+            *retry_after = ra > 3600 ? 3600 : (long)ra;
         r->body = b.p ? b.p : strdup("");
         r->len = b.n;
         r->json = b.n ? json_loadb(r->body, b.n, 0, NULL) : NULL;
@@ -122,6 +127,53 @@ int tl_http(const tl_ctx *c, const char *method, const char *path, const char *c
     curl_slist_free_all(hdrs);
     curl_easy_cleanup(h);
     return rc;
+}
+
+static double tl_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* 1 when r is the server's "503 busy": it refused the request before doing any of it (all
+ * max_heavy_requests workers, or its connection limit, taken), so sending it again is safe
+ * for every method, a POST included. */
+static int tl_is_busy(const tl_resp *r)
+{
+    const char *code = json_string_value(json_object_get(json_object_get(r->json, "error"),
+                                                         "code"));
+    return r->status == 503 && code && !strcmp(code, "busy");
+}
+
+/* Like tl_http_once, but a "503 busy" answer is retried after its Retry-After (1 s when
+ * none) for as long as --timeout allows in total; a note on stderr says so once.  When the
+ * time is spent the last busy answer is returned for the caller to report. */
+int tl_http(const tl_ctx *c, const char *method, const char *path, const char *ctype,
+            const char *body, size_t len, tl_resp *r)
+{
+    memset(r, 0, sizeof *r);
+    int bad = tl_url_check(c);
+    if (bad) return bad;
+    double deadline = tl_mono() + (double)c->timeout_s;
+    for (int attempt = 0;; attempt++) {
+        long left = (long)(deadline - tl_mono() + 0.5), wait;
+        int rc = tl_http_once(c, method, path, ctype, body, len, left > 0 ? left : 1, r, &wait);
+        if (rc || !tl_is_busy(r)) return rc;
+        if (wait < 1) wait = 1;
+        if (tl_mono() + (double)wait >= deadline) {
+            if (attempt)
+                fprintf(stderr, "tlctl: the server stayed busy for the whole --timeout (%ld s)\n",
+                        c->timeout_s);
+            return 0;
+        }
+        if (!attempt)
+            fprintf(stderr, "tlctl: the server is busy; retrying every %ld s for up to "
+                    "--timeout (%ld s)\n", wait, c->timeout_s);
+        tl_resp_free(r);
+        struct timespec ts = {wait, 0};
+        nanosleep(&ts, NULL);                  /* a signal only makes the retry sooner */
+    }
 }
 
 void tl_resp_free(tl_resp *r)

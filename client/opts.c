@@ -21,7 +21,7 @@ const tl_opt tl_global_opts[] = {
     {"config-file", 0, "FILE", "config file (default ~/.config/tiletune/tlctl.conf)",
      "TLCTL_CONFIG", 0},
     {"json", 0, NULL, "print the server's JSON answer instead of a table", NULL, 0},
-    {"timeout", 0, "SECONDS", "request timeout (default 60; --wait streams are not limited)",
+    {"timeout", 0, "SECONDS", "request timeout (default 60; a 503 busy answer is retried until it is spent; --wait streams are not limited)",
      NULL, 0},
     {"no-color", 0, NULL, "no colour (also when NO_COLOR is set or stdout is not a terminal)",
      "NO_COLOR", 0},
@@ -469,7 +469,9 @@ void tl_print_markdown(FILE *f)
                "| 3 | server unreachable (connection refused, DNS, timeout) |\n"
                "| 4 | authentication failure (401 missing/unknown token, 403 insufficient scope) |\n"
                "| 5 | the server answered with an error: not found (404), rejected request (4xx), "
-               "server error (5xx) |\n"
+               "server error (5xx); a `503 busy` (all heavy-request workers or the "
+               "connection limit taken: nothing of the request was done) is sent again after "
+               "its `Retry-After`, saying so once on stderr, until `--timeout` is spent |\n"
                "| 6 | tune --wait: the job failed or was cancelled |\n"
                "| 130 | tune --wait interrupted with Ctrl-C; the job keeps running |\n\n"
                "Errors are one line on stderr: `tlctl: [<json path>: ]<message> (<api error "

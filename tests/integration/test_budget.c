@@ -8,6 +8,7 @@
  * "Endless" work is a predict over the gemm template with four extra unused params of 64
  * values each (1.7e12 configs): it would run for days, so only a stopped request can end.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -253,6 +254,76 @@ static void wait_heavy_free(void)
     CU_ASSERT(free_again);
 }
 
+/* Start tlctl predict (a token with the big budget, --timeout T) with stderr to errpath. */
+static pid_t spawn_tlctl_predict(const char *timeout, const char *errpath)
+{
+    char *bin = tt_test_bin("tlctl");
+    if (!bin) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int null = open("/dev/null", O_RDWR);
+        if (e < 0 || null < 0) _exit(127);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(e, 2);
+        setenv("TILETUNE_URL", D.url, 1);
+        setenv("TILETUNE_TOKEN", TT_TOKEN_READ, 1);
+        unsetenv("TLCTL_CONFIG");
+        setenv("HOME", "/nonexistent", 1);
+        execl(bin, bin, "--timeout", timeout, "predict", "gemm", "-p",
+              "M=4096,N=4096,K=4096,dtype=float16", "-t", "a2", "-k", "3", (char *)NULL);
+        _exit(127);
+    }
+    free(bin);
+    return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+    int st = 0;
+    if (pid <= 0 || waitpid(pid, &st, 0) != pid) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* tlctl sends a request again after "503 busy" (Retry-After) while its --timeout lasts:
+ * with the pool freed meanwhile it succeeds after saying once that it waits; when the pool
+ * stays full it gives up at --timeout with the server's busy answer (exit 5). */
+static void test_tlctl_retries_busy(void)
+{
+    wait_heavy_free();
+    char *dir = tt_test_tmpdir("budget-tlctl"), err[512];
+    CU_ASSERT_FATAL(dir != NULL);
+    snprintf(err, sizeof err, "%s/stderr", dir);
+    int fd = start_endless();
+    CU_ASSERT_FATAL(fd >= 0);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);            /* tlctl must not keep the socket open */
+    usleep(300 * 1000);
+    pid_t pid = spawn_tlctl_predict("60", err);
+    usleep(2500 * 1000);                       /* two refusals at least */
+    close(fd);                                 /* the slot comes free */
+    CU_ASSERT_EQUAL(wait_exit(pid), 0);
+    char *text = tt_test_read_file(err, NULL);
+    CU_ASSERT(text && strstr(text, "the server is busy; retrying every 1 s for up to "
+                                   "--timeout (60 s)") != NULL);
+    CU_ASSERT(text && !strstr(text, "stayed busy"));
+    free(text);
+
+    wait_heavy_free();
+    fd = start_endless();
+    CU_ASSERT_FATAL(fd >= 0);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    usleep(300 * 1000);
+    CU_ASSERT_EQUAL(wait_exit(spawn_tlctl_predict("3", err)), 5);
+    close(fd);
+    text = tt_test_read_file(err, NULL);
+    CU_ASSERT(text && strstr(text, "stayed busy for the whole --timeout (3 s)") != NULL);
+    CU_ASSERT(text && strstr(text, "(busy, HTTP 503)") != NULL);
+    free(text);
+    tt_test_rmrf(dir);
+    free(dir);
+}
+
 /* The endless request of kind sim runs while its client waits and stops when it leaves. */
 static void stops_on_disconnect(int sim)
 {
@@ -327,6 +398,7 @@ static const tt_test_case cases[] = {{"predict_budget_by_tier", test_predict_bud
                                      {"heavy_pool_full", test_heavy_pool_full},
                                      {"disconnect_stops_work", test_disconnect_stops_work},
                                      {"disconnect_stops_simulate", test_disconnect_stops_simulate},
+                                     {"tlctl_retries_busy", test_tlctl_retries_busy},
                                      {"shutdown_grace", test_shutdown_grace},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"budget", suite_init, suite_clean, cases},

@@ -396,8 +396,9 @@ def test_retry_reaches_a_server_that_comes_up(make_daemon):
     assert d.url == url
 
 
-def test_busy_is_retried_for_idempotent_requests_only():
-    """A stand-in server that sheds the first two requests with tiletune's 503 busy."""
+def test_busy_is_retried_for_every_request():
+    """A stand-in server that sheds the first two requests with tiletune's 503 busy (which
+    the daemon answers before doing any of a request, so a submission may be sent again)."""
     import http.server
     import threading
 
@@ -431,10 +432,14 @@ def test_busy_is_retried_for_idempotent_requests_only():
         assert c.predict("gemm", "a2", "M=64,N=64,K=64", top=1)["source"] == "model"
         assert hits == ["POST"] * 3
         hits.clear()
-        with pytest.raises(tiletune.ServerError) as ei:
-            c.tune("gemm", "a2", "M=64,N=64,K=64")            # a submission: not retried
+        c.request("POST", "/v1/tune", json_body={"template": "gemm"})   # a submission too
+        assert hits == ["POST"] * 3
+        hits.clear()
+        c2 = tiletune.Client(c.url, TUNE, retries=1, backoff=0.01)
+        with pytest.raises(tiletune.ServerError) as ei:         # retries spent: Busy
+            c2.predict("gemm", "a2", "M=64,N=64,K=64", top=1)
         assert isinstance(ei.value, tiletune.Busy) and ei.value.status == 503
-        assert hits == ["POST"]
+        assert hits == ["POST"] * 2
     finally:
         srv.shutdown()
         srv.server_close()

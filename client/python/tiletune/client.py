@@ -4,9 +4,9 @@
 Standard library only (urllib).  Every method returns the server's JSON document as a dict
 (or text for the text export formats) and raises a ``tiletune.TiletuneError`` subclass on
 failure (errors.py).  Connection failures are retried with exponential back-off: every
-request when the connection was refused (nothing reached the server), and the idempotent
-ones (GET, predict, simulate) also after a timeout, a reset connection or a ``503 busy``
-answer (the server shedding heavy requests); a job submission is never sent twice.
+request when the connection was refused (nothing reached the server) or answered ``503 busy``
+(the server refuses it before doing any of it), and the idempotent ones (GET, predict,
+simulate) also after a timeout or a reset connection; a job submission is never sent twice.
 
 Thread-safety: a Client holds no connection (one per request) and may be shared by threads.
 """
@@ -159,9 +159,10 @@ class Client:
                 return urllib.request.urlopen(req, timeout=timeout or self.timeout)
             except urllib.error.HTTPError as e:
                 err = self._api_error(e)
-                # 503 busy: the server sheds heavy requests at once; back off and retry
-                # the idempotent ones like a refused connection
-                if not (err.code == "busy" and idempotent and attempt < self.retries):
+                # 503 busy: the server refused the request before doing any of it (heavy
+                # pool or connection limit full); back off and retry it like a refused
+                # connection, whatever the method
+                if not (err.code == "busy" and attempt < self.retries):
                     raise err from None
             except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
                 reason = getattr(e, "reason", e)
