@@ -290,7 +290,9 @@ int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         return rc;
     const char *backend = tl_arg(cmd, a, "backend"), *strategy = tl_arg(cmd, a, "strategy");
     const char *problem = tl_arg(cmd, a, "problem"), *objective = tl_arg(cmd, a, "objective");
-    json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:I}, s:I}", "template", a->pos[0],
+    json_t *tv;
+    if ((rc = tl_template_value(cmd, a->pos[0], &tv))) return rc;
+    json_t *body = json_pack("{s:o, s:s, s:s, s:s, s:s, s:{s:I}, s:I}", "template", tv,
                              "problem", problem ? problem : "", "target",
                              tl_arg(cmd, a, "target"), "backend", backend ? backend : "sim",
                              "strategy", strategy ? strategy : "auto", "budget",

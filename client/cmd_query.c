@@ -36,39 +36,110 @@ static int tl_problem_query(const tl_cmd *cmd, const char *kv, char *path, size_
     return 0;
 }
 
-int tl_template_needs_problem(const tl_ctx *c, const char *name, int *needs)
+/* 1 when a TEMPLATE argument names a document file rather than a template: it contains a
+ * '/' or ends in ".json" (a template name has neither: 1..63 of [A-Za-z0-9_.-] without a
+ * ".json" tail is what people name templates). */
+int tl_template_is_file(const char *arg)
 {
-    char *e = curl_easy_escape(NULL, name, 0);
+    size_t n = strlen(arg);
+    return strchr(arg, '/') != NULL || (n > 5 && !strcmp(arg + n - 5, ".json"));
+}
+
+/* The "template" member of a request body for a TEMPLATE argument: the name as a string, or
+ * the document read from the file it names (sent inline: POST /v1/tune stores it under its
+ * name for the token).  0, or TL_EXIT_USAGE after one line naming the file. */
+int tl_template_value(const tl_cmd *cmd, const char *arg, json_t **out)
+{
+    *out = NULL;
+    if (!tl_template_is_file(arg)) {
+        *out = json_string(arg);
+        return *out ? 0 : tl_oom(cmd);
+    }
+    json_error_t e;
+    json_t *doc = json_load_file(arg, JSON_REJECT_DUPLICATES, &e);
+    if (!doc) {
+        char at[32] = "";
+        if (e.line > 0) snprintf(at, sizeof at, " (line %d)", e.line);
+        fprintf(stderr, "tlctl %s: cannot read the template file %s: %s%s\n", cmd->name, arg,
+                e.text, at);
+        return TL_EXIT_USAGE;
+    }
+    if (!json_is_object(doc)) {
+        fprintf(stderr, "tlctl %s: the template file %s does not hold a JSON object\n",
+                cmd->name, arg);
+        json_decref(doc);
+        return TL_EXIT_USAGE;
+    }
+    *out = doc;
+    return 0;
+}
+
+/* The server's description of a TEMPLATE argument (name, hash, inputs): GET
+ * /v1/templates/NAME, or for a document file POST /v1/templates/{its name}/validate (checked,
+ * nothing stored).  0 with a new reference in *info, or the exit code after one line. */
+static int tl_template_info(const tl_ctx *c, const tl_cmd *cmd, const char *arg, json_t **info)
+{
+    json_t *doc = NULL;
+    int rc = tl_template_is_file(arg) ? tl_template_value(cmd, arg, &doc) : 0;
+    if (rc) return rc;
+    const char *name = doc ? json_string_value(json_object_get(doc, "name")) : arg;
+    char *e = curl_easy_escape(NULL, name && *name ? name : "unnamed", 0);
     if (!e) {
-        fprintf(stderr, "tlctl: out of memory\n");
-        return TL_EXIT_SERVER;
+        json_decref(doc);
+        return tl_oom(cmd);
     }
     char path[1024];
-    snprintf(path, sizeof path, "/v1/templates/%s", e);
+    snprintf(path, sizeof path, "/v1/templates/%s%s", e, doc ? "/validate" : "");
     curl_free(e);
-    json_t *t = NULL;
-    int rc = tl_call(c, "GET", path, NULL, &t);
-    if (rc) return rc;
+    return tl_call(c, doc ? "POST" : "GET", path, doc, info);   /* takes doc */
+}
+
+static int tl_info_needs_problem(const json_t *info)
+{
     size_t i;
     const json_t *in;
-    *needs = 0;
-    json_array_foreach(json_object_get(t, "inputs"), i, in)
-        if (!json_object_get(in, "default")) *needs = 1;
+    json_array_foreach(json_object_get(info, "inputs"), i, in)
+        if (!json_object_get(in, "default")) return 1;
+    return 0;
+}
+
+int tl_template_needs_problem(const tl_ctx *c, const char *name, int *needs)
+{
+    static const tl_cmd any = {"template", NULL, NULL, NULL, NULL, 0, 0, NULL};
+    json_t *t = NULL;
+    int rc = tl_template_info(c, &any, name, &t);
+    if (rc) return rc;
+    *needs = tl_info_needs_problem(t);
     json_decref(t);
     return 0;
 }
 
-/* -p of a command that needs a problem unless every input of the template has a default:
- * 0 when given or not needed, else TL_EXIT_USAGE (or the look-up's exit code) after one
- * line. */
-static int tl_problem_needed(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+/* TEMPLATE of best as the query's template (and, for a document file, hash of that version),
+ * checking that -p is given unless every input has a default: 0, or TL_EXIT_USAGE (or the
+ * look-up's exit code) after one line. */
+static int tl_best_template(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a, char *path,
+                            size_t cap)
 {
-    if (tl_arg(cmd, a, "problem")) return 0;
-    int needs = 0, rc = tl_template_needs_problem(c, a->pos[0], &needs);
-    if (rc || !needs) return rc;
-    fprintf(stderr, "tlctl %s: --problem is required: template %s has inputs without a "
-            "default (see tlctl %s --help)\n", cmd->name, a->pos[0], cmd->name);
-    return TL_EXIT_USAGE;
+    int file = tl_template_is_file(a->pos[0]);
+    if (!file && tl_arg(cmd, a, "problem")) {
+        tl_query_add(path, cap, "template", a->pos[0]);
+        return 0;
+    }
+    json_t *info = NULL;
+    int rc = tl_template_info(c, cmd, a->pos[0], &info);
+    if (rc) return rc;
+    if (!tl_arg(cmd, a, "problem") && tl_info_needs_problem(info)) {
+        fprintf(stderr, "tlctl %s: --problem is required: template %s has inputs without a "
+                "default (see tlctl %s --help)\n", cmd->name, a->pos[0], cmd->name);
+        json_decref(info);
+        return TL_EXIT_USAGE;
+    }
+    const char *name = json_string_value(json_object_get(info, "name"));
+    const char *hash = json_string_value(json_object_get(info, "hash"));
+    tl_query_add(path, cap, "template", file && name ? name : a->pos[0]);
+    if (file && hash) tl_query_add(path, cap, "hash", hash);
+    json_decref(info);
+    return 0;
 }
 
 int tl_cmd_best(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
@@ -81,9 +152,8 @@ int tl_cmd_best(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         fprintf(stderr, "tlctl best: --format must be table, json, env or args, got \"%s\"\n", fmt);
         return TL_EXIT_USAGE;
     }
-    if ((rc = tl_problem_needed(c, cmd, a))) return rc;
     char path[2048] = "/v1/best";
-    tl_query_add(path, sizeof path, "template", a->pos[0]);
+    if ((rc = tl_best_template(c, cmd, a, path, sizeof path))) return rc;
     tl_query_add(path, sizeof path, "target", tl_arg(cmd, a, "target"));
     if (tl_arg(cmd, a, "backend")) tl_query_add(path, sizeof path, "backend", tl_arg(cmd, a, "backend"));
     if (tl_arg(cmd, a, "nearest")) tl_query_add(path, sizeof path, "nearest", "1");
@@ -209,7 +279,9 @@ int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
             return TL_EXIT_USAGE;
         }
     }
-    json_t *body = json_pack("{s:s, s:s, s:s}", "template", a->pos[0], "problem",
+    json_t *tv;
+    if ((rc = tl_template_value(cmd, a->pos[0], &tv))) return rc;
+    json_t *body = json_pack("{s:o, s:s, s:s}", "template", tv, "problem",
                              tl_arg(cmd, a, "problem"), "target", tl_arg(cmd, a, "target"));
     if (!body ||
         (tl_arg(cmd, a, "config") &&
@@ -252,7 +324,9 @@ int tl_cmd_simulate(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         (rc = tl_args_utf8(cmd, a, (const char *const[]){"trace", NULL})))
         return rc;
     const char *trace = tl_arg(cmd, a, "trace");
-    json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:b}", "template", a->pos[0], "problem",
+    json_t *tv;
+    if ((rc = tl_template_value(cmd, a->pos[0], &tv))) return rc;
+    json_t *body = json_pack("{s:o, s:s, s:s, s:s, s:b}", "template", tv, "problem",
                              tl_arg(cmd, a, "problem"), "target", tl_arg(cmd, a, "target"),
                              "config", tl_arg(cmd, a, "config"), "trace", trace != NULL);
     if (!body) return tl_oom(cmd);

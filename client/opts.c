@@ -101,14 +101,15 @@ static const tl_opt o_help[] = {
 
 const tl_cmd tl_cmds[] = {
     {"tune", "TEMPLATE [-p K=V,..] -t TARGET [options]", "submit a tuning job",
-     "POST /v1/tune.  -p may be left out for a template without inputs or whose every input "
+     "POST /v1/tune.  TEMPLATE is a name or a template document file (./k.json: sent inline "
+     "and stored; see Templates).  -p may be left out for a template without inputs or whose every input "
      "has a default (the defaults apply).  Prints the job id; with --wait a live progress bar (trials done / planned, "
      "best so far, ETA) fed by the job's event stream, on a terminal with the convergence curve "
      "(as `tlctl job ID --plot`) redrawn under it, then the result.  Ctrl-C during --wait "
      "asks whether to cancel the job (on a terminal); otherwise the job keeps running and tlctl "
      "prints how to cancel it.", o_tune, 1, 1, tl_cmd_tune},
     {"best", "TEMPLATE [-p K=V,..] -t TARGET [options]", "the best tuned config of a shape",
-     "GET /v1/best.  -p may be left out (or given empty, -p \"\") for a template without "
+     "GET /v1/best (TEMPLATE may be a document file: that version's best).  -p may be left out (or given empty, -p \"\") for a template without "
      "inputs or whose every input has a default; when an input has no default it is required "
      "(tlctl looks the template up to tell).  --format env prints TT_BLOCK_M=128 lines for a shell; args prints "
      "--block_M=128 --block_N=256 ... for a Python launcher.", o_best, 1, 1, tl_cmd_best},
@@ -129,11 +130,13 @@ const tl_cmd tl_cmds[] = {
     {"targets", "", "list targets", "GET /v1/targets.", o_none, 0, 0, tl_cmd_targets},
     {"predict", "TEMPLATE -p K=V,.. -t TARGET [--config K=V,..] [--top K]",
      "cost-model predictions (not measurements)",
-     "POST /v1/predict.  Output is labelled as model predictions.", o_predict, 1, 1,
+     "POST /v1/predict.  TEMPLATE may be a document file (sent inline, not stored).  Output "
+     "is labelled as model predictions.", o_predict, 1, 1,
      tl_cmd_predict},
     {"simulate", "TEMPLATE -p K=V,.. -t TARGET --config K=V,.. [--trace FILE]",
      "simulate one config on the pipeline simulator",
-     "POST /v1/simulate.  Output is labelled as simulated (a model of the chip, not hardware).",
+     "POST /v1/simulate.  TEMPLATE may be a document file (sent inline, not stored).  Output "
+     "is labelled as simulated (a model of the chip, not hardware).",
      o_simulate, 1, 1, tl_cmd_simulate},
     {"check", "-T TEMPLATE -t TARGET [-p K=V,..] (--measured FILE | --remeasure) [options]",
      "CI performance-regression check against the stored best or a pinned baseline",
@@ -477,6 +480,15 @@ void tl_print_markdown(FILE *f)
                "Errors are one line on stderr: `tlctl: [<json path>: ]<message> (<api error "
                "code>, HTTP <status>)` for error answers, `tlctl: cannot reach <url>: <reason>` "
                "for transport failures.\n\n"
+               "## Templates\n\n"
+               "TEMPLATE (tune, best, predict, simulate) is a template's name (`tlctl "
+               "templates`) or a template document file: an argument with a `/` in it or "
+               "ending in `.json` is read as JSON and sent inline (`./my_kernel.json`).  tune "
+               "stores it under its `name`, owned by your token (docs/api.md, PUT "
+               "/v1/templates); predict and simulate use it without storing it; best asks for "
+               "that version (its hash, from POST /v1/templates/{name}/validate).  An "
+               "unreadable file, invalid JSON (duplicate keys included) or a document that is "
+               "not an object is a usage error (exit 2) naming the file.\n\n"
                "## Global options\n\n");
     tl_md_opts(f, tl_global_opts);
     fprintf(f, "\n## Commands\n");

@@ -171,6 +171,11 @@ int tl_term_width(void);
 /* Whether template `name` needs a problem (GET /v1/templates/{name}): 0 with *needs set (1:
  * an input has no default), or the exit code after printing the error. */
 int tl_template_needs_problem(const tl_ctx *c, const char *name, int *needs);
+/* TEMPLATE arguments: a name, or a document file (a '/' in it or a ".json" tail) whose JSON
+ * object is sent inline.  tl_template_value: 0 with a new reference, else TL_EXIT_USAGE
+ * after one line. */
+int tl_template_is_file(const char *arg);
+int tl_template_value(const tl_cmd *cmd, const char *arg, json_t **out);
 
 /* ---- commands (cmd_*.c) ---- */
 int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);

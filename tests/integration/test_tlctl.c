@@ -534,6 +534,79 @@ static void write_text(const char *path, const char *text)
     fclose(f);
 }
 
+/* A TEMPLATE argument that is a document file: tune sends it inline (stored under its name),
+ * predict and simulate use it, best asks for that version; a bad file is a usage error. */
+#define SCALE_DOC "{\"tiletune\": 1, \"name\": \"%s\", \"version\": \"1\", \"inputs\": " \
+    "{\"N\": \"int\"}, \"params\": {\"block\": [256, 512, 1024]}, \"let\": {\"n_num\": " \
+    "\"ceildiv(N, block)\"}, \"buffers\": {\"X_UB\": {\"scope\": \"UB\", \"shape\": " \
+    "[\"block\"], \"dtype\": \"float16\", \"copies\": 2}}, \"tensors\": {\"X\": {\"shape\": " \
+    "[\"N\"], \"dtype\": \"float16\"}, \"Y\": {\"shape\": [\"N\"], \"dtype\": \"float16\", " \
+    "\"output\": true}}, \"kernel\": {\"grid\": {\"bx\": \"n_num\"}, \"cores\": \"vector\", " \
+    "\"body\": [{\"copy\": [\"gm:X\", \"X_UB\"], \"along\": [\"bx\"]}, {\"vec\": \"muls\", " \
+    "\"out\": \"X_UB\", \"in\": [\"X_UB\"]}, {\"copy\": [\"X_UB\", \"gm:Y\"], \"along\": " \
+    "[\"bx\"]}]}}"
+
+static void test_template_file(void)
+{
+    char doc[2048], path[512], peek[512], bad[512];
+    snprintf(path, sizeof path, "%s/fscale.json", g_tmp);
+    snprintf(doc, sizeof doc, SCALE_DOC, "fscale");
+    write_text(path, doc);
+    snprintf(peek, sizeof peek, "%s/peek.json", g_tmp);      /* predicted, never stored */
+    snprintf(doc, sizeof doc, SCALE_DOC, "fpeek");
+    write_text(peek, doc);
+    run_res r = RUN_TOKEN(TT_TOKEN_TUNE, "tune", path, "-p", "N=65536", "-t", "a2", "-n", "3",
+                          "--wait");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "fscale"));
+    run_free(&r);
+    r = RUN("predict", peek, "-p", "N=65536", "-t", "a2", "-k", "2");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "{\"block\":1024}"));
+    run_free(&r);
+    r = RUN("simulate", peek, "-p", "N=65536", "-t", "a2", "--config", "block=512");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "simulated time"));
+    run_free(&r);
+    r = RUN("templates");
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "fscale"));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "fpeek"));
+    run_free(&r);
+    r = RUN("best", path, "-p", "N=65536", "-t", "a2");         /* that version's best */
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "fscale"));
+    run_free(&r);
+    r = RUN("best", path, "-t", "a2");                           /* N has no default */
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "--problem is required"));
+    run_free(&r);
+    /* another version of the file has no result yet */
+    snprintf(doc, sizeof doc, SCALE_DOC, "fscale");
+    char *v2 = strstr(doc, "[256, 512, 1024]");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v2);
+    memcpy(v2, "[256, 512, 2048]", 16);
+    write_text(path, doc);
+    r = RUN("best", path, "-p", "N=65536", "-t", "a2");
+    CU_ASSERT_EQUAL(r.code, 5);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "not_found"));
+    run_free(&r);
+    static const struct { const char *text, *want; } bads[] = {
+        {NULL, "No such file"},                                   /* no file at all */
+        {"{\"name\": ", "cannot read the template file"},
+        {"{\"name\": \"a\", \"name\": \"b\"}", "duplicate object key"},
+        {"[1, 2]", "does not hold a JSON object"},
+    };
+    for (size_t i = 0; i < sizeof bads / sizeof *bads; i++) {
+        snprintf(bad, sizeof bad, "%s/bad%zu.json", g_tmp, i);
+        if (bads[i].text) write_text(bad, bads[i].text);
+        r = RUN_TOKEN(TT_TOKEN_TUNE, "tune", bad, "-p", "N=1", "-t", "a2");
+        CU_ASSERT_EQUAL(r.code, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, bads[i].want));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, bad));
+        run_free(&r);
+    }
+}
+
 static void test_check(void)
 {
     if (!ci_routes_present()) return;
@@ -789,6 +862,7 @@ static const tt_test_case cases[] = {
     {"export", test_export},
     {"import", test_import},
     {"config_file", test_config_file},
+    {"template_file", test_template_file},
     {"server_stops_during_wait", test_server_stops_during_wait},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"tlctl", suite_init, suite_cleanup, cases},
