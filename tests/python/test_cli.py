@@ -53,6 +53,43 @@ def test_tune_best_export(daemon, tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout)["state"] == "queued"
 
 
+SCALE = {"tiletune": 1, "name": "pyscale", "version": "1", "inputs": {"N": "int"},
+         "params": {"block": [256, 512, 1024]}, "let": {"n_num": "ceildiv(N, block)"},
+         "buffers": {"X_UB": {"scope": "UB", "shape": ["block"], "dtype": "float16",
+                              "copies": 2}},
+         "tensors": {"X": {"shape": ["N"], "dtype": "float16"},
+                     "Y": {"shape": ["N"], "dtype": "float16", "output": True}},
+         "kernel": {"grid": {"bx": "n_num"}, "cores": "vector", "body": [
+             {"copy": ["gm:X", "X_UB"], "along": ["bx"]},
+             {"vec": "muls", "out": "X_UB", "in": ["X_UB"]},
+             {"copy": ["X_UB", "gm:Y"], "along": ["bx"]}]}}
+
+
+def test_template_file(daemon, tmp_path):
+    """As tlctl: a TEMPLATE with a '/' or a .json tail is a document file: tune sends it
+    inline (stored under its name), best asks for that version; bad files exit 2."""
+    env = {"TILETUNE_URL": daemon.url, "TILETUNE_TOKEN": TUNE}
+    f = tmp_path / "pyscale.json"
+    f.write_text(json.dumps(SCALE))
+    r = run("tune", str(f), "-p", "N=65536", "-t", "a2", "-n", "3", "--wait", env=env)
+    assert r.returncode == 0, r.stderr
+    r = run("best", str(f), "-p", "N=65536", "-t", "a2", "-f", "json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["template"] == "pyscale"
+    assert run("best", str(f), "-t", "a2", env=env).returncode == 2     # N has no default
+    f.write_text(json.dumps(dict(SCALE, params={"block": [256, 2048]})))   # another version
+    r = run("best", str(f), "-p", "N=65536", "-t", "a2", env=env)
+    assert r.returncode == 5 and "not_found" in r.stderr
+    for i, (text, want) in enumerate([(None, "No such file"), ('{"name": ', "cannot read"),
+                                      ('{"a": 1, "a": 2}', "duplicate object key"),
+                                      ("[1]", "does not hold a JSON object")]):
+        bad = tmp_path / f"bad{i}.json"
+        if text is not None:
+            bad.write_text(text)
+        r = run("tune", str(bad), "-p", "N=1", "-t", "a2", env=env)
+        assert r.returncode == 2 and want in r.stderr and str(bad) in r.stderr, r.stderr
+
+
 def test_exit_codes(daemon):
     env = {"TILETUNE_URL": daemon.url}
     r = run("best", "gemm", "-p", "M=7,N=7,K=7,dtype=bfloat16", "-t", "a2", env=env)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import urllib.parse
 import sys
 from typing import Any, Dict, List, Optional
 
@@ -104,7 +105,8 @@ def _int_in(lo: int, hi: int):
 
 
 def _shape_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("template", help="template name, e.g. gemm")
+    p.add_argument("template", help="template name, e.g. gemm, or a template document file "
+                                    "(a path with '/' or ending in .json), as tlctl")
     p.add_argument("-p", "--problem",
                    help="template inputs, e.g. M=4096,N=4096,K=4096,dtype=float16 (may be "
                         "left out for a template without inputs)")
@@ -129,11 +131,42 @@ def _print_best(doc: Dict[str, Any], fmt: str) -> None:
             print(f"  {k:<12} {v}")
 
 
+def _no_dup_keys(pairs):
+    keys = [k for k, _ in pairs]
+    dup = next((k for k in keys if keys.count(k) > 1), None)
+    if dup is not None:
+        raise ValueError(f"duplicate object key {dup!r}")
+    return dict(pairs)
+
+
+def _template_doc(arg: str) -> Optional[Dict[str, Any]]:
+    """The document of a TEMPLATE argument that names a file (a '/' in it or a .json tail,
+    as tlctl), None for a template name; ValueError (exit 2) naming the file otherwise."""
+    if "/" not in arg and not (len(arg) > 5 and arg.endswith(".json")):
+        return None
+    try:
+        with open(arg, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8"), object_pairs_hook=_no_dup_keys)
+    except OSError as e:
+        raise ValueError(f"cannot read the template file {arg}: {e.strerror}") from None
+    except ValueError as e:             # bad JSON, bad UTF-8, a duplicate key
+        raise ValueError(f"cannot read the template file {arg}: {e}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"the template file {arg} does not hold a JSON object")
+    return doc
+
+
 def _run(a: argparse.Namespace) -> int:
     c = Client(a.url, a.token, timeout=a.timeout, config_file=a.config_file)
+    doc = _template_doc(a.template) if a.cmd in ("best", "tune") else None
+    info = None                         # best of a file: that version (validate: name, hash)
+    if doc is not None and a.cmd == "best":
+        name = str(doc.get("name") or "unnamed")
+        info = c.request("POST", f"/v1/templates/{urllib.parse.quote(name, safe='')}/validate",
+                         json_body=doc, idempotent=True)
     if a.cmd in ("best", "tune") and a.problem is None:
         if a.cmd == "best":             # as tlctl: -p may be left out only without inputs
-            needed = [i.get("name") for i in c.template(a.template).get("inputs") or []
+            needed = [i.get("name") for i in (info or c.template(a.template)).get("inputs") or []
                       if isinstance(i, dict) and "default" not in i]
             if needed:
                 print(f"tiletune best: --problem is required: template {a.template} has "
@@ -141,11 +174,13 @@ def _run(a: argparse.Namespace) -> int:
                 return EXIT_USAGE
         a.problem = ""
     if a.cmd == "best":
-        doc = c.best(a.template, a.target, a.problem, nearest=a.nearest, backend=a.backend)
-        _print_best(doc, a.format)
+        res = c.best(info["name"] if info else a.template, a.target, a.problem,
+                     nearest=a.nearest, backend=a.backend, hash=info["hash"] if info else None)
+        _print_best(res, a.format)
         return EXIT_OK
     if a.cmd == "tune":
-        job = c.tune(a.template, a.target, a.problem, backend=a.backend, strategy=a.strategy,
+        job = c.tune(doc if doc is not None else a.template, a.target, a.problem,
+                     backend=a.backend, strategy=a.strategy,
                      budget=a.budget, seed=a.seed,
                      options={"objective": a.objective} if a.objective else None)
         if not a.wait:
