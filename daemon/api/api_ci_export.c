@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "api_int.h"
 #include "backend.h"
@@ -87,8 +88,16 @@ static void tt_x_c_int64(FILE *f, int64_t v)
 static char *tt_x_cheader(const tt_template *t, const char *id, const char *tgt,
                           const tt_xrow *rows, size_t n)
 {
-    char guard[100];
-    snprintf(guard, sizeof guard, "TT_EXPORT_%s_H", id);
+    /* The guard names the template and target exactly (CRC-32 of "name\ntarget"), not only
+     * the mangled identifier: then only the same file is skipped, and two headers that
+     * define the same identifiers (my-kern and my_kern, or one template on two targets)
+     * fail to compile instead of the second being skipped and its lookup silently answering
+     * from the first one's table. */
+    char guard[120];
+    uLong crc = crc32(crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t->name,
+                            (uInt)strlen(t->name)), (const Bytef *)"\n", 1);
+    crc = crc32(crc, (const Bytef *)tgt, (uInt)strlen(tgt));
+    snprintf(guard, sizeof guard, "TT_EXPORT_%s_%08lX_H", id, (unsigned long)crc);
     for (char *p = guard; *p; p++) *p = (char)toupper((unsigned char)*p);
     char *buf = NULL;
     size_t len = 0;

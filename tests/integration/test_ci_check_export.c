@@ -496,8 +496,10 @@ static void store_named(const char *name, const char *input, const char *param)
     const tt_template *t = NULL;
     tt_errinfo err;
     tt_errinfo_clear(&err);
-    CU_ASSERT_EQUAL_FATAL(tt_catalog_put_as(tt_cfx_srv.catalog, tt_cfx_srv.store, NULL, d,
-                                            "tester", 1, &t, &err), TT_OK);
+    tt_rc prc = tt_catalog_put_as(tt_cfx_srv.catalog, tt_cfx_srv.store, NULL, d, "tester", 1,
+                                  &t, &err);
+    if (prc) fprintf(stderr, "store_named %s: %s: %s\n", name, err.path, err.msg);
+    CU_ASSERT_EQUAL_FATAL(prc, TT_OK);
     json_decref(d);
     snprintf(kt, sizeof kt, "{\"device_name\": \"Ascend910B2\", \"kernel_name\": \"%s\", "
              "\"problem_size\": [4096], \"tune_params_keys\": [\"%s\"], \"tune_params\": "
@@ -592,6 +594,43 @@ static void test_export_c_names(void)
         tt_cfx_resp_clear(&r);
     }
     free(standin);
+}
+
+/* Templates "ka-b" and "ka_b" both spell the C identifiers ka_b_entry, find_ka_b_entry: their
+ * headers in one file must fail to compile (the old guard, the upper-cased identifier alone,
+ * skipped the second header, so find_ka_b_entry silently answered from the other template's
+ * table), while one header included twice still compiles. */
+static void test_export_c_header_guards(void)
+{
+    static const char *const names[] = {"ka-b", "ka_b"};
+    char h[600], c[600], cmd[1600];
+    for (size_t i = 0; i < 2; i++) {
+        store_named(names[i], "N", "block");
+        tt_resp r;
+        if (export_named("c-header", names[i], 200, &r)) {
+            snprintf(h, sizeof h, "%s/%s_guard.h", tt_cfx_dir, names[i]);
+            put_text(h, r.text);
+        }
+        tt_cfx_resp_clear(&r);
+    }
+    static const struct { const char *includes; int ok; } cases[] = {
+        {"#include \"ka_b_guard.h\"\n#include \"ka_b_guard.h\"\n", 1},   /* the same file */
+        {"#include \"ka-b_guard.h\"\n#include \"ka_b_guard.h\"\n", 0},   /* two tables */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char src[400];
+        snprintf(src, sizeof src, "%sint main(void) { return !find_ka_b_entry(4096); }\n",
+                 cases[i].includes);
+        snprintf(c, sizeof c, "%s/guards%zu.c", tt_cfx_dir, i);
+        put_text(c, src);
+        snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -o %s/guards %s "
+                 "2>%s/guards.err && %s/guards", tt_cfx_dir, c, tt_cfx_dir, tt_cfx_dir);
+        CU_ASSERT_EQUAL(run(cmd) == 0, cases[i].ok);
+    }
+    snprintf(c, sizeof c, "%s/guards.err", tt_cfx_dir);
+    char *err = tt_test_read_file(c, NULL);
+    CU_ASSERT(err && strstr(err, "redefinition") != NULL);
+    free(err);
 }
 
 static void test_export_t4(void)
@@ -720,6 +759,7 @@ static const tt_test_case export_cases[] = {
     {"registry_inc_compiles", test_export_registry_inc_compiles},
     {"registry_inc_nothing_tuned", test_export_registry_inc_nothing_tuned},
     {"c_names", test_export_c_names},
+    {"c_header_guards", test_export_c_header_guards},
     {"t4", test_export_t4},
     {"errors", test_export_errors},
     {NULL, NULL}};
