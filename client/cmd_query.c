@@ -264,6 +264,24 @@ int tl_cmd_targets(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     return 0;
 }
 
+/* Why a predict of the whole space listed nothing: the space's size, what rejected its
+ * configs (`space.rejected`: reason -> count) and how many the model could not evaluate. */
+static void tl_print_empty_space(const json_t *out)
+{
+    const json_t *sp = json_object_get(out, "space");
+    printf("no feasible config (%.0f configs%s)", json_number_value(json_object_get(sp, "total")),
+           json_is_false(json_object_get(sp, "complete")) ? ", not all looked at" : "");
+    const char *k, *sep = "; rejected: ";
+    const json_t *v;
+    json_object_foreach((json_t *)json_object_get(sp, "rejected"), k, v) {
+        printf("%s%s (%.0f)", sep, k, json_number_value(v));
+        sep = ", ";
+    }
+    double mi = json_number_value(json_object_get(sp, "model_infeasible"));
+    if (mi > 0) printf("; the model could not evaluate %.0f", mi);
+    printf("\n");
+}
+
 int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     int rc;
@@ -311,7 +329,8 @@ int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
                         : json_string_value(json_object_get(x, "reason")),
                      tl_jstr(json_object_get(x, "config"), cfg, sizeof cfg));
     }
-    tl_table_print(c, &t, stdout);
+    if (json_array_size(json_object_get(out, "results"))) tl_table_print(c, &t, stdout);
+    else tl_print_empty_space(out);
     json_decref(out);
     return 0;
 }

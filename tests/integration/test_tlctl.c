@@ -564,6 +564,19 @@ static void test_template_file(void)
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "{\"block\":1024}"));
     run_free(&r);
+    /* a space without a feasible config says why instead of printing an empty table */
+    char *v1 = strstr(doc, "\"version\": \"1\", ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v1);
+    char tight[2200];
+    snprintf(tight, sizeof tight, "%.*s\"constraints\": [\"block <= N\"], %s",
+             (int)(v1 - doc), doc, v1);
+    write_text(peek, tight);
+    r = RUN("predict", peek, "-p", "N=100", "-t", "a2");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "no feasible config (3 configs); rejected: "
+                                         "constraints[0]: block <= N (3)\n"));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "PREDICTED"));
+    run_free(&r);
     r = RUN("simulate", peek, "-p", "N=65536", "-t", "a2", "--config", "block=512");
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "simulated time"));
