@@ -267,11 +267,21 @@ static enum MHD_Result tt_header_add(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
+/* 1 when a raw (still %-encoded) URI holds "%00": MHD decodes it into a NUL byte, which
+ * ends the C string of the path or argument, so "/v1/jobs/1%00x" would read as job 1. */
+static int tt_uri_has_nul(const char *uri)
+{
+    for (const char *p = strchr(uri, '%'); p; p = strchr(p + 1, '%'))
+        if (p[1] == '0' && p[2] == '0') return 1;
+    return 0;
+}
+
 /* MHD's URI hook runs before it files the query arguments in the connection's 32 KiB pool;
  * past ~500 arguments that pool overflows and MHD 0.9.75 then hangs instead of answering.
  * So the raw query string is cut after TT_MAX_QUERY_ARGS arguments here (MHD's own buffer,
  * which it modifies itself right after this call), and the request is marked: the value
- * returned becomes its con_cls, and tt_begin answers 400. */
+ * returned becomes its con_cls, and tt_begin answers 400.  A URI with an encoded NUL byte
+ * (%00) is marked too (400 bad_encoding): decoded, it would cut the path or argument short. */
 static void *tt_uri_hook(void *cls, const char *uri, struct MHD_Connection *c)
 {
     (void)c;
@@ -282,6 +292,7 @@ static void *tt_uri_hook(void *cls, const char *uri, struct MHD_Connection *c)
         *(char *)uri = '\0';
         return &h->long_uri;
     }
+    if (tt_uri_has_nul(uri)) return &h->nul_byte;
     int n = 1;
     for (const char *p = q; p && *p; p++) {
         if (*p == '&' && ++n > TT_MAX_QUERY_ARGS) {
@@ -289,6 +300,44 @@ static void *tt_uri_hook(void *cls, const char *uri, struct MHD_Connection *c)
             return &h->many_args;
         }
     }
+    return NULL;
+}
+
+typedef struct tt_framing {
+    unsigned ncl, nte;
+    const char *cl, *te;        /* the first of each */
+    int cl_differ;              /* a later Content-Length differs from the first */
+} tt_framing;
+
+static enum MHD_Result tt_framing_add(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    (void)kind;
+    tt_framing *f = cls;
+    if (!key) return MHD_YES;
+    if (!value) value = "";
+    if (!strcasecmp(key, "Content-Length")) {
+        if (f->ncl++ == 0) f->cl = value;
+        else if (strcmp(f->cl, value)) f->cl_differ = 1;
+    } else if (!strcasecmp(key, "Transfer-Encoding")) {
+        if (f->nte++ == 0) f->te = value;
+    }
+    return MHD_YES;
+}
+
+/* How the body is delimited must be unambiguous (RFC 9112 6.3): MHD reads the first of two
+ * Content-Length headers, and a proxy in front may read the other one, or Content-Length
+ * where MHD reads chunks, and a body MHD cannot delimit (Transfer-Encoding: gzip) made it
+ * wait for body_timeout without an answer.  NULL, or why the request is refused (400). */
+static const char *tt_framing_error(struct MHD_Connection *c)
+{
+    tt_framing f = {0, 0, NULL, NULL, 0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, tt_framing_add, &f);
+    if (f.cl_differ) return "Content-Length is given more than once with different values";
+    if (f.nte && f.ncl) return "both Content-Length and Transfer-Encoding are given";
+    if (f.nte > 1) return "Transfer-Encoding is given more than once";
+    if (f.nte && strcasecmp(f.te, "chunked"))
+        return "Transfer-Encoding must be chunked (no other transfer coding is supported)";
     return NULL;
 }
 
@@ -320,6 +369,9 @@ static enum MHD_Result tt_begin(tt_http *h, tt_hconn *hc, struct MHD_Connection 
         snprintf(msg, sizeof msg, "the URI is longer than %d bytes", TT_MAX_URI);
         return tt_refuse(hc, c, method, url, TT_EURITOOLONG, 1, msg);
     }
+    if (marked == 3)
+        return tt_refuse(hc, c, method, url, TT_EENCODING, 1,
+                         "the path or a query argument holds an encoded NUL byte (%00)");
     /* headers MHD could still hold in its 32 KiB pool, but more than we serve: the JSON
      * 431 (beyond the pool MHD answers with its own HTML, daemon/README.md) */
     tt_header_sum hs = {0, 0};
@@ -329,6 +381,8 @@ static enum MHD_Result tt_begin(tt_http *h, tt_hconn *hc, struct MHD_Connection 
                  "bytes in all", hs.n, hs.bytes, TT_MAX_HEADERS, TT_MAX_HEADER_BYTES);
         return tt_refuse(hc, c, method, url, TT_EHEADERS, 1, msg);
     }
+    const char *framing = tt_framing_error(c);
+    if (framing) return tt_refuse(hc, c, method, url, TT_EINVAL, 1, framing);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
     if (n > srv->max_body_bytes) {
@@ -384,9 +438,10 @@ static enum MHD_Result tt_answer(tt_hconn *hc, struct MHD_Connection *c, const c
 }
 
 /* Route, authenticate and parse a complete request into hc->req.  Returns the route, or -1
- * with hc->resp holding the refusal. */
+ * with hc->resp holding the refusal; *acct is the route the request is counted on in
+ * /metrics (its path and method matched one, even when it is refused), or negative. */
 static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const char *method,
-                      const char *url)
+                      const char *url, int *acct)
 {
     tt_server *srv = h->srv;
     tt_req *req = &hc->req;
@@ -396,13 +451,14 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
     req->method = method;
     req->path = url;
     req->accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+    int path_known = 0;
+    int ri = tt__route_match(method, url, req, hc->scratch, sizeof hc->scratch, &path_known);
+    *acct = ri;                 /* a refusal below still counts on its route (/metrics) */
     if (hc->too_big) {
         tt_resp_error(resp, TT_ETOOBIG, NULL, "request body exceeds the limit of %zu bytes",
                       srv->max_body_bytes);
         return -1;
     }
-    int path_known = 0;
-    int ri = tt__route_match(method, url, req, hc->scratch, sizeof hc->scratch, &path_known);
     if (ri < 0) {
         if (ri == TT__ROUTE_BADTEXT) {
             tt_resp_error(resp, TT_EENCODING, NULL, "the path is not valid UTF-8");
@@ -497,8 +553,9 @@ static enum MHD_Result tt_final(tt_http *h, tt_hconn *hc, struct MHD_Connection 
         return tt_answer(hc, c, method, url, (int)hc->route);
     atomic_store(&hc->deadline_ms, 0);       /* no deadline while we work on it */
     hc->resp.status = 200;
-    int ri = tt_prepare(h, hc, c, method, url);
-    if (ri < 0) return tt_answer(hc, c, method, url, -1);
+    int acct = -1;
+    int ri = tt_prepare(h, hc, c, method, url, &acct);
+    if (ri < 0) return tt_answer(hc, c, method, url, acct);
     const tt__route *rt = tt__route_at((size_t)ri);
     hc->route = (size_t)ri;
     if (rt->flags & TT__ROUTE_HEAVY) {
@@ -529,6 +586,17 @@ static enum MHD_Result tt_final(tt_http *h, tt_hconn *hc, struct MHD_Connection 
     return tt_answer(hc, c, method, url, ri);
 }
 
+/* What tt_uri_hook left in a request's con_cls before tt_begin: 0 nothing, 1 too many
+ * arguments, 2 URI too long, 3 encoded NUL byte; -1 when it is already the connection. */
+static int tt_uri_mark(const tt_http *h, const void *con_cls)
+{
+    if (!con_cls) return 0;
+    if (con_cls == &h->many_args) return 1;
+    if (con_cls == &h->long_uri) return 2;
+    if (con_cls == &h->nul_byte) return 3;
+    return -1;
+}
+
 static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char *url,
                                  const char *method, const char *version,
                                  const char *upload_data, size_t *upload_size, void **con_cls)
@@ -539,9 +607,8 @@ static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     tt_hconn *hc = ci ? ci->socket_context : NULL;
     if (!hc) return MHD_NO;                  /* out of memory at connect */
-    if (!*con_cls || *con_cls == &h->many_args || *con_cls == &h->long_uri)
-        return tt_begin(h, hc, c, url, method, con_cls,
-                        !*con_cls ? 0 : *con_cls == &h->many_args ? 1 : 2);
+    int mark = tt_uri_mark(h, *con_cls);
+    if (mark >= 0) return tt_begin(h, hc, c, url, method, con_cls, mark);
     if (*upload_size) {
         if (hc->too_big == 2) { *upload_size = 0; return MHD_YES; }
         return tt_upload(h, hc, upload_data, upload_size);
@@ -557,8 +624,7 @@ static void tt_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     tt_http *h = cls;
     tt_hconn *hc = *con_cls;
     *con_cls = NULL;
-    if (!hc || (void *)hc == (void *)&h->many_args || (void *)hc == (void *)&h->long_uri)
-        return;                                    /* never reached tt_begin */
+    if (tt_uri_mark(h, hc) >= 0) return;          /* never reached tt_begin */
     tt__hconn_reset(hc);
     hc->in_request = 0;
     atomic_fetch_sub(&h->inflight, 1);

@@ -88,7 +88,7 @@ struct tt_http {
     pthread_t reaper;
     int reaper_started;
     tt_sse *sse_wait;                 /* suspended SSE streams, resumed every tick */
-    char many_args, long_uri;         /* their addresses mark refused requests (con_cls) */
+    char many_args, long_uri, nul_byte; /* their addresses mark refused requests (con_cls) */
 };
 
 /* Connections (http_conn.c). */

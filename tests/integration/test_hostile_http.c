@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT
+ * test_hostile_http.c - requests a careless or hostile client sends below the JSON layer,
+ * over raw sockets: ambiguous body framing (two different Content-Length headers,
+ * Content-Length with Transfer-Encoding, a transfer coding other than chunked) is refused
+ * with a JSON 400 at once, never read one way while a proxy reads it another, nor left
+ * waiting for body_timeout; an encoded NUL byte (%00) in a path or query argument is
+ * 400 bad_encoding, never cut short ("/v1/jobs/1%00x" is not job 1: DELETE left it
+ * alone); and refusals of a known route (413 after the body was read, 401, malformed JSON)
+ * are counted on that route in /metrics, not as "unmatched".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsonutil.h"
+#include "tt_daemon.h"
+#include "tt_rawhttp.h"
+#include "tt_test.h"
+
+static tt_daemon D;
+static long long g_job;          /* a queued job (no workers) */
+
+static int suite_init(void)
+{
+    if (tt_daemon_start(&D, "{\"workers\": 0, \"body_timeout\": 20}")) return 1;
+    g_job = tt_daemon_submit(&D, "{\"template\":\"gemm\",\"problem\":{\"M\":512,\"N\":512,"
+                                 "\"K\":512},\"target\":\"a2\",\"budget\":{\"trials\":4}}");
+    return g_job > 0 ? 0 : 1;
+}
+
+static int suite_clean(void)
+{
+    int st = tt_daemon_stop(&D);
+    tt_daemon_cleanup(&D);
+    return st != 0;
+}
+
+/* Send a raw request on a fresh connection and read the answer (until close or timeout_s)
+ * into resp (cap bytes). */
+static void raw_exchange(const char *req, size_t len, char *resp, size_t cap, double timeout_s)
+{
+    resp[0] = '\0';
+    int fd = tt_raw_connect(D.port, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(tt_raw_send(fd, req, len), 0);
+    int closed = 0;
+    tt_raw_read(fd, resp, cap - 1, timeout_s, &closed);
+    close(fd);
+}
+
+/* The JSON error of a raw answer: code and message, or "" each. */
+static void raw_error(const char *resp, char code[64], char msg[256])
+{
+    code[0] = msg[0] = '\0';
+    json_t *j = json_loads(tt_raw_body(resp), 0, NULL);
+    const json_t *e = json_object_get(j, "error");
+    const char *c = json_string_value(json_object_get(e, "code"));
+    const char *m = json_string_value(json_object_get(e, "message"));
+    snprintf(code, 64, "%s", c ? c : "");
+    snprintf(msg, 256, "%s", m ? m : "");
+    json_decref(j);
+}
+
+static void test_ambiguous_framing(void)
+{
+    static const struct {
+        const char *name, *headers, *body;
+        int status;
+        const char *code, *msg;
+    } cases[] = {
+        {"two Content-Length, the first small", "Content-Length: 2\r\nContent-Length: 300\r\n",
+         "{}", 400, "invalid_argument", "Content-Length is given more than once"},
+        {"two Content-Length, the first large", "Content-Length: 300\r\nContent-Length: 2\r\n",
+         "{}", 400, "invalid_argument", "Content-Length is given more than once"},
+        {"Content-Length and chunked", "Content-Length: 2000000\r\n"
+         "Transfer-Encoding: chunked\r\n", "2\r\n{}\r\n0\r\n\r\n", 400, "invalid_argument",
+         "both Content-Length and Transfer-Encoding"},
+        {"Content-Length and chunked, small", "Content-Length: 5\r\n"
+         "Transfer-Encoding: chunked\r\n", "2\r\n{}\r\n0\r\n\r\n", 400, "invalid_argument",
+         "both Content-Length and Transfer-Encoding"},
+        {"gzip transfer coding", "Transfer-Encoding: gzip\r\n", "{}", 400, "invalid_argument",
+         "Transfer-Encoding must be chunked"},
+        {"gzip, chunked", "Transfer-Encoding: gzip, chunked\r\n", "2\r\n{}\r\n0\r\n\r\n", 400,
+         "invalid_argument", "Transfer-Encoding must be chunked"},
+        {"two Transfer-Encoding", "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n",
+         "2\r\n{}\r\n0\r\n\r\n", 400, "invalid_argument", "given more than once"},
+        /* unambiguous framings are read as before (the body then fails validation) */
+        {"one Content-Length", "Content-Length: 2\r\n", "{}", 422, "invalid_target", NULL},
+        {"the same Content-Length twice", "Content-Length: 2\r\nContent-Length: 2\r\n", "{}",
+         422, "invalid_target", NULL},
+        {"chunked", "Transfer-Encoding: chunked\r\n", "2\r\n{}\r\n0\r\n\r\n", 422,
+         "invalid_target", NULL},
+        {"Chunked", "Transfer-Encoding: Chunked\r\n", "2\r\n{}\r\n0\r\n\r\n", 422,
+         "invalid_target", NULL},
+    };
+    static char resp[65536];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char req[1024], code[64], msg[256];
+        int n = snprintf(req, sizeof req, "POST /v1/predict HTTP/1.1\r\nHost: x\r\n"
+                         "Connection: close\r\n%s\r\n%s", cases[i].headers, cases[i].body);
+        /* an answer must come well before body_timeout (20 s) */
+        raw_exchange(req, (size_t)n, resp, sizeof resp, tt_daemon_slow(8));
+        raw_error(resp, code, msg);
+        int ok = tt_raw_status(resp) == cases[i].status && !strcmp(code, cases[i].code) &&
+                 (!cases[i].msg || strstr(msg, cases[i].msg));
+        if (!ok) fprintf(stderr, "\nframing case \"%s\": %.400s\n", cases[i].name, resp);
+        CU_ASSERT(ok);
+    }
+}
+
+static void test_encoded_nul(void)
+{
+    static const struct {
+        const char *method, *path;
+        int status;
+    } cases[] = {
+        {"GET", "/v1/templates/gemm%00x", 400},
+        {"GET", "/v1/templates/%00", 400},
+        {"GET", "/v1/jobs?state=queued%00junk", 400},
+        {"GET", "/v1/jobs?li%00mit=5", 400},
+        {"GET", "/v1/best?template=gemm%00&target=a2&M=512&N=512&K=512", 400},
+        {"HEAD", "/v1/jobs/{job}%00", 400},
+        {"DELETE", "/v1/jobs/{job}%00", 400},
+        {"GET", "/v1/templates/gemm%2500", 404},     /* "%00" as text: just a name */
+        {"GET", "/v1/jobs/{job}", 200},
+    };
+    static char resp[65536];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256], req[1024], code[64], msg[256];
+        const char *at = strstr(cases[i].path, "{job}");   /* the queued job's id */
+        if (at)
+            snprintf(path, sizeof path, "%.*s%lld%s", (int)(at - cases[i].path), cases[i].path,
+                     g_job, at + 5);
+        else
+            snprintf(path, sizeof path, "%s", cases[i].path);
+        int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                         "Authorization: Bearer " TT_TOKEN_TUNE "\r\n\r\n", cases[i].method,
+                         path);
+        raw_exchange(req, (size_t)n, resp, sizeof resp, tt_daemon_slow(8));
+        raw_error(resp, code, msg);
+        int ok = tt_raw_status(resp) == cases[i].status &&
+                 (cases[i].status != 400 || (!strcmp(code, "bad_encoding") &&
+                                             strstr(msg, "NUL byte")) ||
+                  !strcmp(cases[i].method, "HEAD"));
+        if (!ok) fprintf(stderr, "\nNUL case %s %s: %.400s\n", cases[i].method, path, resp);
+        CU_ASSERT(ok);
+    }
+    /* the DELETE of "1%00" did not cancel job 1 */
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", g_job);
+    tt_hres r;
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_req(&D, "GET", path, NULL, NULL, 0, &r), 0);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "state")), "queued");
+    tt_hres_free(&r);
+}
+
+/* The value of one tiletune_http_requests_total series, 0 when absent. */
+static long metric_count(const char *route, int status)
+{
+    tt_hres r;
+    long v = 0;
+    if (tt_daemon_req(&D, "GET", "/metrics", NULL, NULL, 0, &r) == 0 && r.body) {
+        char key[160];
+        snprintf(key, sizeof key, "tiletune_http_requests_total{route=\"%s\",status=\"%d\"} ",
+                 route, status);
+        const char *p = strstr(r.body, key);
+        if (p) v = strtol(p + strlen(key), NULL, 10);
+    }
+    tt_hres_free(&r);
+    return v;
+}
+
+static void test_refusals_counted_on_route(void)
+{
+    static const struct {
+        const char *route, *request;
+        size_t body;                  /* bytes of body to send after the request */
+        int status;
+    } cases[] = {
+        /* without Expect: the body is read (and discarded), then 413 */
+        {"POST /v1/import", "POST /v1/import?format=t4&template=gemm HTTP/1.1\r\nHost: x\r\n"
+         "Authorization: Bearer " TT_TOKEN_TUNE "\r\nContent-Length: 1100000\r\n"
+         "Connection: close\r\n\r\n", 1100000, 413},
+        {"POST /v1/tune", "POST /v1/tune HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+         "Connection: close\r\n\r\n", 2, 401},
+        {"POST /v1/tune", "POST /v1/tune HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+         TT_TOKEN_TUNE "\r\nContent-Length: 2\r\nConnection: close\r\n\r\n", 2, 400},
+        {"GET /v1/jobs/{id}", "GET /v1/jobs/1?x=1 HTTP/1.1\r\nHost: x\r\n"
+         "Connection: close\r\n\r\n", 0, 400},
+    };
+    static char body[1100000 + 1];
+    memset(body, ' ', sizeof body - 1);
+    body[0] = '{';                    /* "{   ...": malformed JSON when it is read */
+    static char resp[65536];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        long before = metric_count(cases[i].route, cases[i].status);
+        long unmatched = metric_count("unmatched", cases[i].status);
+        int fd = tt_raw_connect(D.port, NULL);
+        CU_ASSERT_FATAL(fd >= 0);
+        CU_ASSERT_EQUAL(tt_raw_send(fd, cases[i].request, strlen(cases[i].request)), 0);
+        if (cases[i].body) CU_ASSERT_EQUAL(tt_raw_send(fd, body, cases[i].body), 0);
+        int closed = 0;
+        tt_raw_read(fd, resp, sizeof resp - 1, tt_daemon_slow(10), &closed);
+        close(fd);
+        CU_ASSERT_EQUAL(tt_raw_status(resp), cases[i].status);
+        long after = metric_count(cases[i].route, cases[i].status);
+        if (after != before + 1)
+            fprintf(stderr, "\n%s %d: counted %ld -> %ld (unmatched %ld -> %ld)\n",
+                    cases[i].route, cases[i].status, before, after, unmatched,
+                    metric_count("unmatched", cases[i].status));
+        CU_ASSERT_EQUAL(after, before + 1);
+        CU_ASSERT_EQUAL(metric_count("unmatched", cases[i].status), unmatched);
+    }
+}
+
+static void test_still_up(void)
+{
+    tt_hres r;
+    CU_ASSERT_EQUAL(tt_daemon_req(&D, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    tt_hres_free(&r);
+    CU_ASSERT(tt_daemon_alive(&D));
+}
+
+static const tt_test_case cases[] = {{"ambiguous_framing", test_ambiguous_framing},
+                                     {"encoded_nul", test_encoded_nul},
+                                     {"refusals_counted_on_route", test_refusals_counted_on_route},
+                                     {"still_up", test_still_up},
+                                     {NULL, NULL}};
+static const tt_test_suite suites[] = {{"hostile_http", suite_init, suite_clean, cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
