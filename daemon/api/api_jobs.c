@@ -22,10 +22,8 @@
 
 static int tt_parse_id(const char *s, int64_t *id)
 {
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end || x <= 0) return -1;
+    long long x;
+    if (tt__parse_int(s, &x) || x <= 0) return -1;
     *id = x;
     return 0;
 }

@@ -579,12 +579,10 @@ static tt_rc tt_best_problem(const tt_template *t, const json_t *q, int64_t *slo
             continue;
         }
         const char *s = json_string_value(v);
-        char *end;
-        errno = 0;
-        long long x = t->inputs[slot].kind == TT_INPUT_INT ? strtoll(s, &end, 10) : 0;
+        long long x = 0;
         if (t->inputs[slot].kind != TT_INPUT_INT)
             json_object_set_new(prob, k, json_string(s));
-        else if (errno || end == s || *end)
+        else if (tt__parse_int(s, &x))
             rc = tt_errf(err, TT_EPROBLEM, k, "%s must be an integer", k);
         else
             json_object_set_new(prob, k, json_integer(x));

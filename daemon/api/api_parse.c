@@ -87,6 +87,18 @@ static int tt_in_range(const tt__member *m, double x)
     return !(m->flags & TT__M_RANGE) || (x >= m->lo && x <= m->hi);
 }
 
+int tt__parse_int(const char *s, long long *out)
+{
+    const char *d = s[0] == '-' ? s + 1 : s;
+    if (*d < '0' || *d > '9') return -1;     /* strtoll would skip blanks and take '+' */
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = x;
+    return 0;
+}
+
 /* A query-string value as the member's type: 0 on success. */
 static int tt_query_value(const tt__member *m, const char *s, void *dst)
 {
@@ -97,9 +109,8 @@ static int tt_query_value(const tt__member *m, const char *s, void *dst)
         *(const char **)dst = s;
         return 0;
     case TT__P_INT: {
-        errno = 0;
-        long long x = strtoll(s, &end, 10);
-        if (errno || end == s || *end || !tt_in_range(m, (double)x)) return -1;
+        long long x;
+        if (tt__parse_int(s, &x) || !tt_in_range(m, (double)x)) return -1;
         *(int64_t *)dst = x;
         return 0;
     }

@@ -67,6 +67,11 @@ void tt__err_prefix(tt_errinfo *err, const char *prefix);
  * "configs[3]"), so paths are never doubled.  Paths without that root get `at` prefixed. */
 void tt__err_rebase(tt_errinfo *err, const char *root, const char *at);
 
+/* A decimal integer as a query argument or path segment spells it: an optional '-', then
+ * digits only (no sign '+', no blanks, as in JSON and in problem strings).  0 with *out set,
+ * or -1 (also when it does not fit in 64 bits). */
+int tt__parse_int(const char *s, long long *out);
+
 /* 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF), else 0. */
 int tt__utf8_valid(const char *s, size_t n);
 /* Make the NUL-terminated s valid UTF-8 in place: a character cut short (by a "%.32s" or a

@@ -6,7 +6,8 @@
  * waiting for body_timeout; an encoded NUL byte (%00) in a path or query argument is
  * 400 bad_encoding, never cut short ("/v1/jobs/1%00x" is not job 1: DELETE left it
  * alone); and refusals of a known route (413 after the body was read, 401, malformed JSON)
- * are counted on that route in /metrics, not as "unmatched".
+ * are counted on that route in /metrics, not as "unmatched"; integers in query arguments
+ * and path segments are digits only ("+5", " 5" refused, as in JSON and problem strings).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,16 @@ static void test_ambiguous_framing(void)
     }
 }
 
+/* pattern with "{job}" replaced by the queued job's id */
+static void job_path(char *out, size_t cap, const char *pattern)
+{
+    const char *at = strstr(pattern, "{job}");
+    if (at)
+        snprintf(out, cap, "%.*s%lld%s", (int)(at - pattern), pattern, g_job, at + 5);
+    else
+        snprintf(out, cap, "%s", pattern);
+}
+
 static void test_encoded_nul(void)
 {
     static const struct {
@@ -128,12 +139,7 @@ static void test_encoded_nul(void)
     static char resp[65536];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[256], req[1024], code[64], msg[256];
-        const char *at = strstr(cases[i].path, "{job}");   /* the queued job's id */
-        if (at)
-            snprintf(path, sizeof path, "%.*s%lld%s", (int)(at - cases[i].path), cases[i].path,
-                     g_job, at + 5);
-        else
-            snprintf(path, sizeof path, "%s", cases[i].path);
+        job_path(path, sizeof path, cases[i].path);
         int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                          "Authorization: Bearer " TT_TOKEN_TUNE "\r\n\r\n", cases[i].method,
                          path);
@@ -153,6 +159,42 @@ static void test_encoded_nul(void)
     CU_ASSERT_EQUAL_FATAL(tt_daemon_req(&D, "GET", path, NULL, NULL, 0, &r), 0);
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r.json, "state")), "queued");
     tt_hres_free(&r);
+}
+
+/* An integer in a query argument or a path segment is spelled as in JSON and in problem
+ * strings ("M=+512" is refused there): strtoll also took "+5", " 5" and "%205". */
+static void test_strict_integers(void)
+{
+    static const struct {
+        const char *path;
+        long status;
+        const char *code, *epath;
+    } cases[] = {
+        {"/v1/jobs?limit=+5", 400, "invalid_argument", "limit"},
+        {"/v1/jobs?limit=%205", 400, "invalid_argument", "limit"},
+        {"/v1/jobs?limit=5", 200, NULL, NULL},
+        {"/v1/jobs?limit=-5", 400, "invalid_argument", "limit"},
+        {"/v1/jobs/+{job}", 404, "not_found", NULL},
+        {"/v1/jobs/%20{job}", 404, "not_found", NULL},
+        {"/v1/jobs/{job}/trials?offset=+0", 400, "invalid_argument", "offset"},
+        {"/v1/best?template=gemm&target=a2&M=+512&N=512&K=512", 422, "invalid_problem", "M"},
+        {"/v1/best?template=gemm&target=a2&M=%20512&N=512&K=512", 422, "invalid_problem", "M"},
+        {"/v1/best?template=gemm&target=a2&M=512&N=512&K=512", 404, "not_found", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256];
+        job_path(path, sizeof path, cases[i].path);
+        tt_hres r;
+        CU_ASSERT_EQUAL_FATAL(tt_daemon_req(&D, "GET", path, NULL, NULL, 0, &r), 0);
+        const json_t *e = json_object_get(r.json, "error");
+        const char *p = json_string_value(json_object_get(e, "path"));
+        int ok = r.status == cases[i].status &&
+                 (!cases[i].code || !strcmp(tt_hres_code(&r), cases[i].code)) &&
+                 (!cases[i].epath || (p && !strcmp(p, cases[i].epath)));
+        if (!ok) fprintf(stderr, "\n%s: %ld %.300s\n", path, r.status, r.body ? r.body : "");
+        CU_ASSERT(ok);
+        tt_hres_free(&r);
+    }
 }
 
 /* The value of one tiletune_http_requests_total series, 0 when absent. */
@@ -226,6 +268,7 @@ static void test_still_up(void)
 static const tt_test_case cases[] = {{"ambiguous_framing", test_ambiguous_framing},
                                      {"encoded_nul", test_encoded_nul},
                                      {"refusals_counted_on_route", test_refusals_counted_on_route},
+                                     {"strict_integers", test_strict_integers},
                                      {"still_up", test_still_up},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"hostile_http", suite_init, suite_clean, cases},
