@@ -320,15 +320,22 @@ int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 int tl_cmd_jobs(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     char path[1024] = "/v1/jobs";
-    const char *st = tl_arg(cmd, a, "status"), *tp = tl_arg(cmd, a, "template");
-    long long limit = 100;
-    int rc = tl_int_arg(cmd, a, "limit", 1, 1000, &limit);
-    if (rc) return rc;
-    if (st) tl_query_add(path, sizeof path, "state", st);
-    if (tp) tl_query_add(path, sizeof path, "template", tp);
-    char ls[32];
+    long long limit = 100, offset = 0;
+    int rc;
+    if ((rc = tl_int_arg(cmd, a, "limit", 1, 1000, &limit)) ||
+        (rc = tl_int_arg(cmd, a, "offset", 0, 1LL << 62, &offset)) ||
+        (rc = tl_args_utf8(cmd, a, NULL)))
+        return rc;
+    static const char *const filters[][2] = {{"status", "state"}, {"template", "template"},
+                                             {"target", "target"}, {"owner", "owner"}};
+    for (size_t k = 0; k < sizeof filters / sizeof *filters; k++)
+        if (tl_arg(cmd, a, filters[k][0]))
+            tl_query_add(path, sizeof path, filters[k][1], tl_arg(cmd, a, filters[k][0]));
+    char ls[32], os[32];
     snprintf(ls, sizeof ls, "%lld", limit);
+    snprintf(os, sizeof os, "%lld", offset);
     tl_query_add(path, sizeof path, "limit", ls);
+    if (offset) tl_query_add(path, sizeof path, "offset", os);
     json_t *out = NULL;
     if ((rc = tl_call(c, "GET", path, NULL, &out))) return rc;
     if (c->json) { tl_print_json(out); json_decref(out); return 0; }
@@ -355,6 +362,8 @@ int tl_cmd_jobs(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
                      tl_fmt_us_at(json_object_get(j, "best"), "measured_us", best, sizeof best));
     }
     tl_table_print(c, &t, stdout);
+    if ((long long)json_array_size(json_object_get(out, "jobs")) == limit)
+        printf("(a full page of %lld: older jobs with --offset %lld)\n", limit, offset + limit);
     json_decref(out);
     return 0;
 }

@@ -47,7 +47,10 @@ static const tl_opt o_best[] = {
 static const tl_opt o_jobs[] = {
     {"status", 0, "S", "only jobs in this state: queued, running, done, failed, cancelled", NULL, 0},
     {"template", 0, "T", "only jobs of this template", NULL, 0},
+    {"target", 0, "NAME", "only jobs on this target (name or alias)", NULL, 0},
+    {"owner", 0, "TOKEN", "only jobs submitted with this token name", NULL, 0},
     {"limit", 0, "N", "at most N jobs (default 100)", NULL, 0},
+    {"offset", 0, "N", "skip the N newest (a full page ends with the --offset of the next)", NULL, 0},
     {NULL, 0, NULL, NULL, NULL, 0}};
 static const tl_opt o_job[] = {
     {"trials", 0, NULL, "also list the job's trials", NULL, 0},

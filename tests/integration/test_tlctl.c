@@ -620,6 +620,39 @@ static void test_template_file(void)
     }
 }
 
+/* jobs pages with --limit/--offset (a full page says how to get the next) and filters by
+ * target and owner. */
+static void test_jobs_pages(void)
+{
+    run_res r = RUN("--json", "jobs", "--limit", "2");
+    json_t *all = json_loads(r.out, 0, NULL), *jobs = json_object_get(all, "jobs");
+    CU_ASSERT_EQUAL_FATAL(json_array_size(jobs), 2);   /* the earlier cases ran jobs */
+    long long second = (long long)json_integer_value(json_object_get(json_array_get(jobs, 1), "id"));
+    run_free(&r);
+    json_decref(all);
+    r = RUN("jobs", "--limit", "1");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "(a full page of 1: older jobs with --offset 1)"));
+    run_free(&r);
+    r = RUN("--json", "jobs", "--limit", "1", "--offset", "1");
+    all = json_loads(r.out, 0, NULL);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_array_get(json_object_get(all, "jobs"), 0),
+                                                       "id")), second);
+    json_decref(all);
+    run_free(&r);
+    r = RUN("jobs", "--target", "a3");                 /* every job here ran on a2 */
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NULL(strstr(r.out, "Ascend910B2"));
+    run_free(&r);
+    r = RUN("jobs", "--owner", "nobody-at-all");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NULL(strstr(r.out, "done"));
+    run_free(&r);
+    r = RUN("jobs", "--offset", "-1");
+    CU_ASSERT_EQUAL(r.code, 2);
+    run_free(&r);
+}
+
 static void test_check(void)
 {
     if (!ci_routes_present()) return;
@@ -876,6 +909,7 @@ static const tt_test_case cases[] = {
     {"import", test_import},
     {"config_file", test_config_file},
     {"template_file", test_template_file},
+    {"jobs_pages", test_jobs_pages},
     {"server_stops_during_wait", test_server_stops_during_wait},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"tlctl", suite_init, suite_cleanup, cases},
