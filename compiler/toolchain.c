@@ -152,6 +152,7 @@ tt_child(const char *cmdline, const tt_toolchain_opts *o, char **envp, int in_fd
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGXFSZ, SIG_DFL);   /* the daemon ignores both; a command gets the defaults */
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
     if (o->cwd && chdir(o->cwd) != 0) {
         static const char msg[] = "tiletune: cannot enter the working directory\n";

@@ -186,7 +186,10 @@ static tt_catalog *tt_open_catalog(const tt_config *cfg, int *code)
     return cat;
 }
 
-/* Block the stop signals in every thread; the main thread waits for them. */
+/* Block the stop signals in every thread; the main thread waits for them.  SIGPIPE and
+ * SIGXFSZ are ignored: a closed peer and a file grown past RLIMIT_FSIZE (ulimit -f) come back
+ * as write errors (EPIPE, EFBIG), which the store reports (a job fails naming them), instead
+ * of killing the daemon without a word in its log. */
 static void tt_block_signals(sigset_t *set)
 {
     sigemptyset(set);
@@ -195,6 +198,7 @@ static void tt_block_signals(sigset_t *set)
     sigaddset(set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 /* Wait for SIGTERM or SIGINT and return it; SIGHUP reopens the log file on the way (for

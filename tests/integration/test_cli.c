@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -441,6 +442,41 @@ static void test_sighup_reopens_log(void)
     tt_daemon_cleanup(&d);
 }
 
+/* A daemon under a file size limit (RLIMIT_FSIZE, ulimit -f) that its database outgrows: the
+ * write fails (SIGXFSZ ignored: EFBIG, which SQLite reports as "disk I/O error") and the job
+ * fails saying so; the daemon stays up.  (Before, SIGXFSZ killed it without a word in the
+ * log.) */
+static void test_file_size_limit(void)
+{
+    struct rlimit old, lim;
+    CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 1 << 20;   /* inherited by the daemon: its WAL outgrows 1 MiB */
+    CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    tt_daemon d;
+    int started = tt_daemon_start(&d, "{\"workers\": 1}");
+    CU_ASSERT_EQUAL(setrlimit(RLIMIT_FSIZE, &old), 0);
+    CU_ASSERT_EQUAL_FATAL(started, 0);
+    long long id = tt_daemon_submit(&d, "{\"template\": \"gemm\", \"problem\": {\"M\": 1024, "
+                                        "\"N\": 1024, \"K\": 1024, \"dtype\": \"float16\"}, "
+                                        "\"target\": \"a2\", \"strategy\": \"random\", "
+                                        "\"budget\": 100000}");
+    CU_ASSERT_FATAL(id > 0);
+    const char *state = tt_daemon_wait_job(&d, id, tt_daemon_slow(120));
+    CU_ASSERT_TRUE(tt_daemon_alive(&d));
+    CU_ASSERT_STRING_EQUAL(state ? state : "(none)", "failed");
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    tt_hres r;
+    CU_ASSERT_EQUAL(tt_daemon_req(&d, "GET", path, NULL, NULL, 0, &r), 0);
+    const char *why = json_string_value(json_object_get(r.json, "error"));
+    CU_ASSERT(why && strstr(why, "disk I/O error"));
+    if (!(why && strstr(why, "disk I/O error"))) fprintf(stderr, "\nerror: %s\n", why ? why : "-");
+    tt_hres_free(&r);
+    CU_ASSERT_EQUAL(tt_daemon_stop(&d), 0);
+    tt_daemon_cleanup(&d);
+}
+
 /* ---- tlctl against a live daemon ----------------------------------------------------- */
 static tt_daemon g_d;
 static char *g_tlctl;
@@ -720,6 +756,7 @@ static const tt_test_case cases[] = {{"help_version", test_help_version},
                                      {"hash_token", test_hash_token},
                                      {"serve_failures", test_serve_failures},
                                      {"sighup_reopens_log", test_sighup_reopens_log},
+                                     {"file_size_limit", test_file_size_limit},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"cli", suite_init, suite_clean, cases},
                                        {"cli_tlctl", tl_suite_init, tl_suite_clean, tl_cases},
