@@ -28,25 +28,38 @@ static double tt_quantile(const double *v, int n, double q)
     return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo);
 }
 
-void tt_measurement_summarise(tt_measurement *m)
+tt_rc tt_samples_stats(const double *samples, size_t n, double *median, double *spread,
+                       double *min, double *mean)
 {
-    int n = m->nsamples;
-    if (n <= 0) return;
-    if (n > TT_MAX_SAMPLES) n = m->nsamples = TT_MAX_SAMPLES;
-    double s[TT_MAX_SAMPLES];
-    memcpy(s, m->samples_us, (size_t)n * sizeof s[0]);
-    for (int i = 1; i < n; i++) {   /* insertion sort: n <= TT_MAX_SAMPLES, often sorted */
+    *median = *spread = *min = *mean = NAN;
+    if (n == 0) return TT_OK;
+    double buf[TT_MAX_SAMPLES];
+    double *s = n <= TT_MAX_SAMPLES ? buf : malloc(n * sizeof *s);
+    if (!s) return TT_ENOMEM;
+    memcpy(s, samples, n * sizeof *s);
+    if (s != buf) qsort(s, n, sizeof *s, tt_cmp_double);
+    for (size_t i = 1; s == buf && i < n; i++) {   /* insertion sort: few, often sorted */
         double x = s[i];
-        int j = i;
-        while (j > 0 && tt_cmp_double(&s[j - 1], &x) > 0) {
-            s[j] = s[j - 1];
-            j--;
-        }
+        size_t j = i;
+        for (; j > 0 && tt_cmp_double(&s[j - 1], &x) > 0; j--) s[j] = s[j - 1];
         s[j] = x;
     }
-    m->min_us = s[0];
-    m->median_us = tt_quantile(s, n, 0.5);
-    m->spread_us = tt_quantile(s, n, 0.75) - tt_quantile(s, n, 0.25);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += s[i];
+    *min = s[0];
+    *median = tt_quantile(s, (int)n, 0.5);
+    *spread = tt_quantile(s, (int)n, 0.75) - tt_quantile(s, (int)n, 0.25);
+    *mean = sum / (double)n;
+    if (s != buf) free(s);
+    return TT_OK;
+}
+
+void tt_measurement_summarise(tt_measurement *m)
+{
+    if (m->nsamples <= 0) return;
+    if (m->nsamples > TT_MAX_SAMPLES) m->nsamples = TT_MAX_SAMPLES;
+    (void)tt_samples_stats(m->samples_us, (size_t)m->nsamples, &m->median_us, &m->spread_us,
+                           &m->min_us, &m->mean_us);
 }
 
 tt_rc tt_backend_open(const char *spec, const tt_backend_env *env, const tt_template *t,
@@ -151,15 +164,22 @@ const char *tt_objective_name(tt_objective o)
 double tt_objective_value(tt_objective o, const double *samples, int n, double recorded_us)
 {
     if (o == TT_OBJ_RECORDED && !isnan(recorded_us)) return recorded_us;
-    if (n <= 0) return NAN;
-    if (n > TT_MAX_SAMPLES) n = TT_MAX_SAMPLES;
-    double s[TT_MAX_SAMPLES], sum = 0;
-    memcpy(s, samples, (size_t)n * sizeof s[0]);
-    qsort(s, (size_t)n, sizeof s[0], tt_cmp_double);
-    for (int i = 0; i < n; i++) sum += s[i];
-    if (o == TT_OBJ_MEAN) return sum / n;
-    if (o == TT_OBJ_MIN) return s[0];
-    return tt_quantile(s, n, 0.5);
+    tt_measurement m;
+    m.recorded_us = NAN;
+    if (n <= 0 || tt_samples_stats(samples, (size_t)n, &m.median_us, &m.spread_us, &m.min_us,
+                                   &m.mean_us) != TT_OK)
+        return NAN;
+    return tt_measurement_objective(&m, o);
+}
+
+double tt_measurement_objective(const tt_measurement *m, tt_objective o)
+{
+    switch (o) {
+    case TT_OBJ_MEAN: return m->mean_us;
+    case TT_OBJ_MIN: return m->min_us;
+    case TT_OBJ_RECORDED: return isnan(m->recorded_us) ? m->median_us : m->recorded_us;
+    default: return m->median_us;
+    }
 }
 
 tt_rc tt_backend_measure(tt_backend *b, int64_t *slots, tt_measurement *out)

@@ -33,11 +33,13 @@ typedef struct tt_measurement {
     char error[256];
     double samples_us[TT_MAX_SAMPLES];
     int nsamples;
-    double median_us, spread_us, min_us;  /* filled by tt_measurement_summarise() */
+    double median_us, spread_us, min_us, mean_us;  /* filled by tt_measurement_summarise();
+                                 replay: of every recorded runtime, also of more than the
+                                 samples_us kept */
     double compile_s, measure_s;          /* wall seconds spent (recorded ones for replay) */
     double recorded_us;       /* replay: the dataset's own objective of the config (Kernel
                                  Tuner `time`, T4 measurement "time"); NAN elsewhere */
-    int summarised;           /* the backend filled median, spread and min itself (replay:
+    int summarised;           /* the backend filled median, spread, min and mean itself (replay:
                                  once per process); else tt_backend_measure summarises */
 } tt_measurement;
 
@@ -48,11 +50,19 @@ typedef enum tt_objective { TT_OBJ_MEDIAN, TT_OBJ_MEAN, TT_OBJ_MIN, TT_OBJ_RECOR
 /* "median", "mean", "min", "recorded": 0 and *out, or -1 for anything else. */
 int tt_objective_parse(const char *name, tt_objective *out);
 const char *tt_objective_name(tt_objective o);
-/* The value of samples[0..n) under o (recorded: recorded_us, or the median when it is NAN);
- * NAN when n == 0 and nothing was recorded. */
+/* The value of samples[0..n) under o, every sample counted (recorded: recorded_us, or the
+ * median when it is NAN); NAN when n == 0 and nothing was recorded, or out of memory. */
 double tt_objective_value(tt_objective o, const double *samples, int n, double recorded_us);
+/* The value of a summarised successful measurement under o: its median_us, mean_us, min_us
+ * or recorded_us (the median when that is NAN). */
+double tt_measurement_objective(const tt_measurement *m, tt_objective o);
 
-/* Median, inter-quartile spread and minimum of out->samples_us (no-op for 0 samples). */
+/* Median, inter-quartile spread, minimum and mean of samples[0..n) (any n) into the four
+ * outputs; TT_ENOMEM (outputs NAN) when more than TT_MAX_SAMPLES cannot be copied; n == 0:
+ * NANs. */
+tt_rc tt_samples_stats(const double *samples, size_t n, double *median, double *spread,
+                       double *min, double *mean);
+/* Median, inter-quartile spread, minimum and mean of out->samples_us (no-op for 0 samples). */
 void tt_measurement_summarise(tt_measurement *m);
 
 typedef struct tt_backend_env {

@@ -79,26 +79,26 @@ static tt_rc replay_samples(const tt_dataset *ds, const tt_ds_record *rec, tt_me
     return TT_OK;
 }
 
-/* Summarise every successful record's samples once per process (median, spread, min: the
- * runner stores them with each trial), at the dataset's first replay_open.  Out of memory:
- * none (then each trial is summarised as it comes). */
+/* Summarise every successful record's runtimes once per process -- median, spread, min and
+ * mean of every recorded runtime, also where replay_samples keeps fewer (the runner stores
+ * them with each trial and ranks by them) -- at the dataset's first replay_open.  Out of
+ * memory: none (then each trial is summarised from its kept samples as it comes). */
+#define TT_REPLAY_NSUM 4
 static pthread_mutex_t tt_replay_sum_mu = PTHREAD_MUTEX_INITIALIZER;
 static void replay_summaries_once(const tt_dataset *cds)
 {
     tt_dataset *ds = (tt_dataset *)cds;   /* replay_sum is this file's, written once here */
     pthread_mutex_lock(&tt_replay_sum_mu);
     if (!ds->replay_sum && ds->nrecords) {
-        double *sum = malloc(3 * ds->nrecords * sizeof *sum);
+        double *sum = malloc(TT_REPLAY_NSUM * ds->nrecords * sizeof *sum);
         for (size_t i = 0; sum && i < ds->nrecords; i++) {
             const tt_ds_record *rec = &ds->records[i];
-            tt_measurement m;
-            memset(&m, 0, sizeof m);
-            sum[3 * i] = NAN;
-            if (rec->status != TT_DS_OK || replay_samples(ds, rec, &m) != TT_OK) continue;
-            tt_measurement_summarise(&m);
-            sum[3 * i] = m.median_us;
-            sum[3 * i + 1] = m.spread_us;
-            sum[3 * i + 2] = m.min_us;
+            double *o = sum + TT_REPLAY_NSUM * i;
+            o[0] = NAN;
+            if (rec->status != TT_DS_OK ||
+                tt_samples_stats(tt_ds_samples(ds, rec), rec->nsamples, &o[0], &o[1], &o[2],
+                                 &o[3]) != TT_OK)
+                o[0] = NAN;
         }
         ds->replay_sum_n = sum ? ds->nrecords : 0;
         ds->replay_sum = sum;
@@ -190,11 +190,13 @@ static tt_rc replay_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
         return TT_OK;
     }
     if (replay_samples(ds, rec, out) != TT_OK) return TT_ENOMEM;
-    const double *sum = rec->index < ds->replay_sum_n ? ds->replay_sum + 3 * rec->index : NULL;
+    const double *sum =
+        rec->index < ds->replay_sum_n ? ds->replay_sum + TT_REPLAY_NSUM * rec->index : NULL;
     if (sum && !isnan(sum[0])) {
         out->median_us = sum[0];
         out->spread_us = sum[1];
         out->min_us = sum[2];
+        out->mean_us = sum[3];
         out->summarised = 1;
     }
     out->recorded_us = rec->value_us;   /* the dataset's own objective (NAN: not numeric) */

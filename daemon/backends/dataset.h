@@ -86,8 +86,8 @@ typedef struct tt_dataset {
     size_t *index;            /* open addressing: record index + 1, 0 = empty */
     size_t index_cap;         /* power of two */
     size_t cap_records, cap_samples;
-    /* the replay backend's (backend_replay.c): the median, spread and min of each record's
-     * samples as replay reports them (3 per record; NAN median: none), for replay_sum_n
+    /* the replay backend's (backend_replay.c): the median, spread, min and mean of each
+     * record's runtimes (4 per record; NAN median: none), for replay_sum_n
      * records; built once, at the first replay_open of the dataset, under that file's lock;
      * freed with the dataset */
     double *replay_sum;

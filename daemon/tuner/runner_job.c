@@ -282,23 +282,25 @@ static void tt_calib_store(tt_jobrun *jr, const char *fp)
 }
 
 /* The objective value of a successful trial (jr->objective; docs/strategies.md).  m: a new
- * measurement, or NULL for a reused trial tr (its samples from samples_json; a recorded
- * objective asked from the backend again: replay answers from memory). */
+ * measurement, or NULL for a reused trial tr: a replay trial is asked from the backend again
+ * (it answers from memory, with the statistics of every recorded runtime and the recorded
+ * objective, where the store keeps at most TT_MAX_SAMPLES of them); another's from its stored
+ * samples. */
 static double tt_job_objective(tt_jobrun *jr, const tt_measurement *m, const tt_trial *tr)
 {
     if (jr->objective == TT_OBJ_MEDIAN) return m ? m->median_us : tr->median_us;
-    if (m) return tt_objective_value(jr->objective, m->samples_us, m->nsamples, m->recorded_us);
+    if (m) return tt_measurement_objective(m, jr->objective);
+    tt_measurement again;
+    if (strncmp(jr->job->backend, "replay:", 7) == 0 &&
+        tt_backend_measure(jr->be, jr->slots, &again) == TT_OK && again.status == TT_OK)
+        return tt_measurement_objective(&again, jr->objective);
     double s[TT_MAX_SAMPLES];
     int n = 0;
     json_t *a = tr->samples_json ? json_loads(tr->samples_json, 0, NULL) : NULL;
     for (size_t i = 0; i < json_array_size(a) && n < TT_MAX_SAMPLES; i++)
         s[n++] = json_number_value(json_array_get(a, i));
     json_decref(a);
-    double rec = NAN;
-    tt_measurement again;
-    if (jr->objective == TT_OBJ_RECORDED && tt_backend_measure(jr->be, jr->slots, &again) == TT_OK)
-        rec = again.recorded_us;
-    double v = tt_objective_value(jr->objective, s, n, rec);
+    double v = tt_objective_value(jr->objective, s, n, NAN);
     return isnan(v) ? tr->median_us : v;
 }
 

@@ -394,6 +394,87 @@ static void test_replay_objective(void)
     CU_ASSERT_EQUAL(tt_objective_parse("average", &o), -1);
 }
 
+/* A recording with more runtimes per config than a measurement holds (100 > TT_MAX_SAMPLES):
+ * the job's best by median / mean / min is by every recorded runtime, not by the 63 kept as
+ * samples -- measured afresh and reused.  tests/data/datasets/many_samples.kt-cache.json
+ * (ms): a1b1 99 x 1 + 300 (mean 3.99; the kept samples' mean 5.75), a1b2 50 x 0.2 + 49 x 1.6
+ * + 400 (median 0.9; the kept samples' 1.6), a2b1 100 x 5, the rest 3 x 8. */
+static void test_replay_objective_many_samples(void)
+{
+    static const struct {
+        const char *objective;
+        int a, b;
+        double us;
+    } want[] = {{NULL, 1, 1, 3990}, {"median", 1, 2, 900}, {"mean", 1, 1, 3990},
+                {"min", 1, 2, 200}};
+    enum { N = sizeof want / sizeof want[0] };
+    json_t *t1 = json_loads("{\"General\": {\"BenchmarkName\": \"many\"}, \"ConfigurationSpace\": "
+                            "{\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", "
+                            "\"Values\": \"[1, 2, 3]\"}, {\"Name\": \"b\", \"Type\": \"int\", "
+                            "\"Values\": \"[1, 2]\"}], \"Conditions\": []}}", 0, NULL);
+    json_t *doc = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_t1_to_template(t1, "many", &doc, NULL), TT_OK);
+    json_decref(t1);
+    const tt_template *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(tt_rfx_cat, NULL, NULL, doc, &t, NULL), TT_OK);
+    json_decref(doc);
+    char dsdir[600], link[700], url[512];
+    snprintf(dsdir, sizeof dsdir, "%s/ds-many", tt_rfx_tmp);
+    CU_ASSERT_EQUAL_FATAL(mkdir(dsdir, 0700), 0);
+    char *src = tt_test_src("tests/data/datasets/many_samples.kt-cache.json");
+    snprintf(link, sizeof link, "%s/many.kt-cache.json", dsdir);
+    CU_ASSERT_EQUAL_FATAL(symlink(src, link), 0);
+    free(src);
+    tt_rfx_db_url(url, sizeof url, "many");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    c.datasets_dir = dsdir;
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    for (int round = 0; round < 2; round++)   /* 0: measured, 1: every trial reused */
+        for (int k = 0; k < N; k++) {
+            tt_job j;
+            memset(&j, 0, sizeof j);
+            snprintf(j.template_name, sizeof j.template_name, "many");
+            snprintf(j.template_hash, sizeof j.template_hash, "%s", t->hash);
+            snprintf(j.target, sizeof j.target, "Ascend910B2");
+            snprintf(j.backend, sizeof j.backend, "replay:many");
+            snprintf(j.backend_fp, sizeof j.backend_fp, "replay:many");
+            snprintf(j.strategy, sizeof j.strategy, "exhaustive");
+            char opt[64];
+            snprintf(opt, sizeof opt, "{\"objective\":\"%s\"}", want[k].objective ? want[k].objective : "");
+            j.options_json = want[k].objective ? opt : NULL;
+            j.problem_key = "";
+            j.problem_json = "{}";
+            CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
+            CU_ASSERT_EQUAL(tt_rfx_wait_job(s, j.id, 60), TT_JOB_DONE);
+            tt_job got;
+            memset(&got, 0, sizeof got);
+            CU_ASSERT_EQUAL(tt_store_job_get(s, j.id, &got), TT_OK);
+            char cfg[64];
+            snprintf(cfg, sizeof cfg, "{\"a\":%d,\"b\":%d}", want[k].a, want[k].b);
+            int ok = got.best_config_json && strcmp(got.best_config_json, cfg) == 0 &&
+                     fabs(got.best_us - want[k].us) < 1e-6 * want[k].us;
+            CU_ASSERT_TRUE(ok);
+            if (!ok)
+                fprintf(stderr, "\nround %d, objective %s: best %s %.3f us, want %s %.3f us\n",
+                        round, want[k].objective ? want[k].objective : "(default)",
+                        got.best_config_json ? got.best_config_json : "-", got.best_us, cfg,
+                        want[k].us);
+            tt_job_clear(&got);
+        }
+    tt_runner_stop(r);
+    tt_store_close(s);
+    /* the statistics of more samples than a measurement holds: all of them count */
+    double many[100];
+    for (int i = 0; i < 100; i++) many[i] = i < 99 ? 1 : 300;
+    CU_ASSERT_DOUBLE_EQUAL(tt_objective_value(TT_OBJ_MEAN, many, 100, NAN), 3.99, 1e-12);
+    many[0] = 0.5;
+    many[50] = 7;
+    CU_ASSERT_DOUBLE_EQUAL(tt_objective_value(TT_OBJ_MEDIAN, many, 100, NAN), 1, 1e-12);
+}
+
 /* The in-process backends: one sample, infeasible configs with a reason, fingerprints. */
 static void test_builtin_backends(void)
 {
@@ -598,6 +679,7 @@ static const tt_test_case jobs_cases[] = {
     {"builtin_backends", test_builtin_backends},
     {"replay_job", test_replay_job},
     {"replay_objective", test_replay_objective},
+    {"replay_objective_many_samples", test_replay_objective_many_samples},
     {"jobs_run_to_done", test_jobs_run_to_done},
     {"cancel", test_cancel},
     {"failures", test_failures},
