@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * jsonutil.c - json_dumps() replacement that never returns damaged text (see jsonutil.h).
+ * jsonutil.c - json_dumps() replacement that never returns damaged text, real numbers as jansson
+ * writes them, and UTF-8 checking and repair for text put into JSON (see jsonutil.h).
  */
 #include "jsonutil.h"
 
@@ -196,4 +197,59 @@ char *tt_json_reals(const double *v, size_t n)
     out[len++] = ']';
     out[len] = '\0';
     return out;
+}
+
+/* Length of the valid UTF-8 character at s (n bytes left), 0 when invalid; *cut is set when
+ * the bytes are a valid start of a character that ends early. */
+static size_t tt_utf8_char(const unsigned char *s, size_t n, int *cut)
+{
+    *cut = 0;
+    if (s[0] < 0x80) return 1;
+    size_t len = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+                 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
+    if (!len) return 0;
+    for (size_t k = 1; k < len; k++) {
+        if (k >= n || (s[k] & 0xC0) != 0x80) {
+            *cut = 1;
+            return 0;
+        }
+    }
+    /* overlongs, surrogates and code points above U+10FFFF */
+    if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F) ||
+        (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F))
+        return 0;
+    return len;
+}
+
+int tt_utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        int cut;
+        size_t k = tt_utf8_char(p + i, n - i, &cut);
+        if (!k) return 0;
+        i += k;
+    }
+    return 1;
+}
+
+void tt_utf8_fix(char *s)
+{
+    if (!s) return;
+    unsigned char *p = (unsigned char *)s, *w = p;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        int cut;
+        size_t k = tt_utf8_char(p + i, n - i, &cut);
+        if (k) {
+            memmove(w, p + i, k);
+            w += k;
+            i += k;
+            continue;
+        }
+        if (!cut) *w++ = '?';
+        i++;
+        while (cut && i < n && (p[i] & 0xC0) == 0x80) i++;   /* the rest of the cut char */
+    }
+    *w = '\0';
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * jsonutil.h - jansson helpers shared by the library, the daemon and the client.
+ * jsonutil.h - jansson helpers shared by the library, the daemon and the client (and the UTF-8
+ * check and repair every text needs before it becomes a JSON string).
  *
  * Why: jansson 2.14's json_dumps() ignores the result of writing an object key (dump.c), so
  * under memory pressure it can return JSON text with a key silently cut out.  tt_json_dumps()
@@ -31,5 +32,13 @@ size_t tt_json_real_text(double v, char buf[TT_JSON_REAL_MAX]);
 /* The JSON array text of n reals (tt_json_real_text each, compact "[a,b]"): new text the
  * caller frees, or NULL when out of memory or a value is not finite. */
 char *tt_json_reals(const double *v, size_t n);
+
+/* 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF), else 0. */
+int tt_utf8_valid(const char *s, size_t n);
+/* Make the NUL-terminated s valid UTF-8 in place: a character cut short (by a "%.32s" or a
+ * full buffer) is dropped, so text is cut on a character boundary; any other invalid byte
+ * becomes '?'.  The one place user text is made safe for a JSON string
+ * (jansson refuses invalid UTF-8) or a PostgreSQL text column. */
+void tt_utf8_fix(char *s);
 
 #endif

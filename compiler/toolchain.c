@@ -3,6 +3,8 @@
  */
 #include "toolchain.h"
 
+#include "jsonutil.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -355,13 +357,15 @@ size_t tt_toolchain_tail(const char *path, char *buf, size_t cap)
                 break;
             }
     }
+    while (from < n && ((unsigned char)tmp[from] & 0xC0) == 0x80) from++;   /* a cut char */
     size_t len = n - from;
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)tmp[from + i];
         buf[i] = (ch == '\n' || ch == '\t' || (ch >= 0x20 && ch < 0x7f) || ch >= 0x80) ? (char)ch : '?';
     }
     buf[len] = '\0';
-    return len;
+    tt_utf8_fix(buf);   /* compiler messages quote with UTF-8; binary output is not text */
+    return strlen(buf);
 }
 
 const char *tt_toolchain_describe(const tt_toolchain_result *res, double timeout_s, char *buf,

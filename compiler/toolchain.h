@@ -64,8 +64,10 @@ tt_rc tt_toolchain_run(const char *cmdline, const tt_toolchain_opts *opts,
                        tt_toolchain_result *res, tt_errinfo *err);
 
 /* Copy the last bytes of a text file (at most cap-1, NUL-terminated) into buf, skipping
- * trailing white space and starting at a line boundary when one is in range; non-printable
- * bytes become '?'.  Returns the length written (0 when the file is missing or empty). */
+ * trailing white space and starting at a line boundary when one is in range (else after any
+ * UTF-8 character cut by the start); control bytes and bytes that are not valid UTF-8 become
+ * '?', so the text is valid UTF-8.  Returns the length written (0 when the file is missing or
+ * empty). */
 size_t tt_toolchain_tail(const char *path, char *buf, size_t cap);
 
 /* One line describing how a run ended: "exit 0", "exit 2", "killed by signal 9 (Killed)",

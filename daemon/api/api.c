@@ -3,6 +3,7 @@
  * helpers shared by the handlers (template, target, problem, config members).
  */
 #include "api_int.h"
+#include "jsonutil.h"
 #include "runner.h"
 #include "suggest.h"
 
@@ -126,7 +127,7 @@ int tt__route_match(const char *method, const char *path, tt_req *req, char *scr
 {
     *path_known = 0;
     size_t n = strlen(path);
-    if (!tt__utf8_valid(path, n)) return TT__ROUTE_BADTEXT;
+    if (!tt_utf8_valid(path, n)) return TT__ROUTE_BADTEXT;
     if (n + 1 > cap) return -1;
     for (size_t i = 0; i < TT_NROUTES; i++) {
         memcpy(scratch, path, n + 1);
@@ -185,7 +186,7 @@ tt_rc tt__route_query_check(const tt__route *rt, const json_t *query, tt_errinfo
 int tt__query_add(json_t *query, const char *key, const char *value)
 {
     if (!value) value = "";
-    if (!tt__utf8_valid(key, strlen(key)) || !tt__utf8_valid(value, strlen(value))) return -1;
+    if (!tt_utf8_valid(key, strlen(key)) || !tt_utf8_valid(value, strlen(value))) return -1;
     if (json_object_get(query, key)) return 1;   /* a repeated argument: never the last wins */
     return json_object_set_new(query, key, json_string(value)) ? -1 : 0;
 }
@@ -212,7 +213,7 @@ static void tt_resp_reset(tt_resp *r)
     r->content_type = NULL;
 }
 
-/* msg and path may hold user text cut anywhere: made valid UTF-8 here (tt__utf8_fix), so an
+/* msg and path may hold user text cut anywhere: made valid UTF-8 here (tt_utf8_fix), so an
  * error answer is never lost to a JSON encoding failure. */
 static void tt_resp_error_msg(tt_resp *r, tt_rc rc, const char *path, const char *msg)
 {
@@ -221,8 +222,8 @@ static void tt_resp_error_msg(tt_resp *r, tt_rc rc, const char *path, const char
     char m[512], p[sizeof ((tt_errinfo *)0)->path];
     snprintf(m, sizeof m, "%s", msg && *msg ? msg : tt_strerror(rc));
     snprintf(p, sizeof p, "%s", path ? path : "");
-    tt__utf8_fix(m);
-    tt__utf8_fix(p);
+    tt_utf8_fix(m);
+    tt_utf8_fix(p);
     json_t *e = json_pack("{s:s, s:s}", "code", tt_rc_code(rc), "message", m);
     if (e && *p) json_object_set_new(e, "path", json_string(p));
     r->status = tt_rc_http_status(rc);

@@ -72,11 +72,4 @@ void tt__err_rebase(tt_errinfo *err, const char *root, const char *at);
  * or -1 (also when it does not fit in 64 bits). */
 int tt__parse_int(const char *s, long long *out);
 
-/* 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF), else 0. */
-int tt__utf8_valid(const char *s, size_t n);
-/* Make the NUL-terminated s valid UTF-8 in place: a character cut short (by a "%.32s" or a
- * full buffer) is dropped, so text is cut on a character boundary; any other invalid byte
- * becomes '?'.  The one place user text is made safe for a JSON answer. */
-void tt__utf8_fix(char *s);
-
 #endif

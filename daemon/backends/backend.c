@@ -3,6 +3,8 @@
  */
 #include "backend.h"
 
+#include "jsonutil.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +190,7 @@ tt_rc tt_backend_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
     out->recorded_us = NAN;
     memcpy(slots, b->problem, b->t->ninputs * sizeof(int64_t));
     tt_rc rc = b->ops->measure(b, slots, out);
+    tt_utf8_fix(out->error);   /* a command's output, cut anywhere: stored, then sent as JSON */
     if (rc == TT_OK && out->status == TT_OK && !out->summarised) tt_measurement_summarise(out);
     return rc;
 }

@@ -103,7 +103,8 @@ const char *tt_backend_fingerprint(const tt_backend *b);
 /* Measure one config (slots: problem + params; t->nslots long, lets are scratch).
  * Fills *out and returns TT_OK when the backend worked (out->status says how the config
  * fared), or an error when the backend itself failed (TT_EIO, TT_ENOMEM, ...) or was stopped
- * through env->stop (TT_ECANCELLED: nothing was measured). */
+ * through env->stop (TT_ECANCELLED: nothing was measured).  out->error is valid UTF-8 (a
+ * command's output quoted in it is repaired: see tt_utf8_fix). */
 tt_rc tt_backend_measure(tt_backend *b, int64_t *slots, tt_measurement *out);
 
 /* ---- for implementations (backend_*.c) ---------------------------------------------- */

@@ -274,6 +274,39 @@ static void test_stderr_tail(void)
     CU_ASSERT_EQUAL(strncmp(tt_toolchain_describe(&r, 0, d, sizeof d), "killed by signal 9", 18), 0);
 }
 
+/* The tail quoted in a trial's error is valid UTF-8 (it becomes a JSON string and a
+ * PostgreSQL text value): a character cut by the start of the tail is dropped, bytes that are
+ * not UTF-8 become '?', whole characters (gcc's quotes) stay. */
+static void test_tail_utf8(void)
+{
+    static const struct {
+        const char *text;   /* file content */
+        size_t cap;
+        const char *want;
+    } rows[] = {
+        {"error: \xe2\x80\x98x\xe2\x80\x99 undeclared\n", 64, "error: \xe2\x80\x98x\xe2\x80\x99 undeclared"},
+        /* 50 quotes of 3 bytes, no newline: the tail starts inside a character */
+        {"\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98"
+         "\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98", 9, "\xe2\x80\x98\xe2\x80\x98"},
+        {"bad \xff\xfe bytes\n", 64, "bad ?? bytes"},
+        {"cut at the end \xe2\x80", 64, "cut at the end "},
+        {"caf\xc3\xa9\x01\n", 64, "caf\xc3\xa9?"},
+    };
+    char path[512];
+    snprintf(path, sizeof path, "%s/tail.txt", g_dir);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        FILE *f = fopen(path, "wb");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(rows[i].text, f);
+        fclose(f);
+        char buf[128];
+        size_t n = tt_toolchain_tail(path, buf, rows[i].cap);
+        CU_ASSERT_EQUAL(n, strlen(buf));
+        CU_ASSERT_STRING_EQUAL(buf, rows[i].want);
+        if (strcmp(buf, rows[i].want) != 0) fprintf(stderr, "row %zu: '%s'\n", i, buf);
+    }
+}
+
 static void test_limits(void)
 {
     tt_toolchain_opts o = {.fsize_bytes = 1000, .timeout_s = 20};
@@ -345,6 +378,7 @@ static const tt_test_case cases[] = {
     {"output_write_error", test_output_write_error},
     {"stop_flag", test_stop_flag},
     {"stderr_tail", test_stderr_tail},
+    {"tail_utf8", test_tail_utf8},
     {"limits", test_limits},
     {"bad_args", test_bad_args},
     {"sigchld_ignored", test_sigchld_ignored},

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "jsonutil.h"
 #include "tt_test.h"
 
 static tt_template *g_t;
@@ -276,6 +277,13 @@ static void test_result_lines(void)
         {"echo '{\"latency_us\": [-3], \"correct\": true}'", TT_ERUN, "not a positive number", 0},
         {"echo '{not json at all}'", TT_ERUN, "no JSON result line", 0},
         {"true", TT_ERUN, "no JSON result line", 0},
+        /* the error quotes stderr as valid UTF-8 (old code: a quote cut in two, raw 0xff) */
+        {"for i in $(seq 200); do printf '\\342\\200\\230' >&2; done; exit 1", TT_ERUN,
+         "run failed (exit 1): \xe2\x80\x98", 0},
+        {"printf 'error: \\377\\376 in \\342\\200\\230x\\342\\200\\231\\n' >&2; exit 1", TT_ERUN,
+         "error: ?? in \xe2\x80\x98x\xe2\x80\x99", 0},
+        {"printf '{\"latency_us\": [NaN], \"n\": \"%051d\\342\\200\\230\"}\\n' 0", TT_ERUN,
+         "not JSON", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_object_set_new(g_tcs, "lines", json_pack("{s:s,s:i}", "run", cases[i].run,
@@ -290,6 +298,7 @@ static void test_result_lines(void)
                                       : m.nsamples == 1 && m.median_us == cases[i].median);
         if (!good) fprintf(stderr, "case %zu: %s: %s\n", i, tt_rc_code(m.status), m.error);
         CU_ASSERT(good);
+        CU_ASSERT(tt_utf8_valid(m.error, strlen(m.error)));
         tt_backend_close(b);
         json_object_del(g_tcs, "lines");
     }
