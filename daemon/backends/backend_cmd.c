@@ -408,8 +408,20 @@ static tt_rc tt_step(const tt_cmd *c, const char *cmd, const char *dir, const ch
     return TT_OK;
 }
 
-/* Parse the result line of one run into out; 0 on success. */
-static void tt_read_result(const char *dir, tt_measurement *out, int *ok)
+/* Append at most `quota` of the run's samples (lat: positive numbers) to out: all of them when
+ * they fit, else `quota` spread evenly over the run (first, ..., near the last), so every run of
+ * `repeats` weighs the same in the pool and none is crowded out by an earlier one. */
+static void tt_pool_samples(const json_t *lat, size_t quota, tt_measurement *out)
+{
+    size_t n = json_array_size(lat);
+    size_t take = n < quota ? n : quota;
+    for (size_t k = 0; k < take && out->nsamples < TT_MAX_SAMPLES; k++)
+        out->samples_us[out->nsamples++] = json_number_value(json_array_get(lat, k * n / take));
+}
+
+/* Parse the result line of one run into out (*ok = 1 on success), keeping at most `quota` of
+ * its samples. */
+static void tt_read_result(const char *dir, size_t quota, tt_measurement *out, int *ok)
 {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/run.out", dir);
@@ -441,10 +453,9 @@ static void tt_read_result(const char *dir, tt_measurement *out, int *ok)
                 tt_fail(out, TT_ERUN, "invalid result line: latency_us holds a value that is not "
                         "a positive number");
                 *ok = 0;
-            } else if (out->nsamples < TT_MAX_SAMPLES) {
-                out->samples_us[out->nsamples++] = d;
             }
         }
+        if (*ok) tt_pool_samples(lat, quota, out);
     }
     json_decref(j);
 }
@@ -533,7 +544,7 @@ static tt_rc cmd_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
     for (int i = 0; rc == TT_OK && ok && i < c->repeats; i++) {
         rc = tt_step(c, c->run, bdir, "run", env, c->run_timeout, TT_ERUNTIMEOUT, TT_ERUN, out,
                      &out->measure_s, &ok);
-        if (rc == TT_OK && ok) tt_read_result(bdir, out, &ok);
+        if (rc == TT_OK && ok) tt_read_result(bdir, TT_MAX_SAMPLES / c->repeats, out, &ok);
     }
     if (rc == TT_OK && ok) out->status = TT_OK;
     else if (rc == TT_OK) out->nsamples = 0;

@@ -201,6 +201,50 @@ static void test_repeats(void)
     tt_backend_close(b);
 }
 
+/* repeats > 1 pools the runs' samples evenly (at most 64 in all): run r prints n samples
+ * 100 r + 1 .. 100 r + n; each run keeps at most 64 / repeats of them, spread over the run
+ * (old code: the first run's first 64 filled the pool and later runs added nothing). */
+static void test_repeats_pool(void)
+{
+    static const struct {
+        int repeats, n, per_run;
+    } rows[] = {{2, 40, 32}, {3, 30, 21}, {2, 10, 10}, {1, 100, 64}, {64, 3, 1}};
+    char runs[600];
+    snprintf(runs, sizeof runs, "%s/pool-runs.txt", g_work);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char run[2048];
+        snprintf(run, sizeof run,
+                 "echo x >> '%s'; r=$(wc -l < '%s'); printf '{\"latency_us\": [%%d' $((r * 100 + 1)); "
+                 "i=2; while [ $i -le %d ]; do printf ', %%d' $((r * 100 + i)); i=$((i + 1)); done; "
+                 "echo '], \"correct\": true}'", runs, runs, rows[i].n);
+        json_object_set_new(g_tcs, "pool", json_pack("{s:s,s:i}", "run", run, "repeats",
+                                                     rows[i].repeats));
+        remove(runs);
+        tt_errinfo e;
+        tt_backend *b = open_cmd("cmd:pool", g_t, TT_OK, &e);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        tt_measurement m;
+        CU_ASSERT_EQUAL(measure(b, "BLOCK=16,MODE=0", &m), TT_OK);
+        CU_ASSERT_EQUAL(m.status, TT_OK);
+        CU_ASSERT_EQUAL(m.nsamples, rows[i].repeats * rows[i].per_run);
+        int per[65] = {0};
+        for (int k = 0; k < m.nsamples; k++) {
+            int r = (int)(m.samples_us[k] / 100);
+            if (r >= 1 && r <= 64) per[r]++;
+        }
+        for (int r = 1; r <= rows[i].repeats; r++) CU_ASSERT_EQUAL(per[r], rows[i].per_run);
+        /* spread over the run: its first sample and (when it keeps several) one from its
+         * last fifth */
+        CU_ASSERT_DOUBLE_EQUAL(m.samples_us[0], 101, 1e-9);
+        if (rows[i].per_run > 1)
+            CU_ASSERT(m.samples_us[rows[i].per_run - 1] >= 101 + rows[i].n * 4 / 5 - 1);
+        if (m.nsamples != rows[i].repeats * rows[i].per_run || per[1] != rows[i].per_run)
+            fprintf(stderr, "row %zu: %d samples, %d of run 1\n", i, m.nsamples, per[1]);
+        tt_backend_close(b);
+        json_object_del(g_tcs, "pool");
+    }
+}
+
 static void test_bad_definitions(void)
 {
     static const struct {
@@ -421,6 +465,7 @@ static const tt_test_case cases[] = {
     {"error_classes", test_error_classes},
     {"success_and_build_cache", test_success_and_build_cache},
     {"repeats", test_repeats},
+    {"repeats_pool", test_repeats_pool},
     {"bad_definitions", test_bad_definitions},
     {"render_failure", test_render_failure},
     {"result_lines", test_result_lines},
