@@ -28,8 +28,8 @@ typedef struct tt_capture {
     uint64_t cap;             /* head bytes */
     uint64_t head;            /* head bytes written */
     uint64_t total;           /* bytes read from the pipe */
-    char *ring;               /* TT_TOOLCHAIN_TAIL bytes */
-    size_t ring_len, ring_pos;
+    char *ring;               /* ring_cap bytes: the tail kept after the head */
+    size_t ring_cap, ring_len, ring_pos;
     int werr;                 /* first errno of a failed write to file_fd, 0: none */
 } tt_capture;
 
@@ -68,8 +68,8 @@ static void tt_capture_feed(tt_capture *c, const char *p, size_t n)
     }
     for (size_t i = 0; i < n; i++) {       /* the rest goes into the tail ring */
         c->ring[c->ring_pos] = p[i];
-        c->ring_pos = (c->ring_pos + 1) % TT_TOOLCHAIN_TAIL;
-        if (c->ring_len < TT_TOOLCHAIN_TAIL) c->ring_len++;
+        c->ring_pos = (c->ring_pos + 1) % c->ring_cap;
+        if (c->ring_len < c->ring_cap) c->ring_len++;
     }
 }
 
@@ -84,8 +84,8 @@ static int tt_capture_finish(tt_capture *c)
                          (unsigned long long)omitted);
         tt_write_all(c, mark, (size_t)k);
     }
-    size_t start = (c->ring_pos + TT_TOOLCHAIN_TAIL - c->ring_len) % TT_TOOLCHAIN_TAIL;
-    size_t first = c->ring_len < TT_TOOLCHAIN_TAIL - start ? c->ring_len : TT_TOOLCHAIN_TAIL - start;
+    size_t start = (c->ring_pos + c->ring_cap - c->ring_len) % c->ring_cap;
+    size_t first = c->ring_len < c->ring_cap - start ? c->ring_len : c->ring_cap - start;
     tt_write_all(c, c->ring + start, first);
     tt_write_all(c, c->ring, c->ring_len - first);
     return omitted > 0;
@@ -173,13 +173,14 @@ tt_child(const char *cmdline, const tt_toolchain_opts *o, char **envp, int in_fd
 }
 
 static tt_rc tt_open_capture(tt_capture *c, int dirfd, const char *name, uint64_t cap,
-                             tt_errinfo *err)
+                             size_t tail, tt_errinfo *err)
 {
     c->file_fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (c->file_fd < 0)
         return tt_errf(err, TT_EIO, name, "cannot create output file: %s", strerror(errno));
     c->cap = cap;
-    c->ring = malloc(TT_TOOLCHAIN_TAIL);
+    c->ring_cap = tail;
+    c->ring = malloc(tail);   /* untouched pages of a large tail cost no memory */
     if (!c->ring) return tt_errf(err, TT_ENOMEM, name, "out of memory");
     return TT_OK;
 }
@@ -277,10 +278,12 @@ tt_rc tt_toolchain_run(const char *cmdline, const tt_toolchain_opts *opts,
     if (dirfd < 0 && o->cwd)
         return tt_errf(err, TT_EIO, o->cwd, "cannot open working directory: %s",
                        strerror(errno));
-    rc = tt_open_capture(&cs[0], dirfd, o->stdout_name ? o->stdout_name : "stdout.txt", cap, err);
+    size_t out_tail = o->stdout_tail ? (size_t)o->stdout_tail : TT_TOOLCHAIN_TAIL;
+    rc = tt_open_capture(&cs[0], dirfd, o->stdout_name ? o->stdout_name : "stdout.txt", cap,
+                         out_tail, err);
     if (rc == TT_OK)
         rc = tt_open_capture(&cs[1], dirfd, o->stderr_name ? o->stderr_name : "stderr.txt",
-                             cap, err);
+                             cap, TT_TOOLCHAIN_TAIL, err);
     if (dirfd >= 0) close(dirfd);
     if (rc != TT_OK) goto done;
     if (pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0 ||

@@ -6,10 +6,10 @@
  * limits (RLIMIT_AS / RLIMIT_CPU / RLIMIT_FSIZE) and a wall-clock timeout after which the
  * whole process group gets SIGKILL.  stdout and stderr go through pipes into files in the
  * working directory; each file keeps at most `output_cap` bytes of the head plus the last
- * TT_TOOLCHAIN_TAIL bytes of the stream (after a "[... N bytes omitted ...]" line), so a
- * JSON line printed last is never lost (unless the file cannot be written: then the run goes
- * on and the result says which errno lost the output).  When the shell exits, what is left of its process
- * group is killed too: a toolchain cannot leave processes behind (unless it escapes with
+ * TT_TOOLCHAIN_TAIL bytes of the stream (stdout: `stdout_tail` when given) after a
+ * "[... N bytes omitted ...]" line, so a JSON line printed last is never lost (unless the file
+ * cannot be written: then the run goes on and the result says which errno lost the output).
+ * When the shell exits, what is left of its process group is killed too: a toolchain cannot leave processes behind (unless it escapes with
  * setsid).  Nothing is printed.
  *
  * Thread-safety: tt_toolchain_run() may be called from many threads at once (it builds the
@@ -39,6 +39,9 @@ typedef struct tt_toolchain_opts {
     const char *stdout_name;        /* file in cwd receiving stdout (default "stdout.txt") */
     const char *stderr_name;        /* file in cwd receiving stderr (default "stderr.txt") */
     uint64_t output_cap;            /* head bytes kept per stream; 0: the default cap */
+    uint64_t stdout_tail;           /* tail bytes of stdout kept after a truncated head (where
+                                       a result printed last is looked for); 0:
+                                       TT_TOOLCHAIN_TAIL.  stderr always keeps that many */
     atomic_int *stop;               /* when non-zero (checked every 20 ms): the group gets
                                        SIGKILL, as at the timeout; may be NULL.  Borrowed. */
 } tt_toolchain_opts;

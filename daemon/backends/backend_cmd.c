@@ -366,7 +366,9 @@ static tt_rc tt_step(const tt_cmd *c, const char *cmd, const char *dir, const ch
     tt_toolchain_opts o = {.cwd = dir, .env = (const char *const *)env, .timeout_s = timeout,
                            .mem_bytes = c->mem_bytes, .cpu_s = c->cpu_s,
                            .fsize_bytes = c->fsize_bytes, .stdout_name = outn,
-                           .stderr_name = errn, .output_cap = c->output_cap, .stop = c->stop};
+                           .stderr_name = errn, .output_cap = c->output_cap, .stop = c->stop,
+                           /* run.out keeps the whole span the result line is looked in */
+                           .stdout_tail = strcmp(what, "run") == 0 ? TT_CMD_RESULT_MAX : 0};
     tt_toolchain_result r;
     tt_errinfo e;
     tt_errinfo_clear(&e);

@@ -298,8 +298,9 @@ static void test_bad_definitions(void)
     tt_tmpl_free(t);
 }
 
-/* What a run prints (no build; output_kb 8192) and how it is read: the result line after
- * 5 MiB of output, lines that look like the result but are not JSON, the last line wins. */
+/* What a run prints (no build; output_kb 8192 unless given) and how it is read: the result
+ * line after 5 MiB of output, lines that look like the result but are not JSON, the last line
+ * wins. */
 static void test_result_lines(void)
 {
     static const struct {
@@ -307,31 +308,36 @@ static void test_result_lines(void)
         tt_rc status;
         const char *in_error;   /* NULL: ok */
         double median;
+        int output_kb;          /* 0: 8192 */
     } cases[] = {
         {"head -c 5242880 /dev/zero | tr '\\0' x; echo; echo '{\"latency_us\": [7], \"correct\": true}'",
-         TT_OK, NULL, 7},
+         TT_OK, NULL, 7, 0},
         {"echo '{\"latency_us\": [NaN], \"correct\": true}'", TT_ERUN,
-         "invalid result line: not JSON: {\"latency_us\": [NaN]", 0},
-        {"echo '{\"latency_us\": [1e999], \"correct\": true}'", TT_ERUN, "not JSON", 0},
+         "invalid result line: not JSON: {\"latency_us\": [NaN]", 0, 0},
+        {"echo '{\"latency_us\": [1e999], \"correct\": true}'", TT_ERUN, "not JSON", 0, 0},
         {"echo '{\"latency_us\": [5], \"correct\": true}'; echo '{\"latency_us\": [NaN]}'", TT_OK,
-         NULL, 5},
+         NULL, 5, 0},
         {"echo '{\"latency_us\": [5], \"correct\": true}'; echo '{\"latency_us\": [9], \"correct\": true}'",
-         TT_OK, NULL, 9},
-        {"echo '{\"latency_us\": [0], \"correct\": true}'", TT_ERUN, "not a positive number", 0},
-        {"echo '{\"latency_us\": [-3], \"correct\": true}'", TT_ERUN, "not a positive number", 0},
-        {"echo '{not json at all}'", TT_ERUN, "no JSON result line", 0},
-        {"true", TT_ERUN, "no JSON result line", 0},
+         TT_OK, NULL, 9, 0},
+        {"echo '{\"latency_us\": [0], \"correct\": true}'", TT_ERUN, "not a positive number", 0, 0},
+        {"echo '{\"latency_us\": [-3], \"correct\": true}'", TT_ERUN, "not a positive number", 0, 0},
+        {"echo '{not json at all}'", TT_ERUN, "no JSON result line", 0, 0},
+        {"true", TT_ERUN, "no JSON result line", 0, 0},
+        /* beyond output_kb, with more than 16 KiB after it (old code: the line was in the
+         * omitted middle of run.out, "no JSON result line") */
+        {"head -c 10000 /dev/zero | tr '\\0' y; echo; echo '{\"latency_us\": [4], \"correct\": true}'; "
+         "head -c 20000 /dev/zero | tr '\\0' z; echo", TT_OK, NULL, 4, 4},
         /* the error quotes stderr as valid UTF-8 (old code: a quote cut in two, raw 0xff) */
         {"for i in $(seq 200); do printf '\\342\\200\\230' >&2; done; exit 1", TT_ERUN,
-         "run failed (exit 1): \xe2\x80\x98", 0},
+         "run failed (exit 1): \xe2\x80\x98", 0, 0},
         {"printf 'error: \\377\\376 in \\342\\200\\230x\\342\\200\\231\\n' >&2; exit 1", TT_ERUN,
-         "error: ?? in \xe2\x80\x98x\xe2\x80\x99", 0},
+         "error: ?? in \xe2\x80\x98x\xe2\x80\x99", 0, 0},
         {"printf '{\"latency_us\": [NaN], \"n\": \"%051d\\342\\200\\230\"}\\n' 0", TT_ERUN,
-         "not JSON", 0},
+         "not JSON", 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        json_object_set_new(g_tcs, "lines", json_pack("{s:s,s:i}", "run", cases[i].run,
-                                                      "output_kb", 8192));
+        json_object_set_new(g_tcs, "lines", json_pack("{s:s,s:i}", "run", cases[i].run, "output_kb",
+                                                      cases[i].output_kb ? cases[i].output_kb : 8192));
         tt_errinfo e;
         tt_backend *b = open_cmd("cmd:lines", g_t, TT_OK, &e);
         CU_ASSERT_PTR_NOT_NULL_FATAL(b);
