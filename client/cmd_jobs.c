@@ -380,6 +380,23 @@ static int tl_job_request(const tl_ctx *c, const tl_cmd *cmd, const tl_args *a, 
     return tl_call(c, method, path, NULL, out);
 }
 
+/* A trial's error for one table cell: its lines joined with " | ", other control bytes as
+ * spaces (a toolchain's stderr tail has several lines); "" when there is none.  Returns buf. */
+static const char *tl_one_line(const char *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (; s && *s && n + 4 < cap; s++) {
+        if (*s == '\n' && s[1]) {
+            memcpy(buf + n, " | ", 3);
+            n += 3;
+        } else if (*s != '\n') {
+            buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s;
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     long long id;
@@ -412,19 +429,21 @@ int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         if (plots) rc = tl_job_plots(c, cmd, a, json_object_get(tr, "trials"), width);
         if (tr && tl_arg(cmd, a, "trials")) {
             static const char *const hdr[] = {"SEQ", "STATUS", "MEDIAN", "SPREAD", "PREDICTED",
-                                              "CONFIG"};
+                                              "CONFIG", "ERROR"};
             tl_table t;
-            tl_table_init(&t, 6, hdr);
+            tl_table_init(&t, 7, hdr);
             size_t i;
             json_t *x;
             json_array_foreach(json_object_get(tr, "trials"), i, x) {
-                char s[32], m[32], sp[32], p[32];
+                char s[32], m[32], sp[32], p[32], e[800];   /* an error: <= 255 bytes, 3 a newline */
                 tl_table_add(&t, tl_jstr(json_object_get(x, "seq"), s, sizeof s),
                              json_string_value(json_object_get(x, "status")),
                              tl_fmt_us_at(x, "median_us", m, sizeof m),
                              tl_fmt_us_at(x, "spread_us", sp, sizeof sp),
                              tl_fmt_us_at(x, "predicted_us", p, sizeof p),
-                             json_string_value(json_object_get(x, "config_key")));
+                             json_string_value(json_object_get(x, "config_key")),
+                             tl_one_line(json_string_value(json_object_get(x, "error")), e,
+                                         sizeof e));
             }
             printf("\n");
             tl_table_print(c, &t, stdout);

@@ -53,7 +53,7 @@ static const tl_opt o_jobs[] = {
     {"offset", 0, "N", "skip the N newest (a full page ends with the --offset of the next)", NULL, 0},
     {NULL, 0, NULL, NULL, NULL, 0}};
 static const tl_opt o_job[] = {
-    {"trials", 0, NULL, "also list the job's trials", NULL, 0},
+    {"trials", 0, NULL, "also list the job's trials (a failed one with its error)", NULL, 0},
     {"plot", 0, NULL, "draw best-so-far vs trial number (and each trial as a dot) in the terminal", NULL, 0},
     {"params", 0, NULL, "for each tunable, a bar chart of the best time seen per value", NULL, 0},
     {"width", 0, "N", "plot width in columns (default: the terminal's, $COLUMNS, or 80)", NULL, 0},

@@ -3,7 +3,8 @@
  * predict/simulate output (labelled model / simulator), validate, targets, config --show
  * with sources, hash-token, and a daemon that cannot start (bad config, address in use: no
  * job of the daemon holding the port is touched).
- * Suite cli_tlctl: tlctl against a live daemon (tt_daemon): every trial with --trials, best
+ * Suite cli_tlctl: tlctl against a live daemon (tt_daemon): every trial with --trials (a
+ * failed one with its error), best
  * and check for a template without inputs, non-UTF-8 arguments in JSON bodies, config-file
  * values, job-id overflow and --width checked before any request.
  */
@@ -514,7 +515,9 @@ static int tl_suite_init(void)
     g_tmp = tt_test_tmpdir("tt-cli-tlctl");
     g_tlctl = tt_test_bin("tlctl");
     if (!g_tmp || !g_tlctl || access(g_tlctl, X_OK) ||
-        tt_daemon_start(&g_d, "{\"max_body_bytes\": 16777216}")) {
+        tt_daemon_start(&g_d, "{\"max_body_bytes\": 16777216, \"toolchains\": {\"fails\": "
+                              "{\"run\": \"echo 'in kernel.py:' >&2; echo 'error: bad tile' >&2; "
+                              "exit 3\"}}}")) {
         fprintf(stderr, "cannot run %s against a daemon\n", g_tlctl ? g_tlctl : "tlctl");
         return 1;
     }
@@ -560,6 +563,30 @@ static void test_tlctl_trials_all(void)
     size_t lines = 0;   /* the job table, a blank line, the header and one line a trial */
     for (const char *p = out; (p = strchr(p, '\n')); p++) lines++;
     CU_ASSERT(lines > 4362 + 2 && lines < 4362 + 40);
+    free(out);
+}
+
+/* job ID --trials shows a failed trial's error on its line (a toolchain's stderr tail of
+ * two lines joined); it was in --json only */
+static void test_tlctl_trials_errors(void)
+{
+    char *out = NULL;
+    CU_ASSERT_EQUAL(tl("--json tune gemm -p M=512,N=512,K=512,dtype=float16 -t a2 -b cmd:fails "
+                       "-s model-topk -n 1 --wait", &out, NULL), 6);   /* job failed */
+    json_t *j = out ? json_loads(out, 0, NULL) : NULL;
+    long long id = (long long)json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    free(out);
+    CU_ASSERT_FATAL(id > 0);
+    char args[64];
+    snprintf(args, sizeof args, "job %lld --trials", id);
+    CU_ASSERT_EQUAL(tl(args, &out, NULL), 0);
+    const char *hdr = out ? strstr(out, "SEQ ") : NULL, *row = hdr ? strstr(hdr, "\n1 ") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(hdr ? strstr(hdr, "ERROR") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(row ? strstr(row, "run_failed") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(row ? strstr(row, "run failed (exit 3): in kernel.py: | error: bad tile\n")
+                               : NULL);
+    if (!row || !strstr(row, "error: bad tile")) fprintf(stderr, "\n%s\n", out ? out : "");
     free(out);
 }
 
@@ -740,6 +767,7 @@ static void test_tlctl_server_url(void)
 }
 
 static const tt_test_case tl_cases[] = {{"trials_all", test_tlctl_trials_all},
+                                        {"trials_errors", test_tlctl_trials_errors},
                                         {"inputless", test_tlctl_inputless},
                                         {"defaults", test_tlctl_defaults},
                                         {"bad_utf8", test_tlctl_bad_utf8},
