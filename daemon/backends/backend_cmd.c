@@ -440,20 +440,26 @@ static void tt_read_result(const char *dir, size_t quota, tt_measurement *out, i
         return;
     }
     const json_t *lat = json_object_get(j, "latency_us"), *cor = json_object_get(j, "correct");
+    char line[100];   /* the line taken, quoted in an error: which one was read matters */
+    char *text = tt_json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    snprintf(line, sizeof line, "%.80s%s", text ? text : "?", text && strlen(text) > 80 ? "..." : "");
+    free(text);
     if (!json_is_boolean(cor)) {
-        tt_fail(out, TT_ERUN, "invalid result line: \"correct\" is missing or not a boolean");
+        tt_fail(out, TT_ERUN, "invalid result line %s: \"correct\" is missing or not a boolean "
+                "(the result is the last line of stdout that is a JSON object)", line);
     } else if (json_is_false(cor)) {
         tt_fail(out, TT_EWRONG, "wrong result (the run reported \"correct\": false)");
     } else if (!json_is_array(lat) || json_array_size(lat) == 0) {
-        tt_fail(out, TT_ERUN, "invalid result line: \"latency_us\" must be a non-empty array");
+        tt_fail(out, TT_ERUN, "invalid result line %s: \"latency_us\" must be a non-empty array",
+                line);
     } else {
         *ok = 1;
         for (size_t i = 0; i < json_array_size(lat) && *ok; i++) {
             const json_t *v = json_array_get(lat, i);
             double d = json_is_number(v) ? json_number_value(v) : -1;
             if (!(d > 0) || !isfinite(d)) {
-                tt_fail(out, TT_ERUN, "invalid result line: latency_us holds a value that is not "
-                        "a positive number");
+                tt_fail(out, TT_ERUN, "invalid result line %s: latency_us[%zu] is not a positive "
+                        "number", line, i);
                 *ok = 0;
             }
         }

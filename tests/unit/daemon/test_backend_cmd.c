@@ -322,6 +322,12 @@ static void test_result_lines(void)
         {"echo '{\"latency_us\": [0], \"correct\": true}'", TT_ERUN, "not a positive number", 0, 0},
         {"echo '{\"latency_us\": [-3], \"correct\": true}'", TT_ERUN, "not a positive number", 0, 0},
         {"echo '{not json at all}'", TT_ERUN, "no JSON result line", 0, 0},
+        /* the error quotes the line it read (old code: '"correct" is missing' for a log line
+         * printed after the result, the value's place unsaid) */
+        {"echo '{\"latency_us\": [3], \"correct\": true}'; echo '{\"log\": \"done\"}'", TT_ERUN,
+         "invalid result line {\"log\":\"done\"}: \"correct\" is missing", 0, 0},
+        {"echo '{\"latency_us\": [3, \"5\"], \"correct\": true}'", TT_ERUN,
+         "{\"latency_us\":[3,\"5\"],\"correct\":true}: latency_us[1] is not a positive", 0, 0},
         {"true", TT_ERUN, "no JSON result line", 0, 0},
         /* beyond output_kb, with more than 16 KiB after it (old code: the line was in the
          * omitted middle of run.out, "no JSON result line") */
