@@ -523,6 +523,8 @@ static tt_rc cmd_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
     for (size_t i = own; i < ne && rc == TT_OK; i++)
         if (!env[i]) rc = TT_ENOMEM;
     if (!cj || !pj) rc = TT_ENOMEM;
+    if (rc == TT_OK && tt_mkdirs(c->dir) != 0)   /* work_dir may have been cleaned since */
+        rc = tt_io_fail(out, c->dir);
     if (rc == TT_OK && ((lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
                         flock(lockfd, LOCK_EX) != 0))
         rc = tt_io_fail(out, lockp);

@@ -377,6 +377,33 @@ static void test_work_dir_full(void)
     json_object_del(g_tcs, "full");
 }
 
+/* The work directory emptied while a job runs ("clean work_dir whenever you like"): the next
+ * measurement builds again (old code: the job failed, "cannot write .../<h16>.lock: No such
+ * file or directory"); also when work_dir itself is gone. */
+static void test_work_dir_cleaned(void)
+{
+    char *wd = tt_test_tmpdir("tt-cmd-clean");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(wd);
+    tt_backend_env saved = g_env;
+    g_env.work_dir = wd;
+    tt_errinfo e;
+    tt_backend *b = open_cmd("cmd:fake", g_t, TT_OK, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    for (int round = 0; round < 3; round++) {
+        tt_measurement m;
+        CU_ASSERT_EQUAL(measure(b, "BLOCK=64,MODE=0", &m), TT_OK);
+        CU_ASSERT_EQUAL(m.status, TT_OK);
+        if (m.status != TT_OK) fprintf(stderr, "round %d: %s\n", round, m.error);
+        char cmd[600];   /* round 0: empty it; round 1: remove it */
+        snprintf(cmd, sizeof cmd, round == 0 ? "rm -rf '%s'/*" : "rm -rf '%s'", wd);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+    }
+    tt_backend_close(b);
+    g_env = saved;
+    tt_test_rmrf(wd);
+    free(wd);
+}
+
 /* A template whose source names an unknown placeholder: every config is invalid.  The
  * parser refuses such a file at load (test_render), so the text is put in afterwards: the
  * backend still fails the trial, not the process. */
@@ -482,6 +509,7 @@ static const tt_test_case cases[] = {
     {"render_failure", test_render_failure},
     {"result_lines", test_result_lines},
     {"work_dir_full", test_work_dir_full},
+    {"work_dir_cleaned", test_work_dir_cleaned},
     {"sample_toolchains_open", test_sample_toolchains_open},
     {"ascend_runner_msprof", test_ascend_runner_msprof},
     {NULL, NULL}};
