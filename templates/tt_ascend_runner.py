@@ -23,7 +23,8 @@
 #   msprof   `msprof op --kernel-name=$KERNEL_NAME --launch-count=1+WARMUP+SAMPLES --output=prof
 #            python3 tt_ascend_runner.py launch SRC`; the samples are "Task Duration(us)" of the
 #            OpBasicInfo*.csv rows of the kernel (TileLang names it main_kernel) under the newest
-#            prof/OPPROF_*/ directory, in launch order, minus the checked launch and the warm-up.
+#            prof/OPPROF_*/ directory (prof/ is deleted before each run: never an earlier run's),
+#            in launch order, minus the checked launch and the warm-up.
 #            Rows whose "Current Freq" is below "Rated Freq" are dropped when rows at the rated
 #            clock exist (the clock ramps during the first launches).
 #   events   torch_npu events around each launch after an L2 flush: LESS ACCURATE (includes
@@ -37,6 +38,7 @@ import glob
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -224,6 +226,10 @@ def cmd_run_msprof(path):
     for stale in ("tt_correct.json",):
         if os.path.exists(stale):
             os.remove(stale)
+    # the previous run's collection (remeasure and repeats run a config again in this directory):
+    # were it left, a run whose msprof writes nothing would read it as new samples; it also
+    # keeps the build directory from growing by one OPPROF_* per run
+    shutil.rmtree("prof", ignore_errors=True)
     cmd = [os.environ.get("MSPROF", "msprof"), "op", f"--kernel-name={kernel}",
            f"--launch-count={count}", "--output=prof",
            sys.executable, os.path.abspath(__file__), "launch", path]

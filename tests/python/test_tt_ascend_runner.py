@@ -69,6 +69,18 @@ def test_run_msprof_no_csv(tmp_path):
     assert "no OPPROF_* directory" in r.stderr
 
 
+def test_rerun_never_reads_the_previous_collection(tmp_path):
+    # a config runs again in its build directory (remeasure, repeats, a later job): when msprof
+    # writes nothing this time, the previous run's OPPROF_* must not be read as new samples
+    ok = run(tmp_path, "run", "k.py", WARMUP="0", SAMPLES="3", FAKE_MSPROF_APP=CHECKED_APP % "true")
+    assert ok.returncode == 0, ok.stderr
+    r = run(tmp_path, "run", "k.py", WARMUP="0", SAMPLES="3", FAKE_MSPROF_APP=CHECKED_APP % "true",
+            FAKE_MSPROF_MODE="nocsv")
+    assert r.returncode == 1, r.stdout
+    assert "no OPPROF_* directory" in r.stderr
+    assert not [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+
+
 def test_launch_count_limit(tmp_path):
     r = run(tmp_path, "run", "k.py", WARMUP="50", SAMPLES="50", FAKE_MSPROF_APP=CHECKED_APP % "true")
     assert r.returncode == 1
