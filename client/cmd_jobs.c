@@ -435,7 +435,8 @@ int tl_cmd_job(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
             size_t i;
             json_t *x;
             json_array_foreach(json_object_get(tr, "trials"), i, x) {
-                char s[32], m[32], sp[32], p[32], e[800];   /* an error: <= 255 bytes, 3 a newline */
+                char s[32], m[32], sp[32], p[32];
+                char e[800];   /* an error: <= 255 bytes, 3 for a newline */
                 tl_table_add(&t, tl_jstr(json_object_get(x, "seq"), s, sizeof s),
                              json_string_value(json_object_get(x, "status")),
                              tl_fmt_us_at(x, "median_us", m, sizeof m),

@@ -9,8 +9,8 @@
  * TT_TOOLCHAIN_TAIL bytes of the stream (stdout: `stdout_tail` when given) after a
  * "[... N bytes omitted ...]" line, so a JSON line printed last is never lost (unless the file
  * cannot be written: then the run goes on and the result says which errno lost the output).
- * When the shell exits, what is left of its process group is killed too: a toolchain cannot leave processes behind (unless it escapes with
- * setsid).  Nothing is printed.
+ * When the shell exits, what is left of its process group is killed too: a toolchain cannot
+ * leave processes behind (unless it escapes with setsid).  Nothing is printed.
  *
  * Thread-safety: tt_toolchain_run() may be called from many threads at once (it builds the
  * child's environment before fork and only calls async-signal-safe functions in the child).

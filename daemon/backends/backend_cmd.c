@@ -442,7 +442,8 @@ static void tt_read_result(const char *dir, size_t quota, tt_measurement *out, i
     const json_t *lat = json_object_get(j, "latency_us"), *cor = json_object_get(j, "correct");
     char line[100];   /* the line taken, quoted in an error: which one was read matters */
     char *text = tt_json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    snprintf(line, sizeof line, "%.80s%s", text ? text : "?", text && strlen(text) > 80 ? "..." : "");
+    snprintf(line, sizeof line, "%.80s%s", text ? text : "?",
+             text && strlen(text) > 80 ? "..." : "");
     free(text);
     if (!json_is_boolean(cor)) {
         tt_fail(out, TT_ERUN, "invalid result line %s: \"correct\" is missing or not a boolean "

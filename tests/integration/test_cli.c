@@ -584,8 +584,8 @@ static void test_tlctl_trials_errors(void)
     const char *hdr = out ? strstr(out, "SEQ ") : NULL, *row = hdr ? strstr(hdr, "\n1 ") : NULL;
     CU_ASSERT_PTR_NOT_NULL(hdr ? strstr(hdr, "ERROR") : NULL);
     CU_ASSERT_PTR_NOT_NULL(row ? strstr(row, "run_failed") : NULL);
-    CU_ASSERT_PTR_NOT_NULL(row ? strstr(row, "run failed (exit 3): in kernel.py: | error: bad tile\n")
-                               : NULL);
+    const char *want = "run failed (exit 3): in kernel.py: | error: bad tile\n";
+    CU_ASSERT_PTR_NOT_NULL(row ? strstr(row, want) : NULL);
     if (!row || !strstr(row, "error: bad tile")) fprintf(stderr, "\n%s\n", out ? out : "");
     free(out);
 }

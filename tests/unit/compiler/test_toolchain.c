@@ -284,7 +284,8 @@ static void test_tail_utf8(void)
         size_t cap;
         const char *want;
     } rows[] = {
-        {"error: \xe2\x80\x98x\xe2\x80\x99 undeclared\n", 64, "error: \xe2\x80\x98x\xe2\x80\x99 undeclared"},
+        {"error: \xe2\x80\x98x\xe2\x80\x99 undeclared\n", 64,
+         "error: \xe2\x80\x98x\xe2\x80\x99 undeclared"},
         /* 50 quotes of 3 bytes, no newline: the tail starts inside a character */
         {"\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98"
          "\xe2\x80\x98\xe2\x80\x98\xe2\x80\x98", 9, "\xe2\x80\x98\xe2\x80\x98"},
