@@ -370,7 +370,8 @@ const char *tt__target_note(tt_server *srv, const char *name, int configured, ch
 tt_rc tt__req_problem(const tt_template *t, const json_t *v, int64_t *slots, tt_errinfo *err)
 {
     tt_rc rc;
-    if (json_is_object(v)) rc = tt_tmpl_problem_from_json(t, v, slots, err);
+    if (!v) rc = tt_tmpl_problem_parse(t, "", slots, err);   /* absent: every input's default */
+    else if (json_is_object(v)) rc = tt_tmpl_problem_from_json(t, v, slots, err);
     else if (json_is_string(v)) rc = tt_tmpl_problem_parse(t, json_string_value(v), slots, err);
     else
         return tt_errf(err, TT_EPROBLEM, "problem",

@@ -100,7 +100,8 @@ tt_rc tt__req_target_name(tt_server *srv, const json_t *v, char *name, int *conf
  * without the suggestion, into buf (returned). */
 const char *tt__target_note(tt_server *srv, const char *name, int configured, char *buf,
                             size_t cap);
-/* Problem (object or "M=..,N=.." string) into slots[0..ninputs); path "problem.M". */
+/* Problem (object or "M=..,N=.." string; NULL when absent: every input's default) into
+ * slots[0..ninputs); path "problem.M". */
 tt_rc tt__req_problem(const tt_template *t, const json_t *v, int64_t *slots, tt_errinfo *err);
 /* Config (object or "block_M=..,.." string) into the param slots; `path` is where it sits
  * in the request ("config", "configs[3]"): errors name e.g. "configs[3].block_N". */

@@ -115,7 +115,7 @@ typedef struct tt_tune_args {
 #define TT_TA(f) offsetof(tt_tune_args, f)
 static const tt__member tt_tune_members[] = {
     {"template", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_TA(tmpl), NULL},
-    {"problem", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_TA(problem), NULL},
+    {"problem", TT__P_ANY, 0, 0, 0, TT_TA(problem), NULL},
     {"target", TT__P_ANY, TT__M_REQUIRED, 0, 0, TT_TA(target), NULL},
     {"backend", TT__P_STRING, 0, 0, 0, TT_TA(backend), "must be a string such as \"sim\""},
     {"strategy", TT__P_STRING, 0, 0, 0, TT_TA(strategy),

@@ -358,6 +358,9 @@ static void test_tune_refusals(void)
         {TUNE_WITH(",\"budget\":0"), 400, "budget", "must be an integer in 1..1000000"},
         {TUNE_WITH(",\"budget\":{\"trials\":2000000}"), 400, "budget.trials", "1..1000000"},
         {TUNE_WITH(",\"strategy\":\"guess\""), 400, "strategy", "unknown strategy"},
+        /* no problem: every input's default applies, so a missing input is named (it was
+         * "missing member problem" even for a template whose inputs all have defaults) */
+        {"{\"template\":\"gemm\",\"target\":\"a2\"}", 422, "problem.M", "missing"},
         /* accepted: the documented options, "" as the default strategy */
         {TUNE_WITH(",\"options\":{\"topk\":4,\"objective\":\"mean\",\"remeasure\":0,\"init\":3,"
                    "\"round\":8,\"population\":4,\"neighbours\":0,\"sample\":64,\"patience\":2,"
@@ -389,6 +392,13 @@ static void test_tune_refusals(void)
         }
         json_decref(r.json);
     }
+    /* predict without a problem: the defaults, so the first input without one is named */
+    tt_resp np = call(tt__api_predict, "{\"template\":\"gemm\",\"target\":\"a2\"}", NULL,
+                      NULL, NULL, 0);
+    CU_ASSERT_EQUAL(np.status, 422);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(np.json, "error"),
+                                                             "path")), "problem.M");
+    json_decref(np.json);
     /* predict: config and configs together would drop one of them */
     tt_resp r = call(tt__api_predict, "{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":"
                      "\"M=256,N=256,K=256\",\"config\":{},\"configs\":[]}", NULL, NULL, NULL, 0);
