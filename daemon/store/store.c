@@ -58,6 +58,7 @@ tt_rc tt__store_fail(tt_store *s, tt_rc rc, const char *fmt, ...)
     va_end(ap);
     s->err_rc = rc;
     s->err_lost = 0;
+    s->err_moved = 0;
     return rc;
 }
 
@@ -417,6 +418,7 @@ tt_store_engine tt_store_engine_of(const tt_store *s) { return s->engine; }
 int tt_store_schema_version(tt_store *s) { return s->schema_version; }
 const char *tt_store_errmsg(const tt_store *s) { return s ? s->errmsg : "no store"; }
 int tt_store_conn_lost(const tt_store *s) { return s && s->err_rc == TT_EDB && s->err_lost; }
+int tt_store_moved(const tt_store *s) { return s && s->err_rc == TT_EDB && s->err_moved; }
 
 tt_rc tt_store_ping(tt_store *s)
 {
@@ -424,7 +426,9 @@ tt_rc tt_store_ping(tt_store *s)
     tt__res r;
     tt_rc rc = q_first(s, Q_PING, NULL, 0, &r);
     if (!rc) rc = q_end(&r);
-    return tt_store_unlock(s, rc == TT_ENOTFOUND ? TT_EDB : rc);
+    if (rc == TT_ENOTFOUND) rc = TT_EDB;
+    if (!rc && s->eng->check) rc = s->eng->check(s);
+    return tt_store_unlock(s, rc);
 }
 
 /* PostgreSQL: hold an advisory lock on (class, name) until the transaction ends, so that a

@@ -47,7 +47,9 @@ void tt_store_close(tt_store *s);
 tt_store_engine tt_store_engine_of(const tt_store *s);
 /* Schema version (highest migration applied). */
 int tt_store_schema_version(tt_store *s);
-/* Cheap liveness check (SELECT 1). */
+/* Cheap liveness check (SELECT 1); on SQLite also whether the database file is still the
+ * one opened (one stat(2)): TT_EDB with "the database file PATH was deleted or moved ..."
+ * in tt_store_errmsg() and tt_store_moved() set when it was deleted, renamed or replaced. */
 tt_rc tt_store_ping(tt_store *s);
 /* Last engine error text (borrowed, valid until the next call on s). */
 const char *tt_store_errmsg(const tt_store *s);
@@ -55,6 +57,13 @@ const char *tt_store_errmsg(const tt_store *s);
  * server restarted or ended the session, the network broke, it could not be reached again):
  * nothing is wrong with the request, and the next call reconnects.  0 otherwise (SQLite). */
 int tt_store_conn_lost(const tt_store *s);
+/* 1 when the last failure on s (TT_EDB) is that its SQLite database file was deleted,
+ * renamed or replaced while open (rm, mv, a log rotation): the connection still reads the
+ * unlinked file, whose writes would vanish with it, so every commit on s is refused from
+ * then on (rolled back, TT_EDB "the database file PATH was deleted or moved ...") until the
+ * file is back at its path.  Do not reopen: that would create a new, empty database there.
+ * 0 otherwise (PostgreSQL). */
+int tt_store_moved(const tt_store *s);
 
 /* ---- batches (group commit) --------------------------------------------------------- */
 /* Group the following calls of this thread on s into ONE transaction, committed by

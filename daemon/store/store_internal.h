@@ -81,6 +81,10 @@ typedef struct tt__engine {
     void (*finish)(tt__res *r);
     /* Drop the connection's cached statements (after a reconnect / schema change). */
     void (*forget)(tt_store *s);
+    /* TT_OK while the database is still the one opened; TT_EDB with err_moved set when it
+     * is not (SQLite: its file was deleted, renamed or replaced since the open).  NULL:
+     * nothing to check (PostgreSQL). */
+    tt_rc (*check)(tt_store *s);
 } tt__engine;
 
 #define TT__Q_MAX 96
@@ -110,6 +114,9 @@ struct tt_store {
     int err_lost;              /* the last failure lost the server connection (PostgreSQL):
                                   set by the engine after tt__store_fail, which clears it, as
                                   does a successful reconnect */
+    int err_moved;             /* the last failure (TT_EDB) was a write refused because the
+                                  database file was deleted or moved (SQLite): set by the
+                                  engine after tt__store_fail, which clears it */
     char errmsg[512];
     /* tt_store_best_stamp's last PRAGMA data_version (SQLite): written under mu, read
      * without it (a sequence lock: dv_seq is odd while a writer fills the pair). */

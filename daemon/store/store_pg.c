@@ -244,4 +244,5 @@ const tt__engine tt__engine_postgres = {
     tt_pg_begin,   tt_pg_commit, tt_pg_rollback, tt_pg_migrate_lock,
     tt_pg_query,   tt_pg_step,   tt_pg_isnull, tt_pg_text,
     tt_pg_i64,     tt_pg_f64,    tt_pg_finish, tt_pg_forget,
+    NULL,          /* check: a server has no file to lose */
 };

@@ -10,6 +10,15 @@
  * (job state and trials live in the same database, so they are lost together, consistently).
  * An fsync per trial would buy nothing else; whoever wants it opens
  * "sqlite:/path/tt.db?synchronous=full".
+ *
+ * A database file deleted, renamed or replaced while open (rm, mv, a log rotation or a
+ * clean-up script): the connection keeps its descriptor of the unlinked file, so reads and
+ * writes still succeed, and every write made from then on is lost at the next restart (which
+ * opens, or creates, whatever is at the path).  A commit hook asks SQLite whether the file
+ * moved (SQLITE_FCNTL_HAS_MOVED, one stat(2) of the path: once per commit, not per statement,
+ * so one per group-commit batch) and turns such a commit into a rollback; the error says
+ * "the database file PATH was deleted or moved" (TT_EDB, tt_store_moved()).  tt_store_ping
+ * checks the same (GET /readyz).  Once the file is back at its path, commits go through.
  */
 #include <pthread.h>
 #include <sqlite3.h>
@@ -22,9 +31,38 @@
 
 #define TT_SQLITE_BUSY_MS 10000
 
+/* 1 when the main database file of db is no longer at the path it was opened by (deleted,
+ * renamed or replaced); 0 when it is, or for a database without a file. */
+static int tt_sqlite_has_moved(sqlite3 *db)
+{
+    int moved = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK) return 0;
+    return moved != 0;
+}
+
+/* The commit hook: non-zero turns the commit into a rollback (SQLITE_CONSTRAINT_COMMITHOOK). */
+static int tt_sqlite_commit_hook(void *ud) { return tt_sqlite_has_moved(ud); }
+
+static tt_rc tt_sqlite_moved_fail(tt_store *s)
+{
+    const char *path = sqlite3_db_filename(s->conn, "main");
+    tt__store_fail(s, TT_EDB, "sqlite: the database file %s was deleted or moved while "
+                   "tiletuned had it open; writes are refused, since they would be lost with "
+                   "the unlinked file (put the file back, or restart tiletuned)",
+                   path && *path ? path : "?");
+    s->err_moved = 1;
+    return TT_EDB;
+}
+
+static tt_rc tt_sqlite_check(tt_store *s)
+{
+    return tt_sqlite_has_moved(s->conn) ? tt_sqlite_moved_fail(s) : TT_OK;
+}
+
 static tt_rc tt_sqlite_fail(tt_store *s, int code)
 {
     sqlite3 *db = s->conn;
+    if (code == SQLITE_CONSTRAINT_COMMITHOOK) return tt_sqlite_moved_fail(s);
     int base = code & 0xff;
     tt_rc rc = TT_EDB;
     if (code == SQLITE_CONSTRAINT_UNIQUE || code == SQLITE_CONSTRAINT_PRIMARYKEY) rc = TT_EEXISTS;
@@ -57,6 +95,10 @@ static tt_rc tt_sqlite_exec_script(tt_store *s, const char *sql)
     char *msg = NULL;
     int rc = sqlite3_exec(s->conn, sql, NULL, NULL, &msg);
     if (rc == SQLITE_OK) return TT_OK;
+    if (rc == SQLITE_CONSTRAINT_COMMITHOOK) {
+        sqlite3_free(msg);
+        return tt_sqlite_moved_fail(s);
+    }
     tt_rc r = tt__store_fail(s, (rc & 0xff) == SQLITE_CONSTRAINT ? TT_EEXISTS : TT_EDB,
                              "sqlite: %s", msg ? msg : sqlite3_errstr(rc));
     sqlite3_free(msg);
@@ -110,7 +152,9 @@ static tt_rc tt_sqlite_open(tt_store *s, const char *path, const char *opts)
         if (waited_ms >= TT_SQLITE_BUSY_MS) break;
         sqlite3_sleep(5);
     }
-    return rc == SQLITE_OK ? TT_OK : tt_sqlite_fail(s, rc);
+    if (rc != SQLITE_OK) return tt_sqlite_fail(s, rc);
+    sqlite3_commit_hook(db, tt_sqlite_commit_hook, db);
+    return TT_OK;
 }
 
 static void tt_sqlite_forget(tt_store *s)
@@ -233,4 +277,5 @@ const tt__engine tt__engine_sqlite = {
     tt_sqlite_begin,  tt_sqlite_commit, tt_sqlite_rollback, tt_sqlite_migrate_lock,
     tt_sqlite_query,  tt_sqlite_step,   tt_sqlite_isnull, tt_sqlite_text,
     tt_sqlite_i64,    tt_sqlite_f64,    tt_sqlite_finish, tt_sqlite_forget,
+    tt_sqlite_check,
 };

@@ -46,6 +46,15 @@ void tt__rlog(const tt_runner *r, tt_log_level l, const char *fmt, ...)
     r->cfg.log(r->cfg.log_ud, l, msg);
 }
 
+int tt__runner_db_moved(tt_runner *r, const tt_store *s)
+{
+    if (!tt_store_moved(s)) return 0;
+    if (!atomic_exchange(&r->db_moved, 1))
+        tt__rlog(r, TT_LOG_ERROR, "database: %s; jobs cannot record trials or end until then",
+                 tt_store_errmsg(s));
+    return 1;
+}
+
 static double tt_lease_of(const tt_runner *r)
 {
     return r->cfg.lease_seconds > 0 ? r->cfg.lease_seconds : 30;
@@ -93,7 +102,8 @@ static void *tt_heartbeat_main(void *arg)
         const char *why = s ? tt_store_errmsg(s) : "cannot open the database";
         char msg[256];
         snprintf(msg, sizeof msg, "%s", why);
-        if (s && rc != TT_OK && rc != TT_EEXISTS && rc != TT_ENOTFOUND) {
+        int moved = s && rc != TT_OK && tt__runner_db_moved(r, s);
+        if (s && rc != TT_OK && rc != TT_EEXISTS && rc != TT_ENOTFOUND && !moved) {
             tt_store_close(s);   /* reconnect at the next beat */
             s = NULL;
         }
@@ -165,6 +175,9 @@ static void *tt_worker_main(void *arg)
         tt_job job;
         memset(&job, 0, sizeof job);
         tt_rc rc = tt_store_job_claim(s, w->owner, lease, &job);
+        if ((rc == TT_OK || rc == TT_ENOTFOUND) && atomic_exchange(&r->db_moved, 0))
+            tt__rlog(r, TT_LOG_NOTICE, "database: the file is back at its path; writes go "
+                     "through again");
         if (rc == TT_OK) {
             tt_hb_hold(w, job.id);
             if (!job.claimed_running)
@@ -182,7 +195,7 @@ static void *tt_worker_main(void *arg)
             tt_job_clear(&job);
             continue;
         }
-        if (rc != TT_ENOTFOUND) {
+        if (rc != TT_ENOTFOUND && !tt__runner_db_moved(r, s)) {
             tt__rlog(r, TT_LOG_WARNING, "%s: cannot claim a job: %s", w->owner,
                     tt_store_errmsg(s));
             tt_store_close(s);   /* reconnect */

@@ -44,6 +44,8 @@ struct tt_runner {
     pthread_cond_t cv;
     tt_worker *w;
     int nw;
+    atomic_int db_moved;      /* 1 once the error "database file deleted or moved" is logged,
+                                 0 again when a claim goes through (tt__runner_db_moved) */
 };
 
 /* The cmd: work directory when the config names none: $TMPDIR/tiletune-work (runner.c). */
@@ -55,6 +57,11 @@ double tt__now(void);
 /* Log through the runner's configured sink (nothing when it has none). */
 void tt__rlog(const tt_runner *r, tt_log_level l, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* After a failure on s: when it is the refusal of tt_store_moved() (the SQLite file was
+ * deleted or moved), log it at error level, once until the database answers writes again;
+ * returns 1 then (keep s: reopening would create a new, empty database at the path). */
+int tt__runner_db_moved(tt_runner *r, const tt_store *s);
 
 /* Run one claimed job on worker w with its store connection s (runner_job.c): every way
  * out commits what was measured; the job's row says how it ended. */

@@ -181,6 +181,7 @@ static tt_jr_outcome tt_job_fail(tt_jobrun *jr, const char *fmt, ...)
         return tt_job_abandon(jr);
     }
     tt__rlog(jr->w->r, TT_LOG_WARNING, "job %lld failed: %s", (long long)jr->job->id, msg);
+    if (rc != TT_OK) (void)tt__runner_db_moved(jr->w->r, jr->s);
     if (rc != TT_OK)
         tt__rlog(jr->w->r, TT_LOG_WARNING, "job %lld: cannot record the failure: %s",
                 (long long)jr->job->id, tt_store_errmsg(jr->s));

@@ -10,7 +10,10 @@
  *     429, on SQLite and on PostgreSQL (a throwaway cluster);
  *   - a `tune` token cannot replace a built-in template (403, also inline in a tune request
  *     and after a restart); user templates belong to their token (another tune token: 403,
- *     admin: allowed); a new version's jobs never reuse the old version's trials.
+ *     admin: allowed); a new version's jobs never reuse the old version's trials;
+ *   - the SQLite file renamed or deleted under a running daemon: /readyz 503 naming the file,
+ *     a submission refused (503 database_error, no job), one error line in the log; renamed
+ *     back: ready again and a job runs to its end.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -406,12 +409,91 @@ static void test_templates_owned(void)
     tt_daemon_cleanup(&D);
 }
 
+/* ---- 5. the database file deleted or moved under the daemon -------------------------- */
+/* Lines of the daemon's log holding both needles. */
+static int log_count(const tt_daemon *d, const char *a, const char *b)
+{
+    char *log = tt_test_read_file(d->log_path, NULL);
+    int n = 0;
+    for (char *line = log ? strtok(log, "\n") : NULL; line; line = strtok(NULL, "\n"))
+        n += strstr(line, a) && strstr(line, b);
+    free(log);
+    return n;
+}
+
+/* Wait until the log has n lines holding a and b (the workers poll every 0.5 s). */
+static int log_wait(const tt_daemon *d, const char *a, const char *b, int n)
+{
+    double end = mono() + tt_daemon_slow(20);
+    while (log_count(d, a, b) < n && mono() < end) usleep(50 * 1000);
+    return log_count(d, a, b);
+}
+
+static const char *SIM_JOB = "{\"template\":\"gemm\",\"target\":\"a2\",\"problem\":{\"M\":512,"
+                             "\"N\":512,\"K\":512,\"dtype\":\"float16\"},\"backend\":\"sim\","
+                             "\"strategy\":\"random\",\"budget\":{\"trials\":4}}";
+
+/* The file gone from its path: not ready, naming it; a submission refused, no job made. */
+static void check_db_gone(const tt_daemon *d, const char *path)
+{
+    tt_hres r;
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_req(d, "GET", "/readyz", NULL, NULL, 0, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 503);
+    char want[700];
+    snprintf(want, sizeof want, "the database file %s was deleted or moved", path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, want));
+    tt_hres_free(&r);
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_req(d, "POST", "/v1/tune", TT_TOKEN_TUNE, SIM_JOB,
+                                        strlen(SIM_JOB), &r), 0);
+    CU_ASSERT_EQUAL(r.status, 503);
+    CU_ASSERT_STRING_EQUAL(tt_hres_code(&r), "database_error");
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "was deleted or moved"));
+    tt_hres_free(&r);
+}
+
+static void test_db_file_moved(void)
+{
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_start(&D, NULL), 0);
+    const char *path = D.db_url + strlen("sqlite:");
+    char moved[600];
+    snprintf(moved, sizeof moved, "%s.moved", path);
+    long long id = tt_daemon_submit(&D, SIM_JOB);
+    CU_ASSERT_STRING_EQUAL(tt_daemon_wait_job(&D, id, tt_daemon_slow(60)), "done");
+    const char *needle = "was deleted or moved";
+
+    CU_ASSERT_EQUAL_FATAL(rename(path, moved), 0);   /* mv */
+    check_db_gone(&D, path);
+    CU_ASSERT_EQUAL(log_wait(&D, " error ", needle, 1), 1);
+    CU_ASSERT_EQUAL_FATAL(rename(moved, path), 0);   /* and back: ready again */
+    CU_ASSERT_EQUAL(log_wait(&D, " notice ", "the file is back", 1), 1);
+    tt_hres r;
+    CU_ASSERT_EQUAL(tt_daemon_req(&D, "GET", "/readyz", NULL, NULL, 0, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    tt_hres_free(&r);
+    id = tt_daemon_submit(&D, SIM_JOB);
+    CU_ASSERT_STRING_EQUAL(tt_daemon_wait_job(&D, id, tt_daemon_slow(60)), "done");
+
+    CU_ASSERT_EQUAL_FATAL(unlink(path), 0);   /* rm */
+    check_db_gone(&D, path);
+    CU_ASSERT_EQUAL(log_wait(&D, " error ", needle, 2), 2);
+    usleep(1500 * 1000);   /* more claims of the workers: still the one line */
+    check_db_gone(&D, path);
+    CU_ASSERT_EQUAL(log_count(&D, " error ", needle), 2);
+    CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);   /* nothing made at the path */
+    CU_ASSERT_EQUAL(tt_daemon_req(&D, "GET", "/v1/jobs", TT_TOKEN_READ, NULL, 0, &r), 0);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "jobs")), 2);
+    tt_hres_free(&r);
+    CU_ASSERT_EQUAL(tt_daemon_stop(&D), 0);
+    tt_daemon_cleanup(&D);
+}
+
 static const tt_test_case cases[] = {
     {"reimport_after_restart", test_reimport_after_restart},
     {"rerun_reuses_after_restart", test_rerun_reuses_after_restart},
     {"import_kill9_atomic", test_import_kill9_atomic},
     {"job_limit_sqlite", test_job_limit_sqlite},
     {"templates_owned", test_templates_owned},
+    {"db_file_moved", test_db_file_moved},
     {NULL, NULL}};
 static const tt_test_case pg_cases[] = {{"job_limit_postgres", test_job_limit_postgres},
                                         {NULL, NULL}};
