@@ -407,7 +407,7 @@ static enum MHD_Result tt_upload(tt_http *h, tt_hconn *hc, const char *upload_da
 {
     size_t max = h->srv->max_body_bytes;
     if (!hc->too_big && hc->len + *upload_size > max) hc->too_big = 1;
-    if (!hc->too_big) {
+    if (!hc->too_big && hc->gate >= 0) {    /* else discarded: the answer is a refusal */
         if (hc->len + *upload_size + 1 > hc->cap) {
             size_t nc = hc->cap ? hc->cap : 4096;
             while (nc < hc->len + *upload_size + 1) nc *= 2;
@@ -424,41 +424,39 @@ static enum MHD_Result tt_upload(tt_http *h, tt_hconn *hc, const char *upload_da
     return MHD_YES;
 }
 
-/* Send the answer of a request and account for it. */
+/* Send the answer of a request and account for it (close_after: Connection: close). */
 static enum MHD_Result tt_answer(tt_hconn *hc, struct MHD_Connection *c, const char *method,
-                                 const char *url, int route)
+                                 const char *url, int route, int close_after)
 {
     tt_resp *resp = &hc->resp;
     if (!resp->json && !resp->text && resp->status != 204)
         tt_resp_error(resp, TT_EINTERNAL, NULL, "handler gave no answer");
-    enum MHD_Result ret = tt_send_resp(c, resp, 0, resp->status == 405 ? hc->allow : NULL);
+    enum MHD_Result ret =
+        tt_send_resp(c, resp, close_after, resp->status == 405 ? hc->allow : NULL);
     tt_finish(hc, method, url, route < 0 ? tt__route_count() : (size_t)route, resp->status,
               hc->who[0] ? hc->who : "-");
     return ret;
 }
 
-/* Route, authenticate and parse a complete request into hc->req.  Returns the route, or -1
- * with hc->resp holding the refusal; *acct is the route the request is counted on in
+/* Route, authenticate and read the query arguments of a request into hc->req, from its
+ * headers alone (tt_begin, before any of the body is read).  Returns the route, or -1 with
+ * hc->resp holding the refusal; hc->acct is the route the request is counted on in
  * /metrics (its path and method matched one, even when it is refused), or negative. */
-static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const char *method,
-                      const char *url, int *acct)
+static int tt_gate(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const char *method,
+                   const char *url)
 {
     tt_server *srv = h->srv;
     tt_req *req = &hc->req;
     tt_resp *resp = &hc->resp;
     memset(req, 0, sizeof *req);
     hc->allow[0] = '\0';
+    resp->status = 200;
     req->method = method;
     req->path = url;
     req->accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
     int path_known = 0;
     int ri = tt__route_match(method, url, req, hc->scratch, sizeof hc->scratch, &path_known);
-    *acct = ri;                 /* a refusal below still counts on its route (/metrics) */
-    if (hc->too_big) {
-        tt_resp_error(resp, TT_ETOOBIG, NULL, "request body exceeds the limit of %zu bytes",
-                      srv->max_body_bytes);
-        return -1;
-    }
+    hc->acct = ri;              /* a refusal below still counts on its route (/metrics) */
     if (ri < 0) {
         if (ri == TT__ROUTE_BADTEXT) {
             tt_resp_error(resp, TT_EENCODING, NULL, "the path is not valid UTF-8");
@@ -498,9 +496,9 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
     req->scopes = scopes;
     hc->query = json_object();
     if (!hc->query) { tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory"); return -1; }
+    req->query = hc->query;
     tt_query_acc qa = {hc->query, 0, ""};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, tt_query_it, &qa);
-    req->query = hc->query;
     if (qa.bad) {
         tt_resp_error(resp, TT_EENCODING, NULL, "a query argument is not valid UTF-8");
         return -1;
@@ -515,6 +513,23 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const 
         tt_resp_errinfo(resp, &qerr);
         return -1;
     }
+    return ri;
+}
+
+/* Finish a complete request that passed tt_gate (route ri): the body's limits and JSON, the
+ * budget.  Returns ri, or -1 with hc->resp holding the refusal. */
+static int tt_prepare(tt_http *h, tt_hconn *hc, int ri)
+{
+    tt_server *srv = h->srv;
+    tt_req *req = &hc->req;
+    tt_resp *resp = &hc->resp;
+    if (hc->too_big) {
+        tt_resp_error(resp, TT_ETOOBIG, NULL, "request body exceeds the limit of %zu bytes",
+                      srv->max_body_bytes);
+        return -1;
+    }
+    if (ri < 0) return -1;      /* refused by tt_gate */
+    const tt__route *rt = tt__route_at((size_t)ri);
     if (hc->len) {
         req->raw_body = hc->body;
         req->raw_len = hc->len;
@@ -550,12 +565,10 @@ static enum MHD_Result tt_final(tt_http *h, tt_hconn *hc, struct MHD_Connection 
 {
     if (hc->too_big == 2) return MHD_YES;   /* answered already */
     if (atomic_load(&hc->task) == TT_TASK_DONE)
-        return tt_answer(hc, c, method, url, (int)hc->route);
+        return tt_answer(hc, c, method, url, (int)hc->route, 0);
     atomic_store(&hc->deadline_ms, 0);       /* no deadline while we work on it */
-    hc->resp.status = 200;
-    int acct = -1;
-    int ri = tt_prepare(h, hc, c, method, url, &acct);
-    if (ri < 0) return tt_answer(hc, c, method, url, acct);
+    int ri = tt_prepare(h, hc, hc->gate);
+    if (ri < 0) return tt_answer(hc, c, method, url, hc->acct, 0);
     const tt__route *rt = tt__route_at((size_t)ri);
     hc->route = (size_t)ri;
     if (rt->flags & TT__ROUTE_HEAVY) {
@@ -563,7 +576,7 @@ static enum MHD_Result tt_final(tt_http *h, tt_hconn *hc, struct MHD_Connection 
             tt_resp_error(&hc->resp, TT_EBUSY, NULL, "%d heavy requests (predict, simulate, "
                           "import, check) are running; retry later (max_heavy_requests)",
                           h->o.max_heavy);
-            return tt_answer(hc, c, method, url, ri);
+            return tt_answer(hc, c, method, url, ri, 0);
         }
         MHD_suspend_connection(c);
         tt__heavy_enqueue(h, hc);
@@ -583,7 +596,33 @@ static enum MHD_Result tt_final(tt_http *h, tt_hconn *hc, struct MHD_Connection 
         tt_finish(hc, method, url, (size_t)ri, 200, hc->who[0] ? hc->who : "-");
         return ret;
     }
-    return tt_answer(hc, c, method, url, ri);
+    return tt_answer(hc, c, method, url, ri, 0);
+}
+
+/* 1 when the request's "Expect: 100-continue" asks to hear whether to send a body at all
+ * (a body follows: a Content-Length above 0, or chunked). */
+static int tt_expects_continue(struct MHD_Connection *c)
+{
+    const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+    if (!expect || strcasecmp(expect, "100-continue")) return 0;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl) return strtoull(cl, NULL, 10) > 0;
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding") != NULL;
+}
+
+/* Still the first call, the headers passed tt_begin: route, authenticate and check the
+ * query now.  A refused request that waits for "100 Continue" is answered at once, and the
+ * connection closed (its unsent body would follow): MHD sends "100 Continue" only when this
+ * first call queues no answer, so a client with a wrong token no longer uploads its whole
+ * body to hear 401.  Without Expect the body is read and discarded, then refused (tt_final),
+ * so the client, still sending, reads the answer instead of a reset. */
+static enum MHD_Result tt_begin_route(tt_http *h, tt_hconn *hc, struct MHD_Connection *c,
+                                      const char *url, const char *method)
+{
+    hc->gate = tt_gate(h, hc, c, method, url);
+    if (hc->gate >= 0 || hc->too_big || !tt_expects_continue(c)) return MHD_YES;
+    hc->too_big = 2;                         /* answered */
+    return tt_answer(hc, c, method, url, hc->acct, 1);
 }
 
 /* What tt_uri_hook left in a request's con_cls before tt_begin: 0 nothing, 1 too many
@@ -608,7 +647,11 @@ static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char
     tt_hconn *hc = ci ? ci->socket_context : NULL;
     if (!hc) return MHD_NO;                  /* out of memory at connect */
     int mark = tt_uri_mark(h, *con_cls);
-    if (mark >= 0) return tt_begin(h, hc, c, url, method, con_cls, mark);
+    if (mark >= 0) {
+        enum MHD_Result ret = tt_begin(h, hc, c, url, method, con_cls, mark);
+        if (ret != MHD_YES || hc->too_big == 2) return ret;
+        return tt_begin_route(h, hc, c, url, method);
+    }
     if (*upload_size) {
         if (hc->too_big == 2) { *upload_size = 0; return MHD_YES; }
         return tt_upload(h, hc, upload_data, upload_size);

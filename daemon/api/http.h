@@ -10,8 +10,10 @@
  * The measurement workers never run on these threads (runner.h has its own).
  *
  * Per request: the body is accumulated up to max_body_bytes (a larger one is read and
- * discarded up to a bound, then answered 413; with Expect: 100-continue at once), its JSON nesting is checked against max_json_depth before jansson
- * parses it (400), bearer tokens are hashed with SHA-256 and compared in constant time
+ * discarded up to a bound, then answered 413; with Expect: 100-continue at once), the
+ * route, token and query are checked from the headers (a request refused there that waits
+ * for 100-continue is answered at once instead), its JSON nesting is checked against
+ * max_json_depth before jansson parses it (400), bearer tokens are hashed with SHA-256 and compared in constant time
  * with the configured tokens only (401 unknown/missing, 403 insufficient scope; the store's
  * copies are a record, so removing a token from the config revokes it), and one line per
  * request is logged: debug for successes, info for refusals (4xx), warning for 5xx.

@@ -52,6 +52,10 @@ struct tt_hconn {
     char *body;
     size_t len, cap;
     int too_big;                      /* 1: discarding the body, answer 413; 2: answered */
+    int gate;                         /* route matched and authorized from the headers (>= 0),
+                                         or -1: hc->resp holds the refusal, the body is
+                                         discarded */
+    int acct;                         /* the route a refusal is counted on, or negative */
     /* heavy task */
     _Atomic int task;                 /* tt_task_state */
     tt_hconn *qnext;                  /* heavy queue link */

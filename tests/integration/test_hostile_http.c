@@ -7,7 +7,9 @@
  * 400 bad_encoding, never cut short ("/v1/jobs/1%00x" is not job 1: DELETE left it
  * alone); and refusals of a known route (413 after the body was read, 401, malformed JSON)
  * are counted on that route in /metrics, not as "unmatched"; integers in query arguments
- * and path segments are digits only ("+5", " 5" refused, as in JSON and problem strings).
+ * and path segments are digits only ("+5", " 5" refused, as in JSON and problem strings);
+ * a request with Expect: 100-continue that is refused from its headers hears so before it
+ * sends its body (not "100 Continue").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +258,70 @@ static void test_refusals_counted_on_route(void)
     }
 }
 
+/* A request that waits for "100 Continue" and will be refused anyway (bad or missing token,
+ * too weak a scope, no such path, wrong method) hears its refusal before it sends any of its
+ * body, and the connection closes (the body would follow); the old daemon said
+ * "100 Continue" and refused only after the whole body came. */
+static void test_expect_refused_early(void)
+{
+    static const struct {
+        const char *line, *token;
+        int status;
+    } cases[] = {
+        {"POST /v1/import?format=t4&template=gemm", "wrong-secret", 401},
+        {"POST /v1/import?format=t4&template=gemm", NULL, 401},
+        {"POST /v1/import?format=t4&template=gemm", TT_TOKEN_READ, 403},
+        {"POST /v1/no-such-route", TT_TOKEN_TUNE, 404},
+        {"PUT /v1/import", TT_TOKEN_TUNE, 405},
+        {"POST /v1/tune?x=1", TT_TOKEN_TUNE, 400},       /* /v1/tune takes no arguments */
+    };
+    static char resp[65536];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char req[512], auth[128] = "";
+        if (cases[i].token)
+            snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", cases[i].token);
+        int n = snprintf(req, sizeof req, "%s HTTP/1.1\r\nHost: x\r\n%sExpect: 100-continue\r\n"
+                         "Content-Length: 500000\r\n\r\n", cases[i].line, auth);
+        int fd = tt_raw_connect(D.port, NULL);
+        CU_ASSERT_FATAL(fd >= 0);
+        CU_ASSERT_EQUAL(tt_raw_send(fd, req, (size_t)n), 0);    /* no body byte is sent */
+        int closed = 0;
+        tt_raw_read(fd, resp, sizeof resp - 1, tt_daemon_slow(5), &closed);
+        close(fd);
+        int ok = tt_raw_status(resp) == cases[i].status && tt_raw_status_lines(resp) == 1 &&
+                 closed && strstr(resp, "Connection: close");
+        if (!ok) fprintf(stderr, "\nExpect case %s: %.300s\n", cases[i].line, resp);
+        CU_ASSERT(ok);
+    }
+}
+
+/* A request that will be accepted still gets "100 Continue", then its answer. */
+static void test_expect_accepted(void)
+{
+    static const char body[] = "{\"template\":\"gemm\",\"problem\":{\"M\":256,\"N\":256,\"K\":256},"
+                               "\"target\":\"a2\",\"budget\":{\"trials\":2}}";
+    char req[512];
+    int n = snprintf(req, sizeof req, "POST /v1/tune HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                     "Bearer " TT_TOKEN_TUNE "\r\nExpect: 100-continue\r\nContent-Type: "
+                     "application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                     sizeof body - 1);
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    static char resp[65536];
+    int fd = tt_raw_connect(D.port, NULL);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(tt_raw_send(fd, req, (size_t)n), 0);
+    int closed = 0;
+    tt_raw_read(fd, resp, sizeof cont - 1, tt_daemon_slow(5), &closed);
+    CU_ASSERT_STRING_EQUAL(resp, cont);
+    CU_ASSERT_EQUAL(tt_raw_send(fd, body, sizeof body - 1), 0);
+    tt_raw_read(fd, resp, sizeof resp - 1, tt_daemon_slow(10), &closed);
+    close(fd);
+    CU_ASSERT_EQUAL(tt_raw_status(resp), 202);
+    json_t *j = json_loads(tt_raw_body(resp), 0, NULL);
+    CU_ASSERT(json_integer_value(json_object_get(j, "job")) > 0);
+    json_decref(j);
+}
+
 static void test_still_up(void)
 {
     tt_hres r;
@@ -269,6 +335,8 @@ static const tt_test_case cases[] = {{"ambiguous_framing", test_ambiguous_framin
                                      {"encoded_nul", test_encoded_nul},
                                      {"refusals_counted_on_route", test_refusals_counted_on_route},
                                      {"strict_integers", test_strict_integers},
+                                     {"expect_refused_early", test_expect_refused_early},
+                                     {"expect_accepted", test_expect_accepted},
                                      {"still_up", test_still_up},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"hostile_http", suite_init, suite_clean, cases},
