@@ -267,11 +267,12 @@ static enum MHD_Result tt_header_add(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-/* 1 when a raw (still %-encoded) URI holds "%00": MHD decodes it into a NUL byte, which
- * ends the C string of the path or argument, so "/v1/jobs/1%00x" would read as job 1. */
-static int tt_uri_has_nul(const char *uri)
+/* 1 when the raw (still %-encoded) bytes [p, end) hold "%00": MHD decodes it into a NUL
+ * byte, which ends the C string of the path or argument, so "/v1/jobs/1%00x" would read as
+ * job 1. */
+static int tt_has_nul(const char *p, const char *end)
 {
-    for (const char *p = strchr(uri, '%'); p; p = strchr(p + 1, '%'))
+    for (p = strchr(p, '%'); p && p < end; p = strchr(p + 1, '%'))
         if (p[1] == '0' && p[2] == '0') return 1;
     return 0;
 }
@@ -281,18 +282,28 @@ static int tt_uri_has_nul(const char *uri)
  * So the raw query string is cut after TT_MAX_QUERY_ARGS arguments here (MHD's own buffer,
  * which it modifies itself right after this call), and the request is marked: the value
  * returned becomes its con_cls, and tt_begin answers 400.  A URI with an encoded NUL byte
- * (%00) is marked too (400 bad_encoding): decoded, it would cut the path or argument short. */
+ * (%00) is marked too (400 bad_encoding): decoded, it would cut the path or argument short.
+ * The probes (/healthz, /readyz, /metrics) ignore their query arguments, so tt_begin lets
+ * them pass marks 1 and 4, and an over-long query of theirs is cut here, not refused. */
 static void *tt_uri_hook(void *cls, const char *uri, struct MHD_Connection *c)
 {
     (void)c;
     tt_http *h = cls;
     const char *q = strchr(uri, '?');
+    size_t plen = q ? (size_t)(q - uri) : strlen(uri);
     if (strlen(uri) > TT_MAX_URI) {     /* MHD's pool would be too full to answer at all */
         if (q) *(char *)(q + 1) = '\0';  /* MHD parses what follows '?' next */
+        char path[16];
+        if (plen < sizeof path) {
+            memcpy(path, uri, plen);
+            path[plen] = '\0';
+            if (tt_reserved_path(path)) return NULL;
+        }
         *(char *)uri = '\0';
         return &h->long_uri;
     }
-    if (tt_uri_has_nul(uri)) return &h->nul_byte;
+    if (tt_has_nul(uri, uri + plen)) return &h->nul_byte;
+    if (q && tt_has_nul(q, q + strlen(q))) return &h->nul_query;
     int n = 1;
     for (const char *p = q; p && *p; p++) {
         if (*p == '&' && ++n > TT_MAX_QUERY_ARGS) {
@@ -361,6 +372,7 @@ static enum MHD_Result tt_begin(tt_http *h, tt_hconn *hc, struct MHD_Connection 
                  h->o.max_per_ip);
         return tt_refuse(hc, c, method, url, TT_EBUSY, 1, msg);
     }
+    if ((marked == 1 || marked == 4) && tt_reserved_path(url)) marked = 0;
     if (marked == 1) {
         snprintf(msg, sizeof msg, "more than %d query arguments", TT_MAX_QUERY_ARGS);
         return tt_refuse(hc, c, method, url, TT_EINVAL, 1, msg);
@@ -369,7 +381,7 @@ static enum MHD_Result tt_begin(tt_http *h, tt_hconn *hc, struct MHD_Connection 
         snprintf(msg, sizeof msg, "the URI is longer than %d bytes", TT_MAX_URI);
         return tt_refuse(hc, c, method, url, TT_EURITOOLONG, 1, msg);
     }
-    if (marked == 3)
+    if (marked == 3 || marked == 4)
         return tt_refuse(hc, c, method, url, TT_EENCODING, 1,
                          "the path or a query argument holds an encoded NUL byte (%00)");
     /* headers MHD could still hold in its 32 KiB pool, but more than we serve: the JSON
@@ -497,6 +509,7 @@ static int tt_gate(tt_http *h, tt_hconn *hc, struct MHD_Connection *c, const cha
     hc->query = json_object();
     if (!hc->query) { tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory"); return -1; }
     req->query = hc->query;
+    if (tt_reserved_path(url)) return ri;   /* probes: their query arguments are ignored */
     tt_query_acc qa = {hc->query, 0, ""};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, tt_query_it, &qa);
     if (qa.bad) {
@@ -626,13 +639,15 @@ static enum MHD_Result tt_begin_route(tt_http *h, tt_hconn *hc, struct MHD_Conne
 }
 
 /* What tt_uri_hook left in a request's con_cls before tt_begin: 0 nothing, 1 too many
- * arguments, 2 URI too long, 3 encoded NUL byte; -1 when it is already the connection. */
+ * arguments, 2 URI too long, 3 encoded NUL byte in the path, 4 in the query; -1 when it is
+ * already the connection. */
 static int tt_uri_mark(const tt_http *h, const void *con_cls)
 {
     if (!con_cls) return 0;
     if (con_cls == &h->many_args) return 1;
     if (con_cls == &h->long_uri) return 2;
     if (con_cls == &h->nul_byte) return 3;
+    if (con_cls == &h->nul_query) return 4;
     return -1;
 }
 

@@ -92,7 +92,8 @@ struct tt_http {
     pthread_t reaper;
     int reaper_started;
     tt_sse *sse_wait;                 /* suspended SSE streams, resumed every tick */
-    char many_args, long_uri, nul_byte; /* their addresses mark refused requests (con_cls) */
+    /* their addresses mark refused requests (con_cls, tt_uri_hook) */
+    char many_args, long_uri, nul_byte, nul_query;
 };
 
 /* Connections (http_conn.c). */

@@ -9,7 +9,7 @@
  * are counted on that route in /metrics, not as "unmatched"; integers in query arguments
  * and path segments are digits only ("+5", " 5" refused, as in JSON and problem strings);
  * a request with Expect: 100-continue that is refused from its headers hears so before it
- * sends its body (not "100 Continue").
+ * sends its body (not "100 Continue"); /healthz, /readyz and /metrics ignore any query.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +322,42 @@ static void test_expect_accepted(void)
     json_decref(j);
 }
 
+/* /healthz, /readyz and /metrics ignore their query arguments, whatever they are: a probe
+ * with an odd query string never fails (bad UTF-8 and %00 were 400 bad_encoding, a repeated
+ * argument 400, 300 arguments 400, a 9 KiB query 414); /v1/ routes still refuse them. */
+static void test_probes_ignore_query(void)
+{
+    static char many[2200], longq[9300];
+    strcpy(many, "/healthz?a=1");
+    for (int i = 0; i < 299; i++) strcat(many, "&a=1");
+    strcpy(longq, "/metrics?x=");
+    memset(longq + strlen(longq), 'y', 9000);
+    static const struct {
+        const char *method, *uri;
+        int status;
+    } cases[] = {
+        {"GET", "/metrics?x=%FF", 200},
+        {"GET", "/healthz?%FF=1", 200},
+        {"HEAD", "/readyz?x=%C3", 200},
+        {"GET", "/metrics?x=%00", 200},
+        {"GET", "/readyz?a=1&a=2", 200},
+        {"GET", many, 200},
+        {"GET", longq, 200},
+        {"GET", "/v1/jobs?state=%FF", 400},
+        {"GET", "/v1/jobs?state=queued%00", 400},
+        {"GET", "/metrics%00x", 400},                 /* a NUL byte in the path still is */
+    };
+    static char req[12000], resp[65536];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                         "\r\n", cases[i].method, cases[i].uri);
+        raw_exchange(req, (size_t)n, resp, sizeof resp, tt_daemon_slow(8));
+        int ok = tt_raw_status(resp) == cases[i].status;
+        if (!ok) fprintf(stderr, "\nprobe case %.40s: %.300s\n", cases[i].uri, resp);
+        CU_ASSERT(ok);
+    }
+}
+
 static void test_still_up(void)
 {
     tt_hres r;
@@ -337,6 +373,7 @@ static const tt_test_case cases[] = {{"ambiguous_framing", test_ambiguous_framin
                                      {"strict_integers", test_strict_integers},
                                      {"expect_refused_early", test_expect_refused_early},
                                      {"expect_accepted", test_expect_accepted},
+                                     {"probes_ignore_query", test_probes_ignore_query},
                                      {"still_up", test_still_up},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"hostile_http", suite_init, suite_clean, cases},
