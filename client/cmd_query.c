@@ -315,6 +315,11 @@ int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
            json_string_value(json_object_get(out, "note")) ? "analytic cost model" : "model",
            a->pos[0], json_string_value(json_object_get(out, "target")),
            json_string_value(json_object_get(out, "problem_key")));
+    if (!json_array_size(json_object_get(out, "results"))) {
+        tl_print_empty_space(out);
+        json_decref(out);
+        return 0;
+    }
     static const char *const hdr[] = {"#", "PREDICTED", "BOUND", "CONFIG"};
     tl_table t;
     tl_table_init(&t, 4, hdr);
@@ -329,8 +334,7 @@ int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
                         : json_string_value(json_object_get(x, "reason")),
                      tl_jstr(json_object_get(x, "config"), cfg, sizeof cfg));
     }
-    if (json_array_size(json_object_get(out, "results"))) tl_table_print(c, &t, stdout);
-    else tl_print_empty_space(out);
+    tl_table_print(c, &t, stdout);
     json_decref(out);
     return 0;
 }
