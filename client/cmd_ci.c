@@ -41,7 +41,7 @@ static json_t *tl_problems(const char *joined)
 static int tl_problems_inputless(const tl_ctx *c, const tl_cmd *cmd, const char *name,
                                  json_t **problems)
 {
-    int needs = 1, rc = tl_template_needs_problem(c, name, &needs);
+    int needs = 1, rc = tl_template_needs_problem(c, cmd, name, &needs);
     *problems = rc || needs ? NULL : json_pack("[{}]");
     return !rc && !needs && !*problems ? tl_oom(cmd) : rc;
 }

@@ -103,11 +103,10 @@ static int tl_info_needs_problem(const json_t *info)
     return 0;
 }
 
-int tl_template_needs_problem(const tl_ctx *c, const char *name, int *needs)
+int tl_template_needs_problem(const tl_ctx *c, const tl_cmd *cmd, const char *name, int *needs)
 {
-    static const tl_cmd any = {"template", NULL, NULL, NULL, NULL, 0, 0, NULL};
     json_t *t = NULL;
-    int rc = tl_template_info(c, &any, name, &t);
+    int rc = tl_template_info(c, cmd, name, &t);
     if (rc) return rc;
     *needs = tl_info_needs_problem(t);
     json_decref(t);

@@ -168,9 +168,10 @@ int tl_plot_params(FILE *f, const json_t *trials, int width, int color);
 int tl_term_width(void);
 
 /* ---- cmd_query.c, shared with cmd_ci.c ---- */
-/* Whether template `name` needs a problem (GET /v1/templates/{name}): 0 with *needs set (1:
- * an input has no default), or the exit code after printing the error. */
-int tl_template_needs_problem(const tl_ctx *c, const char *name, int *needs);
+/* Whether template `name` needs a problem (GET /v1/templates/{name}; a document file: its
+ * POST .../validate answer): 0 with *needs set (1: an input has no default), or the exit
+ * code after printing the error (cmd names the command). */
+int tl_template_needs_problem(const tl_ctx *c, const tl_cmd *cmd, const char *name, int *needs);
 /* TEMPLATE arguments: a name, or a document file (a '/' in it or a ".json" tail) whose JSON
  * object is sent inline.  tl_template_value: 0 with a new reference, else TL_EXIT_USAGE
  * after one line. */
