@@ -422,8 +422,10 @@ static void tt_pool_samples(const json_t *lat, size_t quota, tt_measurement *out
 }
 
 /* Parse the result line of one run into out (*ok = 1 on success), keeping at most `quota` of
- * its samples. */
-static void tt_read_result(const char *dir, size_t quota, tt_measurement *out, int *ok)
+ * its samples. A launch cannot have taken longer than the whole run was allowed to take
+ * (`timeout_s`): a larger number is a unit or print error of the runner, not a time. */
+static void tt_read_result(const char *dir, size_t quota, double timeout_s, tt_measurement *out,
+                           int *ok)
 {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/run.out", dir);
@@ -461,6 +463,10 @@ static void tt_read_result(const char *dir, size_t quota, tt_measurement *out, i
             if (!(d > 0) || !isfinite(d)) {
                 tt_fail(out, TT_ERUN, "invalid result line %s: latency_us[%zu] is not a positive "
                         "number", line, i);
+                *ok = 0;
+            } else if (d > timeout_s * 1e6) {
+                tt_fail(out, TT_ERUN, "invalid result line %s: latency_us[%zu] = %g us is longer "
+                        "than the whole run may take (run_timeout %g s)", line, i, d, timeout_s);
                 *ok = 0;
             }
         }
@@ -555,7 +561,7 @@ static tt_rc cmd_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
     for (int i = 0; rc == TT_OK && ok && i < c->repeats; i++) {
         rc = tt_step(c, c->run, bdir, "run", env, c->run_timeout, TT_ERUNTIMEOUT, TT_ERUN, out,
                      &out->measure_s, &ok);
-        if (rc == TT_OK && ok) tt_read_result(bdir, TT_MAX_SAMPLES / c->repeats, out, &ok);
+        if (rc == TT_OK && ok) tt_read_result(bdir, TT_MAX_SAMPLES / c->repeats, c->run_timeout, out, &ok);
     }
     if (rc == TT_OK && ok) out->status = TT_OK;
     else if (rc == TT_OK) out->nsamples = 0;

@@ -329,6 +329,14 @@ static void test_result_lines(void)
         {"echo '{\"latency_us\": [3, \"5\"], \"correct\": true}'", TT_ERUN,
          "{\"latency_us\":[3,\"5\"],\"correct\":true}: latency_us[1] is not a positive", 0, 0},
         {"true", TT_ERUN, "no JSON result line", 0, 0},
+        /* a launch longer than the run may take (run_timeout 120 s) is a unit or print error
+         * (old code: stored as the config's time, 1e300 us, ranked and exported) */
+        {"echo '{\"latency_us\": [1e300], \"correct\": true}'", TT_ERUN,
+         "latency_us[0] = 1e+300 us is longer than the whole run may take (run_timeout 120 s)", 0, 0},
+        {"echo '{\"latency_us\": [3, 1.7e308], \"correct\": true}'", TT_ERUN,
+         "latency_us[1] = 1.7e+308 us is longer", 0, 0},
+        {"echo '{\"latency_us\": [120000001], \"correct\": true}'", TT_ERUN, "is longer", 0, 0},
+        {"echo '{\"latency_us\": [120000000], \"correct\": true}'", TT_OK, NULL, 120000000, 0},
         /* beyond output_kb, with more than 16 KiB after it (old code: the line was in the
          * omitted middle of run.out, "no JSON result line") */
         {"head -c 10000 /dev/zero | tr '\\0' y; echo; echo '{\"latency_us\": [4], \"correct\": true}'; "
