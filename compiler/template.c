@@ -96,11 +96,11 @@ tt_rc tt_tmpl_parse_file(const char *path, tt_template **out, tt_errinfo *err)
         return tt_errf(err, TT_ENOMEM, "", "out of memory");
     }
     size_t n = fread(buf, 1, (size_t)TT_TMPL_MAX_BYTES + 1, f);
-    int bad = ferror(f);
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0;   /* EISDIR for a directory */
     fclose(f);
     if (bad) {
         free(buf);
-        return tt_errf(err, TT_EIO, "", "cannot read %s", path);
+        return tt_errf(err, TT_EIO, "", "cannot read %s: %s", path, strerror(bad));
     }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);

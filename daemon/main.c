@@ -459,8 +459,10 @@ static int tt_exit_of(tt_rc rc)
 
 static int tt_report(const char *what, tt_rc rc, const tt_errinfo *e)
 {
-    fprintf(stderr, "tiletuned: %s: %s%s%s\n", what, e->path, e->path[0] ? ": " : "",
-            e->msg[0] ? e->msg : tt_strerror(rc));
+    const char *msg = e->msg[0] ? e->msg : tt_strerror(rc);
+    int named = strstr(msg, what) != NULL;   /* "cannot open FILE: ..." names it already */
+    fprintf(stderr, "tiletuned: %s%s%s%s%s\n", named ? "" : what, named ? "" : ": ", e->path,
+            e->path[0] ? ": " : "", msg);
     return tt_exit_of(rc);
 }
 

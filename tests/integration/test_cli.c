@@ -210,7 +210,14 @@ static void test_validate_targets(void)
     CU_ASSERT_EQUAL(run(NULL, args, NULL, &err), 4);
     CU_ASSERT(strstr(err, "params.x") != NULL);
     free(err);
-    CU_ASSERT_EQUAL(run(NULL, "validate /nonexistent.json", NULL, NULL), 1);
+    /* the path once (old code: "tiletuned: /nonexistent.json: cannot open /nonexistent.json") */
+    CU_ASSERT_EQUAL(run(NULL, "validate /nonexistent.json", NULL, &err), 1);
+    CU_ASSERT_STRING_EQUAL(err, "tiletuned: cannot open /nonexistent.json: No such file or "
+                                "directory\n");
+    free(err);
+    CU_ASSERT_EQUAL(run(NULL, "validate /tmp", NULL, &err), 1);   /* old code: no reason */
+    CU_ASSERT_STRING_EQUAL(err, "tiletuned: cannot read /tmp: Is a directory\n");
+    free(err);
     CU_ASSERT_EQUAL(run(NULL, "targets --json", &out, NULL), 0);
     json_t *j = json_loads(out, 0, NULL);
     CU_ASSERT(json_array_size(j) >= 10);
