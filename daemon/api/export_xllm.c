@@ -93,6 +93,35 @@ int tt_xllm_c_reserved(const char *name, int cxx)
     return 0;
 }
 
+static void tt_pascal(const char *in, int dtype_part, char *out, size_t cap);
+
+/* TT_OK when each input's field wrapper struct <Family><Suffix> (PascalCase of the name,
+ * xLLM's _dispatch_field_suffix) is a name of its own: M and m, or a_b and aB, give one
+ * suffix, and kernel_fn the one of <Family>KernelFn, so xLLM's registry.inc (and ours) would
+ * define one struct twice.  Else TT_EUNSUPPORTED naming both. */
+static tt_rc tt_xllm_wrappers(const tt_template *t, tt_errinfo *err)
+{
+    static const char *const own[] = {"Specialization", "KernelFn"};
+    char a[96], b[96];
+    for (size_t i = 0; i < t->ninputs; i++) {
+        tt_pascal(t->inputs[i].name, 1, a, sizeof a);
+        for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+            if (!strcmp(a, own[k]))
+                return tt_errf(err, TT_EUNSUPPORTED, "format", "template %s: input \"%s\" makes "
+                               "the field wrapper struct <Family>%s, a name xLLM's registry.inc "
+                               "already uses", t->name, t->inputs[i].name, a);
+        for (size_t j = 0; j < i; j++) {
+            tt_pascal(t->inputs[j].name, 1, b, sizeof b);
+            if (!strcmp(a, b))
+                return tt_errf(err, TT_EUNSUPPORTED, "format", "template %s: inputs \"%s\" and "
+                               "\"%s\" make one field wrapper struct <Family>%s in xLLM's "
+                               "registry.inc",
+                               t->name, t->inputs[j].name, t->inputs[i].name, a);
+        }
+    }
+    return TT_OK;
+}
+
 /* Everything that makes an export impossible, checked before writing anything. */
 static tt_rc tt_xllm_check(const tt_template *t, const tt_xllm_row *rows, size_t n,
                            tt_errinfo *err)
@@ -104,6 +133,8 @@ static tt_rc tt_xllm_check(const tt_template *t, const tt_xllm_row *rows, size_t
                            "an xLLM specialization key (reserved or not an identifier)",
                            t->name, name);
     }
+    tt_rc rc = tt_xllm_wrappers(t, err);
+    if (rc) return rc;
     if (!t->ninputs)   /* TilelangKernel.dispatch_schema() and the registry renderer refuse it */
         return tt_errf(err, TT_EUNSUPPORTED, "format", "template %s has no inputs: xLLM needs "
                        "a non-empty DISPATCH_SCHEMA (one dispatch field per input)", t->name);

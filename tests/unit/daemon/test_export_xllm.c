@@ -2,7 +2,8 @@
  * test_export_xllm.c - the xLLM export rules that the integration tests cannot reach with the
  * built-in templates: dtype spelling (bfloat16 -> bf16 / kBF16), int32 overflow, dtypes xLLM
  * has no TilelangDType for, bad variant keys, names that collide with xLLM's reserved keys and a
- * template without inputs (an empty DISPATCH_SCHEMA);
+ * template without inputs (an empty DISPATCH_SCHEMA), inputs whose field wrapper structs would
+ * share a name (M and m, a_b and aB);
  * the C / C++ words no generated member may take (tt_xllm_c_reserved).
  */
 #include <stdlib.h>
@@ -147,10 +148,45 @@ static void test_c_reserved(void)
     tt_tmpl_free(t);
 }
 
+/* One field wrapper struct <Family><Suffix> per input (xLLM's PascalCase of the name): an
+ * input whose suffix is out_dtype's (OutDType) or names the registry's own KernelFn type is
+ * refused by both formats, naming it; other names pass. */
+static void test_wrapper_names(void)
+{
+    static const struct {
+        const char *input0, *named;   /* named NULL: the export goes through */
+    } rows[] = {
+        {"Out_dtype", "\"Out_dtype\" and \"out_dtype\""},
+        {"outDType", "\"outDType\" and \"out_dtype\""},
+        {"out__dtype", "<Family>OutDType"},
+        {"out_d_type", "<Family>OutDType"},
+        {"kernel_fn", "\"kernel_fn\""},
+        {"Specialization", "<Family>Specialization"},
+        {"outdtype", NULL}, {"kernel", NULL}, {"rows", NULL}, {"out_dtype2", NULL},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        tt_template *t = parse(rows[i].input0);
+        char *py = NULL, *inc = NULL;
+        tt_errinfo e;
+        tt_rc rc = both(t, 8, TT_DT_FLOAT16, "k", &py, &inc, &e);
+        if ((rc == TT_OK) != !rows[i].named) fprintf(stderr, "wrapper_names %s\n", rows[i].input0);
+        CU_ASSERT_EQUAL(rc, rows[i].named ? TT_EUNSUPPORTED : TT_OK);
+        if (rows[i].named) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, rows[i].named));
+            CU_ASSERT_STRING_EQUAL(e.path, "format");
+            CU_ASSERT(py == NULL && inc == NULL);
+        }
+        free(py);
+        free(inc);
+        tt_tmpl_free(t);
+    }
+}
+
 static const tt_test_case cases[] = {
     {"spelling", test_spelling},
     {"refusals", test_refusals},
     {"c_reserved", test_c_reserved},
+    {"wrapper_names", test_wrapper_names},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"export_xllm", NULL, NULL, cases},
                                        {NULL, NULL, NULL, NULL}};
