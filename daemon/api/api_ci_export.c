@@ -21,6 +21,7 @@
 #include "dataset.h"
 #include "export_xllm.h"
 #include "runner.h"
+#include "space.h"
 
 /* A row ready to print: problem + config slots of the latest template. */
 typedef struct tt_xrow {
@@ -313,36 +314,76 @@ static json_t *tt_x_json(const tt_template *t, const char *tgt, const tt_xrow *r
                      "target", tgt, "count", (json_int_t)n, "records", arr);
 }
 
-/* The fastest row of each problem whose problem and config parse for t, into xr; returns
- * how many (rows come ordered by problem_key, median: the first of a key is the fastest). */
-static size_t tt_x_rows(const tt_template *t, const tt_best *rows, size_t n, tt_xrow *xr)
+/* 1 when the row's problem and config (slots) fit t's current version: the problem in the
+ * inputs' ranges, each param in its domain, every constraint met.  Capacities are the
+ * target's, not the template's, and are not checked: the config was measured there. */
+static int tt_x_fits(const tt_template *t, const int64_t *slots)
+{
+    int64_t s[TT_MAX_SLOTS];
+    memcpy(s, slots, sizeof s);
+    tt_space *sp = NULL;
+    int ok = tt_space_new(t, s, NULL, &sp, NULL) == TT_OK && tt_space_check(sp, s, NULL) == TT_OK;
+    tt_space_free(sp);
+    return ok;
+}
+
+/* The index in xr[0..m) of the row of the same problem as slots (inputs compared), or m. */
+static size_t tt_x_same_problem(const tt_template *t, const tt_xrow *xr, size_t m,
+                                const int64_t *slots)
+{
+    size_t j = 0;
+    while (j < m && memcmp(xr[j].slots, slots, t->ninputs * sizeof *slots)) j++;
+    return j;
+}
+
+/* The fastest row of each problem whose problem and config fit t's current version
+ * (tt_x_fits), into xr; returns how many, and in *nasked how many rows were of the problem
+ * `only` (its input slots; NULL: every problem).  Problems are told apart by their values as
+ * t reads them, not by the stored problem_key: a row of an older version that lacked an input
+ * t has since gained with a default is the same problem as a row keyed with it. */
+static size_t tt_x_rows(const tt_template *t, const tt_best *rows, size_t n, const int64_t *only,
+                        tt_xrow *xr, size_t *nasked)
 {
     size_t m = 0;
+    const char *last = NULL;   /* stored key of the last row taken */
+    *nasked = 0;
     for (size_t i = 0; i < n; i++) {
-        /* rows come ordered by problem_key, median: the first of a key is the fastest */
-        if (m && !strcmp(xr[m - 1].b->problem_key ? xr[m - 1].b->problem_key : "",
-                         rows[i].problem_key ? rows[i].problem_key : ""))
-            continue;
+        const char *key = rows[i].problem_key ? rows[i].problem_key : "";
+        /* rows come ordered by problem_key, median: the first of a key that fits is the
+         * fastest of that key */
+        if (last && !strcmp(last, key)) continue;
         json_t *p = json_loads(rows[i].problem_json ? rows[i].problem_json : "", 0, NULL);
         json_t *c = json_loads(rows[i].config_json ? rows[i].config_json : "", 0, NULL);
         memset(xr[m].slots, 0, sizeof xr[m].slots);
         /* rows recorded outside a job have no problem JSON: parse the key then */
         tt_rc prc = p ? tt_tmpl_problem_from_json(t, p, xr[m].slots, NULL)
-                      : tt_tmpl_problem_parse(t, rows[i].problem_key ? rows[i].problem_key : "",
-                                              xr[m].slots, NULL);
-        if (prc == TT_OK && c && tt_tmpl_config_from_json(t, c, xr[m].slots, NULL) == TT_OK)
-            xr[m++].b = &rows[i];
+                      : tt_tmpl_problem_parse(t, key, xr[m].slots, NULL);
+        int asked = !only || (prc == TT_OK && !memcmp(xr[m].slots, only,
+                                                      t->ninputs * sizeof *only));
+        int ok = asked && prc == TT_OK && c &&
+                 tt_tmpl_config_from_json(t, c, xr[m].slots, NULL) == TT_OK &&
+                 tt_x_fits(t, xr[m].slots);
         json_decref(p);
         json_decref(c);
+        *nasked += (size_t)asked;
+        if (!ok) continue;
+        last = key;
+        size_t j = tt_x_same_problem(t, xr, m, xr[m].slots);
+        if (j == m) {
+            xr[m++].b = &rows[i];
+        } else if (rows[i].median_us < xr[j].b->median_us) {
+            memcpy(xr[j].slots, xr[m].slots, sizeof xr[j].slots);
+            xr[j].b = &rows[i];
+        }
     }
     return m;
 }
 
-/* The answer in format kind (0 json, 1 t4, 2 specializations, 3 c-header, 4 registry-inc);
- * pkey NULL when the query named no problem. */
+/* The answer in format kind (0 json, 1 t4, 2 specializations, 3 c-header, 4 registry-inc)
+ * from the m rows that fit out of the nrows read; pkey NULL when the query named no problem. */
 static void tt_x_answer(tt_server *srv, const tt_template *t, const char *tgt, int kind,
                         int64_t job, const char *pkey, const tt_xrow *xr, size_t m,
-                        tt_resp *resp)
+                        size_t nrows, tt_resp *resp)
 {
     if (kind == 1) {
         if (!job && m == 1) job = xr[0].b->job_id;
@@ -351,6 +392,11 @@ static void tt_x_answer(tt_server *srv, const tt_template *t, const char *tgt, i
                           m ? "T4 holds one tuning run: add job=ID or problem=..."
                             : "nothing tuned for %s on %s", t->name, tgt);
         else tt_x_t4(srv, t, tgt, job, resp);
+    } else if (m == 0 && nrows) {   /* tuned, but only by versions whose configs no longer fit */
+        tt_resp_error(resp, TT_ENOTFOUND, NULL, "%zu best row(s) of %s on %s%s%s, but none fits "
+                      "the template's current version (hash %s): problem outside the inputs' "
+                      "ranges, or config outside the params' domains or constraints; tune again",
+                      nrows, t->name, tgt, pkey ? " at " : "", pkey ? pkey : "", t->hash);
     } else if (m == 0) {
         tt_resp_error(resp, TT_ENOTFOUND, NULL, "nothing tuned for %s on %s%s%s", t->name,
                       tgt, pkey ? " at " : "", pkey ? pkey : "");
@@ -415,7 +461,9 @@ void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp)
         return;
     }
     if (a.problem) tt_tmpl_problem_key(t, ps, pkey, sizeof pkey);
-    tt_best_query bq = {t->name, tgt, a.problem ? pkey : NULL, a.backend ? fp : NULL, NULL};
+    /* every problem's rows: one stored under another version's key (an input added since,
+     * with a default) is this problem too; tt_x_rows picks the asked one by its values */
+    tt_best_query bq = {t->name, tgt, NULL, a.backend ? fp : NULL, NULL};
     tt_best *rows = NULL;
     size_t n = 0;
     if (tt__best_rows(srv, &bq, &rows, &n, resp)) return;
@@ -426,9 +474,9 @@ void tt_api_export(tt_server *srv, const tt_req *req, tt_resp *resp)
         return;
     }
     tt_xrow *xr = calloc(n ? n : 1, sizeof *xr);
-    size_t m = xr ? tt_x_rows(t, rows, n, xr) : 0;
+    size_t nasked = 0, m = xr ? tt_x_rows(t, rows, n, a.problem ? ps : NULL, xr, &nasked) : 0;
     if (!xr) tt_resp_error(resp, TT_ENOMEM, NULL, "out of memory");
-    else tt_x_answer(srv, t, tgt, kind, a.job, a.problem ? pkey : NULL, xr, m, resp);
+    else tt_x_answer(srv, t, tgt, kind, a.job, a.problem ? pkey : NULL, xr, m, nasked, resp);
     free(xr);
     for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
     free(rows);

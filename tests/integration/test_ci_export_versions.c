@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT
+ * test_ci_export_versions.c - GET /v1/export after its template changed, called directly on a
+ * hand-built tt_server with a temporary SQLite store (tests/helpers/ci_fixture): one row per
+ * problem whatever version keyed it, and only configs that fit the current version.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ci_fixture.h"
+#include "jsonutil.h"
+#include "tt_test.h"
+
+static json_t *q_export(const char *fmt, const char *tmpl)
+{
+    return json_pack("{s:s, s:s, s:s}", "template", tmpl, "target", "a2", "format", fmt);
+}
+
+/* Put a version of template "ver" (inputs M[, Z with default 1], param b in 1, 2, 4[, the
+ * constraint b <= 2]); *out borrowed from the catalog. */
+static void put_ver(int v2, const tt_template **out)
+{
+    char doc[512];
+    snprintf(doc, sizeof doc, "{\"tiletune\": 1, \"name\": \"ver\", \"version\": \"%d\", "
+             "\"inputs\": {\"M\": \"int\"%s}, \"params\": {\"b\": [1, 2, 4]}%s}", v2 ? 2 : 1,
+             v2 ? ", \"Z\": {\"type\": \"int\", \"min\": 1, \"max\": 8, \"default\": 1}" : "",
+             v2 ? ", \"constraints\": [\"b <= 2\"]" : "");
+    json_t *d = json_loads(doc, 0, NULL);
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put_as(tt_cfx_srv.catalog, tt_cfx_srv.store, NULL, d,
+                                            "tester", 1, out, &err), TT_OK);
+    json_decref(d);
+}
+
+/* A best row of template t on a2 (sim): problem kv, param b, median us. */
+static void record_ver(const tt_template *t, const char *kv, int64_t b, double median)
+{
+    int64_t slots[TT_MAX_SLOTS] = {0};
+    char cfg[32], pkey[128], ckey[128];
+    tt_errinfo err;
+    tt_errinfo_clear(&err);
+    snprintf(cfg, sizeof cfg, "b=%lld", (long long)b);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, kv, slots, &err), TT_OK);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(t, cfg, slots, &err), TT_OK);
+    tt_tmpl_problem_key(t, slots, pkey, sizeof pkey);
+    tt_tmpl_config_key(t, slots, ckey, sizeof ckey);
+    tt_trial tr;
+    memset(&tr, 0, sizeof tr);
+    tr.config_key = strdup(ckey);
+    tr.config_hash = tt_tmpl_config_hash(t, slots);
+    json_t *cj = tt_tmpl_config_json(t, slots);
+    tr.config_json = tt_json_dumps(cj, JSON_COMPACT);
+    json_decref(cj);
+    tr.status = TT_OK;
+    tr.median_us = tr.min_us = median;
+    tt_trial_key k = {t->hash, pkey, tt_cfx_a2->name, "sim"};
+    CU_ASSERT_EQUAL(tt_store_trial_record(tt_cfx_srv.store, &k, t->name, 0, 0, &tr), TT_OK);
+    tt_trial_clear(&tr);
+}
+
+/* After a template changed, the export still has one row per problem, the fastest whose
+ * config fits the current version: version 2 gained an input Z with a default (the rows of
+ * version 1, keyed "M=..", are the same problems as version 2's "M=..,Z=1": they used to be
+ * exported twice, with one variant_key) and a constraint b <= 2 (a version-1 row with b=4
+ * used to be exported although its config is no longer valid).  A problem whose rows all
+ * fail says so instead of "nothing tuned"; problem= finds a problem under either key. */
+static void test_export_versions(void)
+{
+    const tt_template *t;
+    put_ver(0, &t);
+    record_ver(t, "M=4096", 2, 20.0);   /* fastest of M=4096, fits v2 */
+    record_ver(t, "M=64", 4, 5.0);      /* fastest of M=64, b=4 breaks v2's constraint */
+    record_ver(t, "M=8", 4, 5.0);       /* the only row of M=8 */
+    put_ver(1, &t);
+    record_ver(t, "M=4096", 1, 30.0);
+    record_ver(t, "M=64", 1, 9.0);
+    tt_resp r;
+    tt_cfx_call(tt_api_export, "GET", NULL, q_export("json", "ver"), &r);
+    CU_ASSERT_EQUAL_FATAL(r.status, 200);
+    const json_t *recs = json_object_get(r.json, "records");
+    CU_ASSERT_EQUAL(json_array_size(recs), 2);
+    static const struct {
+        const char *vk;
+        int64_t b;
+        double median;
+    } want[] = {{"ver_M4096_Z1", 2, 20.0}, {"ver_M64_Z1", 1, 9.0}};
+    for (size_t w = 0; w < 2; w++) {
+        int seen = 0;
+        size_t i;
+        json_t *e;
+        json_array_foreach((json_t *)recs, i, e) {
+            if (strcmp(tt_cfx_js(json_object_get(e, "variant_key")), want[w].vk)) continue;
+            seen++;
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(e, "config"),
+                                                               "b")), want[w].b);
+            CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e, "median_us")),
+                                   want[w].median, 1e-9);
+        }
+        if (seen != 1) fprintf(stderr, "versions: %s exported %d times\n", want[w].vk, seen);
+        CU_ASSERT_EQUAL(seen, 1);
+    }
+    tt_cfx_resp_clear(&r);
+    /* problem= finds the version-1 row too: M=4096 is M=4096,Z=1 */
+    json_t *q = q_export("json", "ver");
+    json_object_set_new(q, "problem", json_string("M=4096"));
+    tt_cfx_call(tt_api_export, "GET", NULL, q, &r);
+    CU_ASSERT_EQUAL_FATAL(r.status, 200);
+    recs = json_object_get(r.json, "records");
+    CU_ASSERT_EQUAL(json_array_size(recs), 1);
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(json_array_get(recs, 0),
+                                                             "median_us")), 20.0, 1e-9);
+    tt_cfx_resp_clear(&r);
+    q = q_export("c-header", "ver");
+    json_object_set_new(q, "problem", json_string("M=8"));
+    tt_cfx_call(tt_api_export, "GET", NULL, q, &r);
+    CU_ASSERT_EQUAL(r.status, 404);
+    const char *msg = tt_cfx_js(json_object_get(json_object_get(r.json, "error"), "message"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "none fits the template's current version"));
+    tt_cfx_resp_clear(&r);
+}
+
+static const tt_test_case cases[] = {
+    {"versions", test_export_versions},
+    {NULL, NULL}};
+static const tt_test_suite suites[] = {{"ci_export_versions", tt_cfx_init, tt_cfx_cleanup, cases},
+                                       {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
