@@ -4,7 +4,8 @@ real tlctl ($TT_BIN_DIR/tlctl) against the session's tiletuned, kernels tuned on
 
 - the JUnit report parses (xml.etree) and the counts a CI system reads (tests, failures,
   skipped, one failure element per failed testcase) agree with the exit code; --tolerance
-  refuses what is not a number in 0..10, the empty value too;
+  refuses what is not a number in 0..10, the empty value too; a --measured file with a
+  duplicate key is a usage error;
 - the xLLM exports refuse a template without inputs (xLLM needs a non-empty DISPATCH_SCHEMA),
   while json and c-header export it;
 - a c-header of int inputs at the ends of int64 compiles with -std=c11 -pedantic -Werror and
@@ -115,6 +116,21 @@ def test_tolerance_values(daemon, gemm_median, tmp_path, value, code):
     assert r.returncode == code, r.stdout + r.stderr
     if code == 2:
         assert r.stderr.count("\n") == 1 and "--tolerance" in r.stderr and f'"{value}"' in r.stderr
+
+
+# a --measured file with a key twice (a harness that appends a second run's samples_us) was
+# read with the last value winning, so the check judged samples the CI never meant alone; the
+# server refuses such a body, tlctl now refuses the file (exit 2, one line naming it)
+@pytest.mark.parametrize("text", [
+    '[{"problem": "%s", "samples_us": [1e9], "samples_us": [%r]}]',
+    '{"entries": [{"problem": "%s", "samples_us": [1e9]}], "entries": [{"samples_us": [%r]}]}',
+], ids=["entry", "top"])
+def test_measured_duplicate_keys(daemon, gemm_median, tmp_path, text):
+    path = tmp_path / "dup.json"
+    path.write_text(text % (GEMM_P, gemm_median))
+    r = tlctl(daemon, "check", "-T", "gemm", "-t", "a2", "-p", GEMM_P, "--measured", str(path))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.count("\n") == 1 and str(path) in r.stderr and "duplicate" in r.stderr
 
 
 def test_xllm_exports_need_inputs(daemon):
