@@ -262,11 +262,15 @@ tt_rc tt_xllm_registry_inc(const tt_template *t, const char *target, const tt_xl
     if (!tt_is_ident(t->name))
         return tt_errf(err, TT_EUNSUPPORTED, "format", "template name %s is not a C++ identifier",
                        t->name);
-    for (size_t i = 0; i < t->ninputs; i++)
-        if (tt_xllm_c_reserved(t->inputs[i].name, 1))
+    for (size_t i = 0; i < t->ninputs; i++) {
+        const char *in = t->inputs[i].name;
+        /* the struct's member types: a member named so changes their meaning in it */
+        if (tt_xllm_c_reserved(in, 1) || !strcmp(in, "int32_t") || !strcmp(in, "TilelangDType"))
             return tt_errf(err, TT_EUNSUPPORTED, "format", "template %s: input \"%s\" is a C++ "
-                           "keyword or a reserved name: it cannot name a member of %s's "
-                           "specialization struct", t->name, t->inputs[i].name, t->name);
+                           "keyword, a reserved name or a type the struct uses (int32_t, "
+                           "TilelangDType): it cannot name a member of %s's specialization "
+                           "struct", t->name, in, t->name);
+    }
     char fam[96], field[96], entry[256];
     tt_pascal(t->name, 0, fam, sizeof fam);
     snprintf(entry, sizeof entry, "KernelEntry<%sSpecialization, %sKernelFn>", fam, fam);
