@@ -6,6 +6,7 @@
  * numbers.  The preparation (tt_model_new) is in model_build.c, GM traffic and the L2
  * estimate in model_traffic.c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -503,7 +504,14 @@ tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out)
             bound = sc.l2_hit >= 0.5 ? TT_BOUND_L2 : TT_BOUND_HBM;
         else bound = (tt_bound)bu;
     }
-    if (m->has_calib) time = tt_calib_apply(&m->calib, time);
+    if (m->has_calib) {
+        time = tt_calib_apply(&m->calib, time);
+        /* a fit on a narrow range (slope far from 1) or on absurd measurements overflows
+         * here for a larger problem: no prediction rather than an infinite one */
+        if (!isfinite(time) || !(time > 0))
+            return fail(out, TT_EDOMAIN, "calibration",
+                        "the calibrated time is not a finite positive number");
+    }
     out->rc = TT_OK;
     out->time_us = time;
     out->low_us = time * m->band_lo;

@@ -65,7 +65,8 @@ void tt_model_free(tt_model *m);
 
 /* Predict one config: slots hold problem + params (lets are evaluated into slots; the
  * vector must have t->nslots entries).  Fills *out; returns out->rc.  A template without a
- * kernel gives TT_EUNSUPPORTED. */
+ * kernel gives TT_EUNSUPPORTED; a model made with a calibration gives TT_EDOMAIN (reason
+ * "calibration: ...") when the calibrated time is not a finite positive number. */
 tt_rc tt_model_eval(const tt_model *m, int64_t *slots, tt_model_result *out);
 
 /* Fit a calibration from n (predicted result, measured us) pairs.  Returns TT_EINVAL for

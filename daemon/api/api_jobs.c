@@ -35,7 +35,12 @@ static json_t *tt_json_text(const char *text)
     return j ? j : json_string(text);
 }
 
-static json_t *tt_num_or_null(double x) { return x > 0 ? json_real(x) : json_null(); }
+/* A positive finite number, else null (0: not set; an infinity left by an older daemon
+ * must not make json_real fail and with it the whole answer). */
+static json_t *tt_num_or_null(double x)
+{
+    return x > 0 && isfinite(x) ? json_real(x) : json_null();
+}
 
 json_t *tt__job_json(const tt_job *j)
 {

@@ -343,8 +343,10 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
         if (have_raw) pred = raw.time_us;
         tt_model_result mc;
         memcpy(tmp, jr->slots, t->nslots * sizeof(int64_t));
-        if (have_raw && jr->model_cal && tt_model_eval(jr->model_cal, tmp, &mc) == TT_OK)
-            pred = mc.time_us;
+        /* with a stored calibration, predicted_us is the calibrated prediction, or none
+         * (0, null in the API) where the calibration overflows: never the raw one */
+        if (have_raw && jr->model_cal)
+            pred = tt_model_eval(jr->model_cal, tmp, &mc) == TT_OK ? mc.time_us : 0;
     }
     tt_trial tr;
     memset(&tr, 0, sizeof tr);

@@ -5,6 +5,7 @@
  * 503 database_error, the compute routes and /metrics keep working, and after the table
  * comes back the same store serves again.
  */
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +241,61 @@ static void test_lease_and_worker(void)
     json_decref(r.json);
 }
 
+/* A prediction stored as an infinity (an older daemon recorded a calibrated prediction that
+ * overflowed) is answered as null: json_real refuses it, and the job, its trials and the
+ * best row used to fail whole (503 out_of_memory; GET /v1/jobs left the job out). */
+static void test_infinite_prediction(void)
+{
+    const tt_template *gt = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_template(g_cat, g_store, "gemm", NULL, &gt, NULL), TT_OK);
+    const char *pk = "M=96,N=96,K=96,dtype=float16,out_dtype=float16";
+    tt_job j;
+    tt_fx_job(&j, "gemm", "Ascend910B2", "sim", "random", "inf", pk);
+    snprintf(j.template_hash, sizeof j.template_hash, "%s", gt->hash);
+    snprintf(j.backend_fp, sizeof j.backend_fp, "sim");
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_create_running(g_store, &j, "h:1/w0", 60), TT_OK);
+    tt_trial_key k = {gt->hash, pk, "Ascend910B2", "sim"};
+    tt_trial t;
+    memset(&t, 0, sizeof t);
+    t.config_key = strdup("block_M=64");
+    t.config_json = strdup("{\"block_M\":64}");
+    t.config_hash = 43;
+    t.median_us = 5;
+    t.predicted_us = INFINITY;
+    snprintf(t.measured_by, sizeof t.measured_by, "h:1/w0");
+    CU_ASSERT_EQUAL_FATAL(tt_store_trial_record(g_store, &k, "gemm", j.id, 1, &t), TT_OK);
+    CU_ASSERT_EQUAL(tt_store_job_best_set(g_store, j.id, t.id, 5, INFINITY, t.config_json), TT_OK);
+    tt_trial_clear(&t);
+    CU_ASSERT_EQUAL(tt_store_job_finish(g_store, j.id, "h:1/w0", TT_JOB_DONE, NULL), TT_OK);
+    char ids[32];
+    snprintf(ids, sizeof ids, "%lld", (long long)j.id);
+    tt_resp r = call(tt__api_job_get, NULL, NULL, ids, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_t *best = json_object_get(r.json, "best");
+    CU_ASSERT(json_is_null(json_object_get(best, "predicted_us")));
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(best, "measured_us")), 5, 1e-9);
+    json_decref(r.json);
+    r = call(tt__api_job_trials, NULL, NULL, ids, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    json_t *t0 = json_array_get(json_object_get(r.json, "trials"), 0);
+    CU_ASSERT(json_is_null(json_object_get(t0, "predicted_us")));
+    json_decref(r.json);
+    r = call(tt__api_jobs_list, NULL, "{\"owner\":\"inf\"}", NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r.json, "jobs")), 1);
+    json_decref(r.json);
+    r = call(tt__api_best, NULL,
+             "{\"template\":\"gemm\",\"target\":\"a2\",\"backend\":\"sim\",\"M\":\"96\","
+             "\"N\":\"96\",\"K\":\"96\"}", NULL, NULL, 0);
+    CU_ASSERT_EQUAL(r.status, 200);   /* the best row is answered as text (bestcache.h) */
+    json_t *b = r.text ? json_loads(r.text, 0, NULL) : json_incref(r.json);
+    CU_ASSERT(json_is_null(json_object_get(b, "predicted_us")));
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(b, "median_us")), 5, 1e-9);
+    json_decref(b);
+    json_decref(r.json);
+    free(r.text);
+}
+
 /* /readyz follows the runner: ready while its workers run, 503 once one has ended. */
 static void test_readyz_runner(void)
 {
@@ -461,6 +517,7 @@ static const tt_test_case cases[] = {{"job_cycle", test_job_cycle},
                                      {"job_limit", test_job_limit},
                                      {"database_fault", test_database_fault},
                                      {"lease_and_worker", test_lease_and_worker},
+                                     {"infinite_prediction", test_infinite_prediction},
                                      {"readyz_runner", test_readyz_runner},
                                      {"simulate_stops", test_simulate_stops},
                                      {"tune_refusals", test_tune_refusals},

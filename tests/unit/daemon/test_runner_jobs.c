@@ -609,6 +609,42 @@ static void test_stored_calibration_applied(void)
     tt_store_close(s2);
 }
 
+/* A stored calibration that overflows for this problem (a slope fitted on a narrow range of
+ * predictions, or absurd measurements, applied to a larger problem): the trials record no
+ * prediction (0, null in the API) instead of an infinity, which the API could not encode
+ * (GET /v1/jobs/{id} and /v1/best answered 503 out_of_memory). */
+static void test_stored_calibration_overflows(void)
+{
+    char url[512];
+    tt_rfx_db_url(url, sizeof url, "calib_inf");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    const char *cj = "{\"log_a\":700,\"log_b\":30,\"n\":5,\"rmse_log\":0.1}";
+    CU_ASSERT_EQUAL_FATAL(tt_store_calib_put(s, "Ascend910B2", "model", cj, 5, 0.1), TT_OK);
+    int64_t id = tt_rfx_make_job(s, "model", "model-topk", 4, 0, "Ascend910B2", TT_RFX_P512);
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, id, 30), TT_JOB_DONE);
+    tt_runner_stop(r);
+    tt_trial *tr = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(tt_store_trial_list(s, id, 0, 10, &tr, &n, NULL), TT_OK);
+    CU_ASSERT_EQUAL(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        CU_ASSERT(isfinite(tr[i].predicted_us));
+        CU_ASSERT_EQUAL(tr[i].predicted_us, 0);
+        CU_ASSERT(tr[i].median_us > 0 && isfinite(tr[i].median_us));
+        tt_trial_clear(&tr[i]);
+    }
+    free(tr);
+    tt_job j;
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_get(s, id, &j), TT_OK);
+    CU_ASSERT(isfinite(j.best_pred_us));
+    tt_job_clear(&j);
+    tt_store_close(s);
+}
+
 /* A space too large to enumerate (2^49 configs) whose few feasible configs (p0..p3 all 1)
  * the random draws of a sampling strategy never hit: the job fails, but it must not say that
  * the space has no feasible config (the old message), since it has 2. */
@@ -675,6 +711,7 @@ static void test_sampled_space_none_drawn(void)
 static const tt_test_case jobs_cases[] = {
     {"sampled_space_none_drawn", test_sampled_space_none_drawn},
     {"stored_calibration_applied", test_stored_calibration_applied},
+    {"stored_calibration_overflows", test_stored_calibration_overflows},
     {"seconds_budget", test_seconds_budget},
     {"builtin_backends", test_builtin_backends},
     {"replay_job", test_replay_job},
