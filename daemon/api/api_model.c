@@ -529,7 +529,8 @@ static json_t *tt_best_json(const tt_best *b, const char *target)
                      "problem_key", b->problem_key ? b->problem_key : "", "config",
                      cj ? cj : json_null(), "median_us", b->median_us, "spread_us",
                      b->spread_us, "predicted_us",
-                     b->predicted_us > 0 && isfinite(b->predicted_us) ? json_real(b->predicted_us) : json_null(), "trial",
+                     b->predicted_us > 0 && isfinite(b->predicted_us)
+                         ? json_real(b->predicted_us) : json_null(), "trial",
                      (json_int_t)b->trial_id, "job", (json_int_t)b->job_id, "updated_at",
                      b->updated_at, "time_kind", kind);
 }
