@@ -281,6 +281,19 @@ static void tl_print_empty_space(const json_t *out)
     printf("\n");
 }
 
+/* The model's error band of a prediction, "LOW..HIGH" ("-" when the answer has none). */
+static void tl_fmt_band(const json_t *x, char *buf, size_t cap)
+{
+    char lo[32], hi[32];
+    if (!(json_number_value(json_object_get(x, "low_us")) > 0) ||
+        !(json_number_value(json_object_get(x, "high_us")) > 0)) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    snprintf(buf, cap, "%s..%s", tl_fmt_us_at(x, "low_us", lo, sizeof lo),
+             tl_fmt_us_at(x, "high_us", hi, sizeof hi));
+}
+
 int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
 {
     int rc;
@@ -319,16 +332,18 @@ int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         json_decref(out);
         return 0;
     }
-    static const char *const hdr[] = {"#", "PREDICTED", "BOUND", "CONFIG"};
+    static const char *const hdr[] = {"#", "PREDICTED", "BAND", "BOUND", "CONFIG"};
     tl_table t;
-    tl_table_init(&t, 4, hdr);
+    tl_table_init(&t, 5, hdr);
     size_t i;
     json_t *x;
     json_array_foreach(json_object_get(out, "results"), i, x) {
-        char n[24], us[32], cfg[512];
+        char n[24], us[32], band[72], cfg[512];
         snprintf(n, sizeof n, "%zu", i + 1);
         int ok = json_is_true(json_object_get(x, "feasible"));
+        tl_fmt_band(x, band, sizeof band);
         tl_table_add(&t, n, ok ? tl_fmt_us_at(x, "time_us", us, sizeof us) : "infeasible",
+                     ok ? band : "",
                      ok ? json_string_value(json_object_get(x, "bound"))
                         : json_string_value(json_object_get(x, "reason")),
                      tl_jstr(json_object_get(x, "config"), cfg, sizeof cfg));

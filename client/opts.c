@@ -134,7 +134,9 @@ const tl_cmd tl_cmds[] = {
     {"predict", "TEMPLATE -p K=V,.. -t TARGET [--config K=V,..] [--top K]",
      "cost-model predictions (not measurements)",
      "POST /v1/predict.  TEMPLATE may be a document file (sent inline, not stored).  Output "
-     "is labelled as model predictions.", o_predict, 1, 1,
+     "is labelled as model predictions; a row shows the predicted time, the model's error "
+     "band for the template's family (BAND: the answer's low_us..high_us, "
+     "docs/cost-model.md), the bound and the config.", o_predict, 1, 1,
      tl_cmd_predict},
     {"simulate", "TEMPLATE -p K=V,.. -t TARGET --config K=V,.. [--trace FILE]",
      "simulate one config on the pipeline simulator",

@@ -477,6 +477,10 @@ static void test_catalog_predict_simulate(void)
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "MODEL PREDICTIONS"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\n3 "));
+    /* each row shows the model's error band (old code: the API's low_us/high_us unshown) */
+    const char *row1 = strstr(r.out, "\n1 ");
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "BAND"));
+    CU_ASSERT(row1 && strstr(row1, " us..") && strstr(row1, " us..") < strchr(row1 + 1, '\n'));
     run_free(&r);
     char trace[600];
     snprintf(trace, sizeof trace, "%s/trace.json", g_tmp);
