@@ -348,11 +348,15 @@ static int tl_check_report(tl_ctx *c, const tl_check_opts *o, json_t *out)
     return rc;
 }
 
-int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *given)
 {
     tl_check_opts o;
     json_t *entries = NULL, *out = NULL;
-    int rc = tl_check_parse(c, cmd, a, &o);
+    tl_args named, *a = &named;
+    char name[256];
+    int rc = tl_template_named(cmd, given, &named, name, sizeof name);
+    if (rc) return rc;
+    rc = tl_check_parse(c, cmd, a, &o);
     if (!rc) rc = tl_check_entries(c, cmd, a, &o, &entries);
     if (rc) return rc;
     json_t *body = json_pack("{s:o}", "entries", entries);
@@ -386,9 +390,12 @@ int tl_cmd_check(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     return rc;
 }
 
-int tl_cmd_export(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
+int tl_cmd_export(tl_ctx *c, const tl_cmd *cmd, const tl_args *given)
 {
     int rc;
+    tl_args named, *a = &named;
+    char name[256];
+    if ((rc = tl_template_named(cmd, given, &named, name, sizeof name))) return rc;
     if ((rc = tl_required(cmd, a, "template")) || (rc = tl_required(cmd, a, "target"))) return rc;
     char path[2048] = "/v1/export";
     static const char *const keys[] = {"template", "target", "format", "backend", "problem", "job"};

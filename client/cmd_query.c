@@ -74,6 +74,28 @@ int tl_template_value(const tl_cmd *cmd, const char *arg, json_t **out)
     return 0;
 }
 
+int tl_template_named(const tl_cmd *cmd, const tl_args *a, tl_args *out, char *name, size_t cap)
+{
+    *out = *a;   /* borrowed: the caller frees only a */
+    int i = 0;
+    while (cmd->opts[i].name && strcmp(cmd->opts[i].name, "template")) i++;
+    if (!cmd->opts[i].name || !a->val[i] || !tl_template_is_file(a->val[i])) return 0;
+    json_t *doc = NULL;
+    int rc = tl_template_value(cmd, a->val[i], &doc);
+    if (rc) return rc;
+    const char *n = json_string_value(json_object_get(doc, "name"));
+    if (!n || !n[0] || strlen(n) >= cap) {
+        fprintf(stderr, "tlctl %s: the template file %s has no \"name\" (%s works on a "
+                "template by its name)\n", cmd->name, a->val[i], cmd->name);
+        json_decref(doc);
+        return TL_EXIT_USAGE;
+    }
+    snprintf(name, cap, "%s", n);
+    json_decref(doc);
+    out->val[i] = name;
+    return 0;
+}
+
 /* The server's description of a TEMPLATE argument (name, hash, inputs): GET
  * /v1/templates/NAME, or for a document file POST /v1/templates/{its name}/validate (checked,
  * nothing stored).  0 with a new reference in *info, or the exit code after one line. */

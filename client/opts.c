@@ -70,7 +70,7 @@ static const tl_opt o_simulate[] = {
     {"trace", 0, "FILE", "write the Chrome trace (open in Perfetto) of core 0 to FILE", NULL, 0},
     {NULL, 0, NULL, NULL, NULL, 0}};
 static const tl_opt o_check[] = {
-    {"template", 'T', "T", "template of the entries (required)", NULL, 0},
+    {"template", 'T', "T", "template of the entries (required): a name, or a document file whose name is used", NULL, 0},
     {"problem", 'p', "K=V,..", "a problem to check (repeat for several)", NULL, 1},
     TG_OPT,
     {"baseline", 0, "NAME", "compare with this pinned baseline (default: the stored best)", NULL, 0},
@@ -85,7 +85,7 @@ static const tl_opt o_check[] = {
     {"pin", 0, "NAME", "pin the current best configs as baseline NAME (no check)", NULL, 0},
     {NULL, 0, NULL, NULL, NULL, 0}};
 static const tl_opt o_export[] = {
-    {"template", 'T', "T", "template to export (required)", NULL, 0},
+    {"template", 'T', "T", "template to export (required): a name, or a document file whose name is used", NULL, 0},
     TG_OPT,
     {"format", 'f', "FMT", "json (default), t4, specializations (xLLM Python), registry-inc (xLLM C++), c-header", NULL, 0},
     {"backend", 'b', "B", "only configs measured by this backend", NULL, 0},
@@ -491,7 +491,9 @@ void tl_print_markdown(FILE *f)
                "ending in `.json` is read as JSON and sent inline (`./my_kernel.json`).  tune "
                "stores it under its `name`, owned by your token (docs/api.md, PUT "
                "/v1/templates); predict and simulate use it without storing it; best asks for "
-               "that version (its hash, from POST /v1/templates/{name}/validate).  An "
+               "that version (its hash, from POST /v1/templates/{name}/validate).  export "
+               "and check take `-T` a name or such a file and use the `name` inside it (the "
+               "server's current version of that template).  An "
                "unreadable file, invalid JSON (duplicate keys included) or a document that is "
                "not an object is a usage error (exit 2) naming the file.\n\n"
                "## Global options\n\n");

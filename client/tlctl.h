@@ -177,6 +177,10 @@ int tl_template_needs_problem(const tl_ctx *c, const tl_cmd *cmd, const char *na
  * after one line. */
 int tl_template_is_file(const char *arg);
 int tl_template_value(const tl_cmd *cmd, const char *arg, json_t **out);
+/* For commands that take -T NAME (export, check): *out = *a, with a document file given as
+ * -T replaced by the template name inside it (name: its storage, cap bytes).  0, or
+ * TL_EXIT_USAGE after one line (unreadable file, no "name"). */
+int tl_template_named(const tl_cmd *cmd, const tl_args *a, tl_args *out, char *name, size_t cap);
 
 /* ---- commands (cmd_*.c) ---- */
 int tl_cmd_tune(tl_ctx *c, const tl_cmd *cmd, const tl_args *a);

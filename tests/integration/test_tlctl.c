@@ -593,6 +593,23 @@ static void test_template_file(void)
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "fscale"));
     run_free(&r);
+    /* export and check take the file's name (old code: 404 unknown template) */
+    r = RUN("export", "-T", path, "-t", "a2", "--format", "json");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"fscale\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "N=65536"));
+    run_free(&r);
+    r = RUN_TOKEN(TT_TOKEN_TUNE, "check", "-T", path, "-t", "a2", "-p", "N=65536",
+                  "--remeasure");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "fscale"));
+    run_free(&r);
+    snprintf(bad, sizeof bad, "%s/noname.json", g_tmp);
+    write_text(bad, "{\"tiletune\": 1}");
+    r = RUN("export", "-T", bad, "-t", "a2");
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "has no \"name\""));
+    run_free(&r);
     r = RUN("best", path, "-t", "a2");                           /* N has no default */
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "--problem is required"));
