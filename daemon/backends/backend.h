@@ -94,6 +94,9 @@ tt_rc tt_backend_cmd_check(const char *name, const json_t *def, tt_errinfo *err)
  * probe file, removed).  TT_OK, or TT_EIO naming the directory and the reason, so that a
  * daemon with toolchains refuses to start instead of failing its first cmd: job. */
 tt_rc tt_backend_cmd_work_dir_check(const char *work_dir, tt_errinfo *err);
+/* The fingerprint a cmd:<name> backend of definition `def` has ("cmd:<name>@<8 hex>", what
+ * jobs and trials record), into out (cap >= 64 holds any); TT_ENOMEM. */
+tt_rc tt_backend_cmd_fingerprint(const char *name, const json_t *def, char *out, size_t cap);
 /* 1 when s can name a replay dataset: 1 to 63 letters, digits, '_', '-' and '.', not
  * starting with '.' and without "..", so <datasets_dir>/<s>.<suffix> stays in the directory. */
 int tt_dataset_name_ok(const char *s);

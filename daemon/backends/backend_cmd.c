@@ -220,6 +220,24 @@ tt_rc tt_backend_cmd_check(const char *name, const json_t *def, tt_errinfo *err)
     return rc;
 }
 
+/* The hash of a toolchain: its name and the canonical JSON of its definition. */
+static tt_rc tt_cmd_fp_hash(const char *name, const json_t *def, uint64_t *out)
+{
+    char *canon = tt_json_dumps(def, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!canon) return TT_ENOMEM;
+    *out = tt_fnv(tt_fnv(14695981039346656037ULL, name, strlen(name) + 1), canon, strlen(canon));
+    free(canon);
+    return TT_OK;
+}
+
+tt_rc tt_backend_cmd_fingerprint(const char *name, const json_t *def, char *out, size_t cap)
+{
+    uint64_t h = 0;
+    tt_rc rc = tt_cmd_fp_hash(name, def, &h);
+    if (rc == TT_OK) snprintf(out, cap, "cmd:%s@%08llx", name, (unsigned long long)(h >> 32));
+    return rc;
+}
+
 static tt_rc cmd_open(tt_backend *b, const char *arg, tt_errinfo *err)
 {
     if (!tt_cmd_name_ok(arg))
@@ -242,14 +260,12 @@ static tt_rc cmd_open(tt_backend *b, const char *arg, tt_errinfo *err)
     snprintf(c->name, sizeof c->name, "%s", arg);
     tt_rc rc = tt_cmd_parse(c, def, err);
     if (rc == TT_ENOMEM) tt_errf(err, TT_ENOMEM, "backend", "out of memory");
-    char *canon = rc == TT_OK ? tt_json_dumps(def, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (rc == TT_OK && !canon) rc = tt_errf(err, TT_ENOMEM, "backend", "out of memory");
+    if (rc == TT_OK && tt_cmd_fp_hash(arg, def, &c->fp_hash) != TT_OK)
+        rc = tt_errf(err, TT_ENOMEM, "backend", "out of memory");
     if (rc != TT_OK) {
         tt_cmd_free(c);
         return rc;
     }
-    c->fp_hash = tt_fnv(tt_fnv(14695981039346656037ULL, arg, strlen(arg) + 1), canon, strlen(canon));
-    free(canon);
     c->src = src;
     c->stop = b->env->stop;
     if (t->source_text && t->source_file) {   /* gemm.py.in -> gemm.py */

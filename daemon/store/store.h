@@ -193,6 +193,12 @@ tt_rc tt_store_job_counts(tt_store *s, const char *owner, int64_t counts[TT_JOB_
  * SKIP LOCKED).  It becomes running with lease_expires = now + lease_seconds.
  * TT_ENOTFOUND when there is nothing to do. */
 tt_rc tt_store_job_claim(tt_store *s, const char *owner, double lease_seconds, tt_job *out);
+/* The same, for a worker that can run only the cmd: toolchains whose fingerprints (a job's
+ * backend_fp, "cmd:<name>@<8 hex>") are listed in `cmd_fps`, written ",fp1,fp2," ("," when
+ * it has none): a cmd: job is claimed only when its backend_fp is listed, i.e. by a worker
+ * with the very definition it was submitted for; other backends as before.  NULL: any job. */
+tt_rc tt_store_job_claim_for(tt_store *s, const char *owner, double lease_seconds,
+                             const char *cmd_fps, tt_job *out);
 /* Extend the lease; TT_EEXISTS when the job is no longer held by owner (cancelled, or
  * claimed by another worker after expiry): the worker must stop working on it. */
 tt_rc tt_store_job_renew(tt_store *s, int64_t id, const char *owner, double lease_seconds);

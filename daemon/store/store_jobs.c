@@ -15,9 +15,13 @@
     "problem_json, options_json, budget_trials, budget_seconds, seed, state, planned, "     \
     "done, best_trial, best_us, best_pred_us, best_config_json, error, owner, lease_owner, " \
     "lease_expires, created_at, started_at, finished_at, claimed_from"
-#define CLAIM_PICK                                                                        \
+/* $3: the fingerprints of the worker's toolchains as ",cmd:a@1234abcd,...," (NULL: any
+ * job); a cmd: job is picked only when its backend_fp is among them (tt_store_job_claim_for). */
+#define CLAIM_PICK(INSTR, TEXT)                                                           \
     "SELECT id FROM jobs WHERE strategy <> 'import' AND (state = 'queued' OR "              \
-    "(state = 'running' AND lease_expires < tt_now())) ORDER BY id LIMIT 1"
+    "(state = 'running' AND lease_expires < tt_now())) AND ($3" TEXT " IS NULL OR "         \
+    "backend NOT LIKE 'cmd:%' OR " INSTR "($3, ',' || backend_fp || ',') > 0) "            \
+    "ORDER BY id LIMIT 1"
 #define CLAIM_SET                                                                         \
     "UPDATE jobs SET state = 'running', lease_owner = $1, lease_expires = tt_now() + $2, "  \
     "claimed_from = CASE WHEN state = 'running' THEN lease_owner ELSE NULL END, "          \
@@ -51,8 +55,9 @@ static const tt__qdef tt_q[Q__COUNT] = {
                       "GROUP BY state", NULL},
     /* SQLite: one UPDATE statement holds the database's single write lock throughout.
      * PostgreSQL: rows another worker is claiming are skipped, not waited for. */
-    [Q_JOB_CLAIM] = {CLAIM_SET CLAIM_PICK ") RETURNING " JOB_COLS,
-                     CLAIM_SET CLAIM_PICK " FOR UPDATE SKIP LOCKED) RETURNING " JOB_COLS},
+    [Q_JOB_CLAIM] = {CLAIM_SET CLAIM_PICK("instr", "") ") RETURNING " JOB_COLS,
+                     CLAIM_SET CLAIM_PICK("strpos", "::text")
+                     " FOR UPDATE SKIP LOCKED) RETURNING " JOB_COLS},
     [Q_JOB_RENEW] = {"UPDATE jobs SET lease_expires = tt_now() + $3 WHERE id = $1 AND "
                      "state = 'running' AND lease_owner = $2", NULL},
     [Q_JOB_STATE] = {"SELECT state FROM jobs WHERE id = $1", NULL},
@@ -286,9 +291,15 @@ tt_rc tt_store_job_counts(tt_store *s, const char *owner, int64_t counts[TT_JOB_
 
 tt_rc tt_store_job_claim(tt_store *s, const char *owner, double lease_seconds, tt_job *out)
 {
+    return tt_store_job_claim_for(s, owner, lease_seconds, NULL, out);
+}
+
+tt_rc tt_store_job_claim_for(tt_store *s, const char *owner, double lease_seconds,
+                             const char *cmd_fps, tt_job *out)
+{
     memset(out, 0, sizeof *out);
     if (!owner || !*owner) return TT_EINVAL;
-    tt__param p[] = {PT(owner), PF(lease_seconds)};
+    tt__param p[] = {PT(owner), PF(lease_seconds), PT(cmd_fps)};
     tt_store_lock(s);
     return tt_store_unlock(s, tt_job_one(s, Q_JOB_CLAIM, p, NP(p), out));
 }

@@ -174,7 +174,7 @@ static void *tt_worker_main(void *arg)
         }
         tt_job job;
         memset(&job, 0, sizeof job);
-        tt_rc rc = tt_store_job_claim(s, w->owner, lease, &job);
+        tt_rc rc = tt_store_job_claim_for(s, w->owner, lease, r->toolchain_list, &job);
         if ((rc == TT_OK || rc == TT_ENOTFOUND) && atomic_exchange(&r->db_moved, 0))
             tt__rlog(r, TT_LOG_NOTICE, "database: the file is back at its path; writes go "
                      "through again");
@@ -211,6 +211,33 @@ static void *tt_worker_main(void *arg)
 
 static char *tt_dup(const char *s) { return s ? strdup(s) : NULL; }
 
+/* The fingerprints of the configured toolchains as ",cmd:a@1234abcd,...," ("," for none):
+ * a worker claims a cmd: job only when it has the definition the job was submitted with
+ * (its backend_fp), so in a team whose hosts define different toolchains (A2 hosts, A3
+ * hosts, an API host without an NPU) or a host whose definition drifted, each such job
+ * goes to a host that can measure it under its key, instead of being failed or filed
+ * under another key by the first one that polls.  NULL when out of memory. */
+static char *tt_toolchain_list(const json_t *toolchains)
+{
+    size_t n = 2;
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)toolchains, k, v) n += strlen(k) + 16;
+    char *out = malloc(n);
+    if (!out) return NULL;
+    strcpy(out, ",");
+    size_t len = 1;
+    json_object_foreach((json_t *)toolchains, k, v) {
+        char fp[128];
+        if (tt_backend_cmd_fingerprint(k, v, fp, sizeof fp) != TT_OK) {
+            free(out);
+            return NULL;
+        }
+        len += (size_t)snprintf(out + len, n - len, "%s,", fp);
+    }
+    return out;
+}
+
 void tt__runner_default_work_dir(char *buf, size_t cap)
 {
     const char *tmp = getenv("TMPDIR");
@@ -245,8 +272,10 @@ tt_rc tt_runner_start(const tt_runner_config *cfg, tt_runner **out, tt_errinfo *
     r->worker_name = tt_dup(cfg->worker_name && *cfg->worker_name ? cfg->worker_name : defname);
     r->datasets_dir = tt_dup(cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR);
     r->work_dir = tt_dup(cfg->work_dir ? cfg->work_dir : defwork);
+    r->toolchain_list = tt_toolchain_list(cfg->toolchains);
     r->w = calloc((size_t)cfg->workers, sizeof *r->w);
-    if (!r->db_url || !r->worker_name || !r->datasets_dir || !r->work_dir || !r->w) {
+    if (!r->db_url || !r->worker_name || !r->datasets_dir || !r->work_dir ||
+        !r->toolchain_list || !r->w) {
         tt_runner_stop(r);
         return tt_errf(err, TT_ENOMEM, "runner", "out of memory");
     }
@@ -314,6 +343,7 @@ void tt_runner_stop(tt_runner *r)
     free(r->worker_name);
     free(r->datasets_dir);
     free(r->work_dir);
+    free(r->toolchain_list);
     free(r);
 }
 

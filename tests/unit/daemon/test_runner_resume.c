@@ -254,8 +254,10 @@ static tt_runner_config slow_cfg(slow_env *env, const char *url, const char *nam
 }
 
 /* A queued fake_vec job on cmd:slow: exhaustive over the first `budget` configs (BLOCK 16,
- * MODE 0 = builds and runs, MODE 1 = build error). */
-static int64_t slow_job(tt_store *s, slow_env *env, const char *url, int64_t budget)
+ * MODE 0 = builds and runs, MODE 1 = build error), submitted for the toolchain fingerprint
+ * fp (NULL: env's definition of "slow"). */
+static int64_t slow_job_fp(tt_store *s, slow_env *env, const char *url, int64_t budget,
+                           const char *fp)
 {
     tt_runner_config c = slow_cfg(env, url, "check", 1);
     tt_job j;
@@ -265,12 +267,18 @@ static int64_t slow_job(tt_store *s, slow_env *env, const char *url, int64_t bud
     snprintf(j.target, sizeof j.target, "Ascend910B2");
     snprintf(j.backend, sizeof j.backend, "cmd:slow");
     CU_ASSERT_EQUAL(tt_runner_check_backend(&c, env->t, "cmd:slow", j.backend_fp, NULL), TT_OK);
+    if (fp) snprintf(j.backend_fp, sizeof j.backend_fp, "%s", fp);
     snprintf(j.strategy, sizeof j.strategy, "exhaustive");
     j.problem_key = (char *)"N=4096,dtype=float16";
     j.problem_json = (char *)"{\"N\":4096,\"dtype\":\"float16\"}";
     j.budget_trials = budget;
     CU_ASSERT_EQUAL(tt_store_job_create(s, &j), TT_OK);
     return j.id;
+}
+
+static int64_t slow_job(tt_store *s, slow_env *env, const char *url, int64_t budget)
+{
+    return slow_job_fp(s, env, url, budget, NULL);
 }
 
 
@@ -493,6 +501,37 @@ static void test_cancel_stops_command(void)
     slow_env_close(&env);
 }
 
+/* A team's hosts need not define the same toolchains: a cmd: job submitted for another
+ * definition of "slow" (another host's, cmd:slow@00000000) is left queued for a host that
+ * has it, while the worker runs the next job, of its own definition.  The old worker claimed
+ * the older job first and measured it under its own fingerprint: the job's trials and best
+ * were filed under a key it was not submitted for (with two hosts: half under each, and the
+ * re-measurement failed with 'trial N not found under the key'); a host without the
+ * toolchain failed such jobs ('toolchain ... is not defined in the server config'). */
+static void test_claim_needs_definition(void)
+{
+    slow_env env;
+    char url[512];
+    tt_store *s = slow_open(&env, "otherdef", 0.0, url);
+    int64_t other = slow_job_fp(s, &env, url, 2, "cmd:slow@00000000");
+    int64_t mine = slow_job(s, &env, url, 2);
+    tt_runner_config c = slow_cfg(&env, url, "host", 5);
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, mine, 60), TT_JOB_DONE);   /* claims go oldest first */
+    tt_runner_stop(r);
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, other, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.state, TT_JOB_QUEUED);
+    CU_ASSERT_EQUAL(j.done, 0);
+    CU_ASSERT_STRING_EQUAL(j.lease_owner, "");
+    tt_job_clear(&j);
+    CU_ASSERT_EQUAL(tt_rfx_count_lines(env.counter), 2);   /* the builds of `mine` only */
+    tt_store_close(s);
+    slow_env_close(&env);
+}
+
 /* A worker that stops as if killed leaves its job leased; another worker takes it over once
  * the lease has expired and says so. */
 static void test_lease_takeover_logged(void)
@@ -650,6 +689,7 @@ static const tt_test_case resume_cases[] = {
     {"lease_heartbeat", test_lease_heartbeat},
     {"lease_lost_mid_trial", test_lease_lost_mid_trial},
     {"cancel_stops_command", test_cancel_stops_command},
+    {"claim_needs_definition", test_claim_needs_definition},
     {"lease_takeover_logged", test_lease_takeover_logged},
     {"kill9_resume", test_kill9_resume},
     {"resume_same_result", test_resume_same_result},

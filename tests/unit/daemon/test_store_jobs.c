@@ -476,12 +476,60 @@ static void test_quotes(void)
     tt_store_close(s);
 }
 
+/* A worker claims a cmd: job only when it has the job's toolchain definition (backend_fp):
+ * a host without the toolchain, or with another definition of it, leaves the job to one
+ * that has it, where it used to claim it and fail it (or file its trials under its own
+ * fingerprint).  Other backends go to any worker; NULL lists: any job. */
+static void test_claim_for_toolchains(void)
+{
+    static const struct { const char *backend, *fp; } jobs[] = {
+        {"cmd:a2", "cmd:a2@11111111"}, {"cmd:a3", "cmd:a3@33333333"},
+        {"cmd:a2", "cmd:a2@22222222"}, {"sim", "sim"}, {"cmd:a_2", "cmd:a_2@11111111"},
+    };
+    static const struct {
+        const char *fps;     /* the worker's fingerprints */
+        int order[6];        /* the jobs (1-based) it claims, oldest first; 0 ends */
+    } rows[] = {
+        {",cmd:a2@11111111,", {1, 4, 0}},
+        {",cmd:a2@22222222,cmd:a3@33333333,", {2, 3, 4, 0}},
+        {",", {4, 0}},                     /* no toolchain: only the sim job */
+        {",cmd:a2@1111111,", {4, 0}},      /* a prefix of a fingerprint is not it */
+        {",cmd:a_2@11111111,", {4, 5, 0}},
+        {NULL, {1, 2, 3, 4, 5, 0}},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        tt_store *s = tt_fx_open_fresh();
+        int64_t ids[5];
+        for (size_t i = 0; i < 5; i++) {
+            tt_job j;
+            tt_sr_job_init(&j, "gemm", "a2", "", "M=1");
+            snprintf(j.backend, sizeof j.backend, "%s", jobs[i].backend);
+            snprintf(j.backend_fp, sizeof j.backend_fp, "%s", jobs[i].fp);
+            CU_ASSERT_EQUAL(tt_store_job_create(s, &j), TT_OK);
+            ids[i] = j.id;
+        }
+        for (int k = 0;; k++) {
+            tt_job j;
+            tt_rc rc = tt_store_job_claim_for(s, "w", 60, rows[r].fps, &j);
+            int want = rows[r].order[k];
+            CU_ASSERT_EQUAL(rc, want ? TT_OK : TT_ENOTFOUND);
+            if (rc == TT_OK && want) CU_ASSERT_EQUAL(j.id, ids[want - 1]);
+            if (rc == TT_OK && want && j.id != ids[want - 1])
+                fprintf(stderr, "\nrow %zu: claim %d got job %lld\n", r, k, (long long)j.id);
+            tt_job_clear(&j);
+            if (rc != TT_OK || !want) break;
+        }
+        tt_store_close(s);
+    }
+}
+
 #define JOB_CASES \
     {"open_migrate_twice", test_open_twice}, \
     {"bad_urls", test_bad_urls}, \
     {"templates", test_templates}, \
     {"jobs_create_list_counts", test_jobs}, \
     {"claim_lease_renew_finish", test_claim_lease}, \
+    {"claim_for_toolchains", test_claim_for_toolchains}, \
     {"create_running_measured_by", test_create_running_measured_by}, \
     {"cancel", test_cancel}, \
     {"calib_tokens", test_calib_tokens}, \
