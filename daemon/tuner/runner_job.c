@@ -58,10 +58,13 @@ typedef struct tt_jobrun {
     size_t nfit, capfit;
 } tt_jobrun;
 
-/* How a job's run ended (FINISHED: done or failed, recorded; ABANDONED: stopped, cancelled or
- * taken over; DISCONNECTED: the database connection was lost, the job stays running and is
- * resumed) or, from one of its stages, that the run goes on (GO_ON). */
-typedef enum { TT_JR_FINISHED, TT_JR_ABANDONED, TT_JR_DISCONNECTED, TT_JR_GO_ON } tt_jr_outcome;
+/* How a job's run ended (FINISHED: done or failed, recorded; ABANDONED: cancelled, taken over
+ * or, testing, stopped as if killed; STOPPED: the runner stops, the job stays running and its
+ * lease is released; DISCONNECTED: the database connection was lost, the job stays running
+ * and is resumed) or, from one of its stages, that the run goes on (GO_ON). */
+typedef enum {
+    TT_JR_FINISHED, TT_JR_ABANDONED, TT_JR_STOPPED, TT_JR_DISCONNECTED, TT_JR_GO_ON
+} tt_jr_outcome;
 
 static tt_jr_outcome tt_job_abandon(tt_jobrun *jr);
 static int tt_job_still_ours(tt_jobrun *jr);
@@ -503,7 +506,7 @@ static tt_jr_outcome tt_job_remeasure(tt_jobrun *jr, const tt_trial_key *key, in
     int64_t left = jr->remeasure - (int64_t)ndone;
     for (size_t c = 0; c < nc && left > 0; c++, left--) {
         if (atomic_load(&r->stop)) {
-            out = TT_JR_ABANDONED;
+            out = TT_JR_STOPPED;
             goto end;
         }
         if (!tt_job_still_ours(jr)) {
@@ -685,7 +688,7 @@ static tt_jr_outcome tt_job_search(tt_jobrun *jr, const tt_trial_key *key, int64
     double start = tt__now();
     int64_t params[TT_MAX_SLOTS];
     for (;;) {
-        if (atomic_load(&r->stop)) return TT_JR_ABANDONED;
+        if (atomic_load(&r->stop)) return TT_JR_STOPPED;
         /* inside an open batch nobody else can have changed the job (we hold the write lock /
          * its row): the heartbeat's verdict is enough; the store is asked once per batch */
         if (jr->batch_n > 0 && tt_store_in_batch(jr->s) ? atomic_load(&jr->w->hb_lost)
@@ -800,6 +803,16 @@ void tt__job_run(tt_worker *w, tt_store *s, tt_job *job)
     if (o == TT_JR_DISCONNECTED && tt_store_job_release(s, job->id, w->owner) != TT_OK)
         tt__rlog(w->r, TT_LOG_WARNING, "job %lld: cannot release its lease (%s): resumed once "
                 "it expires", (long long)job->id, tt_store_errmsg(s));
+    /* stopped (SIGTERM): the next claim, another host's on PostgreSQL, resumes it at once
+     * instead of after lease_seconds */
+    if (o == TT_JR_STOPPED) {
+        if (tt_store_job_release(s, job->id, w->owner) == TT_OK)
+            tt__rlog(w->r, TT_LOG_INFO, "job %lld: stopping; its lease is released, the next "
+                     "claim resumes it", (long long)job->id);
+        else
+            tt__rlog(w->r, TT_LOG_WARNING, "job %lld: stopping; cannot release its lease (%s): "
+                     "resumed once it expires", (long long)job->id, tt_store_errmsg(s));
+    }
     tt_strategy_free(jr.st);
     free(jr.space_key);
     tt_model_free(jr.model);

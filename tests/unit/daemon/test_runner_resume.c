@@ -532,6 +532,46 @@ static void test_claim_needs_definition(void)
     slow_env_close(&env);
 }
 
+/* A worker stopped on purpose (SIGTERM: systemctl stop/restart of a host) finishes its trial
+ * and releases the lease of its job, so that another worker (another host of the team)
+ * resumes it at its next poll.  The old worker kept the lease until it expired: with the
+ * default lease_seconds a graceful restart left each of its jobs idle for 30 s on
+ * PostgreSQL, where leases are never released at start. */
+static void test_stop_releases_lease(void)
+{
+    slow_env env;
+    char url[512];
+    tt_store *s = slow_open(&env, "stoprel", 0.2, url);
+    int64_t id = slow_job(s, &env, url, 6);
+    log_sink k = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    tt_runner_config c = slow_cfg(&env, url, "host", 600);
+    c.log = log_to_sink;
+    c.log_ud = &k;
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    for (int i = 0; i < 3000 && j.done < 1; i++) {   /* until its first trial is recorded */
+        tt_job_clear(&j);
+        CU_ASSERT_EQUAL_FATAL(tt_store_job_get(s, id, &j), TT_OK);
+        if (j.done < 1) usleep(10000);
+    }
+    tt_job_clear(&j);
+    tt_runner_stop(r);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, id, &j), TT_OK);
+    CU_ASSERT_EQUAL(j.state, TT_JOB_RUNNING);
+    CU_ASSERT(j.done >= 1 && j.done < 6);
+    CU_ASSERT_STRING_EQUAL(j.lease_owner, "");
+    tt_job_clear(&j);
+    CU_ASSERT_EQUAL(tt_store_job_claim(s, "other/w0", 30, &j), TT_OK);   /* at once */
+    CU_ASSERT_EQUAL(j.id, id);
+    CU_ASSERT_STRING_EQUAL(j.claimed_from, "");   /* a resume, not a takeover */
+    tt_job_clear(&j);
+    CU_ASSERT_PTR_NOT_NULL(strstr(k.text, "info job 1: stopping; its lease is released"));
+    tt_store_close(s);
+    slow_env_close(&env);
+}
+
 /* A worker that stops as if killed leaves its job leased; another worker takes it over once
  * the lease has expired and says so. */
 static void test_lease_takeover_logged(void)
@@ -690,6 +730,7 @@ static const tt_test_case resume_cases[] = {
     {"lease_lost_mid_trial", test_lease_lost_mid_trial},
     {"cancel_stops_command", test_cancel_stops_command},
     {"claim_needs_definition", test_claim_needs_definition},
+    {"stop_releases_lease", test_stop_releases_lease},
     {"lease_takeover_logged", test_lease_takeover_logged},
     {"kill9_resume", test_kill9_resume},
     {"resume_same_result", test_resume_same_result},
