@@ -174,7 +174,11 @@ static void *tt_worker_main(void *arg)
         }
         tt_job job;
         memset(&job, 0, sizeof job);
-        tt_rc rc = tt_store_job_claim_for(s, w->owner, lease, r->toolchain_list, &job);
+        /* a team (PostgreSQL): a cmd: job only with its definition (tt_toolchain_list); a
+         * single host (SQLite) claims it anyway and fails it naming both fingerprints */
+        tt_rc rc = tt_store_job_claim_for(
+            s, w->owner, lease,
+            tt_store_engine_of(s) == TT_STORE_POSTGRES ? r->toolchain_list : NULL, &job);
         if ((rc == TT_OK || rc == TT_ENOTFOUND) && atomic_exchange(&r->db_moved, 0))
             tt__rlog(r, TT_LOG_NOTICE, "database: the file is back at its path; writes go "
                      "through again");

@@ -501,18 +501,23 @@ static void test_cancel_stops_command(void)
     slow_env_close(&env);
 }
 
-/* A team's hosts need not define the same toolchains: a cmd: job submitted for another
- * definition of "slow" (another host's, cmd:slow@00000000) is left queued for a host that
- * has it, while the worker runs the next job, of its own definition.  The old worker claimed
- * the older job first and measured it under its own fingerprint: the job's trials and best
- * were filed under a key it was not submitted for (with two hosts: half under each, and the
+/* A cmd: job submitted for another definition of "slow" (another host's, or this host's
+ * before it changed: cmd:slow@00000000).  A team (PostgreSQL) leaves it queued for a host that
+ * has that definition while the worker runs the next job, of its own definition; a single
+ * host (SQLite), where no other worker can come, fails it naming both fingerprints.  The old
+ * worker claimed it and measured it under its own fingerprint: the job's trials and best were
+ * filed under a key it was not submitted for (with two hosts: half under each, and the
  * re-measurement failed with 'trial N not found under the key'); a host without the
  * toolchain failed such jobs ('toolchain ... is not defined in the server config'). */
-static void test_claim_needs_definition(void)
+static void claim_definition_case(int pg)
 {
     slow_env env;
-    char url[512];
-    tt_store *s = slow_open(&env, "otherdef", 0.0, url);
+    char url[700];
+    CU_ASSERT_FATAL(slow_env_open(&env, pg ? "pgdef" : "otherdef", 0.0));
+    if (pg) snprintf(url, sizeof url, "%s", tt_fx_fresh_url());
+    else tt_rfx_db_url(url, sizeof url, "otherdef");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
     int64_t other = slow_job_fp(s, &env, url, 2, "cmd:slow@00000000");
     int64_t mine = slow_job(s, &env, url, 2);
     tt_runner_config c = slow_cfg(&env, url, "host", 5);
@@ -523,14 +528,21 @@ static void test_claim_needs_definition(void)
     tt_job j;
     memset(&j, 0, sizeof j);
     CU_ASSERT_EQUAL(tt_store_job_get(s, other, &j), TT_OK);
-    CU_ASSERT_EQUAL(j.state, TT_JOB_QUEUED);
+    CU_ASSERT_EQUAL(j.state, pg ? TT_JOB_QUEUED : TT_JOB_FAILED);
     CU_ASSERT_EQUAL(j.done, 0);
     CU_ASSERT_STRING_EQUAL(j.lease_owner, "");
+    if (!pg)
+        CU_ASSERT_PTR_NOT_NULL(strstr(j.error ? j.error : "", "the definition of toolchain slow "
+                                      "changed since the job was submitted (job: "
+                                      "cmd:slow@00000000, this server: cmd:slow@"));
     tt_job_clear(&j);
     CU_ASSERT_EQUAL(tt_rfx_count_lines(env.counter), 2);   /* the builds of `mine` only */
     tt_store_close(s);
     slow_env_close(&env);
 }
+
+static void test_claim_needs_definition(void) { claim_definition_case(0); }
+static void test_pg_claim_needs_definition(void) { claim_definition_case(1); }
 
 /* A worker stopped on purpose (SIGTERM: systemctl stop/restart of a host) finishes its trial
  * and releases the lease of its job, so that another worker (another host of the team)
@@ -723,6 +735,7 @@ static int pg_suite_cleanup(void) { return tt_fx_pg_cleanup() | tt_rfx_cleanup()
 
 static const tt_test_case pg_cases[] = {{"connection_lost_mid_job", test_pg_connection_lost},
                                         {"heartbeat_reconnects", test_pg_heartbeat_reconnects},
+                                        {"claim_needs_definition", test_pg_claim_needs_definition},
                                         {NULL, NULL}};
 
 static const tt_test_case resume_cases[] = {
