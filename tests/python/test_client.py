@@ -369,6 +369,38 @@ def test_timeout_argument_must_be_finite_and_positive(timeout):
     with pytest.raises(ValueError, match="timeout"):
         tiletune.Client("http://127.0.0.1:1", timeout=timeout)
 
+PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+              "ALL_PROXY", "no_proxy", "NO_PROXY")
+
+
+@pytest.mark.parametrize("var", ["http_proxy", "HTTP_PROXY"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_loopback_server_is_reached_without_the_proxy(daemon, monkeypatch, var, host):
+    """A host's proxy variables (a corporate machine has them, often without 127.0.0.1 in
+    no_proxy) must not send requests for a loopback daemon to the proxy, which cannot reach
+    it: the old client went through it and said the daemon refused the connection."""
+    for v in PROXY_VARS:
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv(var, f"http://127.0.0.1:{free_port()}")     # a proxy that is down
+    c = tiletune.Client(daemon.url.replace("127.0.0.1", host), retries=0)
+    assert c.health()["status"] == "ok" and c.templates()
+    assert c.proxy is None
+
+
+def test_unreachable_through_a_proxy_names_the_proxy(monkeypatch):
+    """A remote server is reached through the environment's proxy, and when that fails the
+    error names the proxy (the old one named only the server)."""
+    for v in PROXY_VARS:
+        monkeypatch.delenv(v, raising=False)
+    proxy = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("http_proxy", proxy)
+    c = tiletune.Client("http://tiletune.invalid:7878", retries=0)
+    with pytest.raises(tiletune.ServerUnreachable, match="through the proxy " + re.escape(proxy)):
+        c.health()
+    monkeypatch.setenv("no_proxy", "tiletune.invalid")
+    assert tiletune.Client("http://tiletune.invalid:7878", retries=0).proxy is None
+
+
 def test_retries_with_backoff_then_unreachable():
     port = free_port()                      # nothing listens there
     c = tiletune.Client(f"http://127.0.0.1:{port}", TUNE, retries=2, backoff=0.01)

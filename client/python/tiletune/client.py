@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import http.client
+import ipaddress
 import json
 import random
 import threading
@@ -105,6 +106,32 @@ def _refuse_bad_utf8(doc: Any, what: str) -> None:
         raise ERRORS["bad_encoding"](f"{what} is not valid UTF-8", "bad_encoding", bad)
 
 
+def _is_loopback(host: str) -> bool:
+    """True for ``localhost`` (and ``*.localhost``), 127.0.0.0/8 and ``::1``."""
+    h = host.lower().rstrip(".")
+    if h == "localhost" or h.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
+def _opener(url: str) -> Tuple[Any, Optional[str]]:
+    """The urllib opener for a server URL and the proxy it goes through (None: direct).
+    A loopback server is always reached directly: a proxy (``http_proxy``, ``HTTP_PROXY``,
+    ...) cannot reach this machine's loopback, and a host with proxy variables but without
+    127.0.0.1 in ``no_proxy`` used to get "connection refused" from the proxy, reported as
+    the daemon's.  Other hosts honour the environment's proxies and ``no_proxy``, as urlopen."""
+    u = urllib.parse.urlsplit(url)
+    if _is_loopback(u.hostname or ""):
+        return urllib.request.build_opener(urllib.request.ProxyHandler({})), None
+    proxy = urllib.request.getproxies().get(u.scheme.lower())
+    if proxy and urllib.request.proxy_bypass(u.netloc):
+        proxy = None
+    return urllib.request.build_opener(), proxy
+
+
 def _drop_none(d: Mapping[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -124,6 +151,7 @@ class Client:
         self.settings = s
         self.url, self.token, self.timeout = s.url, s.token, s.timeout
         self.retries, self.backoff, self.max_backoff = max(0, retries), backoff, max_backoff
+        self._opener, self.proxy = _opener(self.url)   # proxies as in the environment now
         self._lock = threading.Lock()
         self.requests_sent = 0          # HTTP requests attempted (for tests and diagnostics)
 
@@ -156,7 +184,7 @@ class Client:
             with self._lock:
                 self.requests_sent += 1
             try:
-                return urllib.request.urlopen(req, timeout=timeout or self.timeout)
+                return self._opener.open(req, timeout=timeout or self.timeout)
             except urllib.error.HTTPError as e:
                 err = self._api_error(e)
                 # 503 busy: the server refused the request before doing any of it (heavy
@@ -169,7 +197,8 @@ class Client:
                 refused = isinstance(reason, ConnectionRefusedError) or (
                     isinstance(reason, OSError) and reason.errno == errno.ECONNREFUSED)
                 if not (refused or idempotent) or attempt >= self.retries:
-                    raise ServerUnreachable(f"cannot reach {self.url}: {reason}") from e
+                    via = f" through the proxy {self.proxy}" if self.proxy else ""
+                    raise ServerUnreachable(f"cannot reach {self.url}{via}: {reason}") from e
             delay = min(self.max_backoff, self.backoff * (2 ** attempt))
             time.sleep(delay * (0.75 + 0.5 * random.random()))
             attempt += 1
