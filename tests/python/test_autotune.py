@@ -450,3 +450,63 @@ def test_blocking_after_ctrl_c_waits_for_the_running_job(make_daemon, tmp_path):
     again.join(slow(120))
     assert [(r.source, r.job) for r in got] == [("exact", job)]
     assert [j["id"] for j in c.jobs(template="gemm")] == [job]     # no second job
+
+
+def _in_child(fn, args):
+    """fork(); the child resolves ``args`` and exits.  Returns (pid, read end of a pipe that
+    carries the child's ``[source, job]`` or its error as JSON)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                # the child: never returns into pytest
+        code = 1
+        try:
+            os.close(r)
+            res = fn.resolve(*args)
+            out, code = [res.source, res.job], 0
+        except BaseException as e:              # reported to the parent
+            out = repr(e)
+        os.write(w, json.dumps(out).encode())
+        os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _child_result(pid, r):
+    """The child's answer; kills it and fails when it has not exited after a generous wait."""
+    import time
+    until = time.monotonic() + slow(120)
+    while time.monotonic() < until:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            with os.fdopen(r, "rb") as f:
+                return os.waitstatus_to_exitcode(status), json.loads(f.read() or b"null")
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    os.close(r)
+    pytest.fail("the forked child hung on a lock another thread of its parent held")
+
+
+def test_fork_while_another_thread_waits_for_the_shape(make_daemon, tmp_path):
+    """A process that forks (DataLoader workers, multiprocessing's fork) while one of its
+    threads waits for a shape's blocking tuning job: the child inherited that thread's locks
+    held and hung forever on its first call of the shape; now it waits for the same job."""
+    import time
+    d, open_gate = gated_daemon(make_daemon, tmp_path)
+    fn, _, _ = make_factory(url=d.url, token=TUNE, tune="blocking", budget=1,
+                            backend="cmd:gate", ttl=300)
+    got = []
+    first = threading.Thread(target=lambda: got.append(fn.resolve(576, 640, 640)))
+    first.start()
+    while not fn.autotuner.jobs():              # the thread has submitted and waits
+        assert first.is_alive(), got
+        time.sleep(0.01)
+    with warnings.catch_warnings():             # 3.12: "fork() of a multi-threaded process"
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid, r = _in_child(fn, (576, 640, 640))
+    open_gate()
+    first.join(slow(120))
+    [job] = fn.autotuner.jobs().values()
+    assert [(x.source, x.job) for x in got] == [("exact", job)]
+    assert _child_result(pid, r) == (0, ["exact", job])
+    assert [j["id"] for j in tiletune.Client(d.url).jobs(template="gemm")] == [job]

@@ -13,15 +13,17 @@ returns at once and swaps the config in when the job has finished; ``tune="block
 for it).  Resolutions are cached in-process and on disk (cache.py), keyed by (server, template
 hash, target, shape), so a restarted process, or one whose server is down, still runs with the
 last known best (``stale=True``).  Thread-safe: concurrent calls for one shape ask the server
-once.
+once.  Fork-safe: a child of ``os.fork()`` gets new locks (``Autotuner._forked``).
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
 import time
 import warnings
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -93,6 +95,18 @@ def _shape_value(v: Any) -> Union[int, str]:
     return s.rsplit(".", 1)[-1] if s.startswith(("torch.", "numpy.", "np.")) else s
 
 
+_LIVE: "weakref.WeakSet[Autotuner]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for tuner in list(_LIVE):
+        tuner._forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Autotuner:
     """The state behind one decorated factory (``fn.autotuner``)."""
 
@@ -133,6 +147,17 @@ class Autotuner:
         self._down_until = 0.0
         self._warned: set = set()
         self.errors: List[BaseException] = []      # background tuning failures
+        _LIVE.add(self)
+
+    def _forked(self) -> None:
+        """In a child of ``os.fork()``: only the forking thread lives on, so the locks other
+        threads held (a fetch, a blocking wait for a job) would stay held for ever; new
+        locks, and no threads or job claims of the parent's (a claim whose submission was
+        under way: the child may submit).  Answers and submitted jobs are kept."""
+        self._lock = threading.Lock()
+        self._key_locks, self._tune_locks, self._threads = {}, {}, []
+        self._jobs = {k: v for k, v in self._jobs.items() if v}
+        self.client._lock = threading.Lock()
 
     # -- the call --------------------------------------------------------------------------
     def bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Any]:
