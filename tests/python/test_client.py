@@ -5,11 +5,13 @@ import gzip
 import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
 import tiletune
-from conftest import ADMIN, TUNE, TUNE2, free_port, slow
+from conftest import ADMIN, CLIENT_DIR, TUNE, TUNE2, free_port, slow
 
 SHAPE = {"M": 1024, "N": 1024, "K": 1024, "dtype": "float16"}
 KT_CACHE = {"device_name": "Ascend910B2", "kernel_name": "vadd", "problem_size": [1048576],
@@ -475,3 +477,77 @@ def test_busy_is_retried_for_every_request():
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\n"
+EVENT = b'event: progress\ndata: {"done": 1}\n\n'
+CUT = {     # answers a proxy or a dying daemon gives: cut off, or not the API's JSON
+    "short body": HEAD % b"application/json" + b'Content-Length: 100\r\n\r\n{"templates": [',
+    "cut chunk": HEAD % b"application/json" + b"Transfer-Encoding: chunked\r\n\r\n"
+                 b'40\r\n{"templates": [',
+    "broken json": HEAD % b"application/json" + b'Content-Length: 5\r\n\r\n{"a":',
+    "html page": HEAD % b"text/html" + b"Content-Length: 12\r\n\r\n<html></html>",
+    "cut events": HEAD % b"text/event-stream" + b"Transfer-Encoding: chunked\r\n\r\n"
+                  b"%x\r\n%s\r\n40\r\nevent: pro" % (len(EVENT), EVENT),
+}
+
+
+@pytest.fixture
+def cutting_server():
+    """A stand-in that gives every connection one prepared answer (``srv.answer``) and
+    closes it: what a daemon killed mid-answer or a proxy's login page looks like."""
+    import socket
+    import threading
+    import types
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    srv = types.SimpleNamespace(answer=b"", hits=[],
+                                url=f"http://127.0.0.1:{sock.getsockname()[1]}")
+
+    def serve():
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            with conn:
+                srv.hits.append(conn.recv(65536).split(b" ", 1)[0])
+                conn.sendall(srv.answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield srv
+    sock.close()
+
+
+@pytest.mark.parametrize("kind", ["short body", "cut chunk", "broken json", "html page"])
+def test_an_answer_cut_off_or_not_json_is_a_bad_answer(cutting_server, kind):
+    """The old client let http.client.IncompleteRead or json's ValueError out (not a
+    TiletuneError: @autotune did not fall back on its cache, `python3 -m tiletune` printed a
+    traceback or said 'usage'), and an html page reached the caller as a str."""
+    cutting_server.answer = CUT[kind]
+    url = cutting_server.url
+    c = tiletune.Client(url, TUNE, retries=2, backoff=0.01)
+    with pytest.raises(tiletune.BadAnswer) as ei:
+        c.templates()
+    assert isinstance(ei.value, tiletune.ServerUnreachable) and ei.value.code == "bad_answer"
+    cut = kind in ("short body", "cut chunk")
+    assert cutting_server.hits == [b"GET"] * (3 if cut else 1)      # a GET is read again
+    cutting_server.hits.clear()
+    with pytest.raises(tiletune.BadAnswer):
+        c.tune("gemm", "a2", "M=64,N=64,K=64")
+    assert cutting_server.hits == [b"POST"]                         # never submitted twice
+    p = subprocess.run([sys.executable, "-m", "tiletune", "--url", url, "best", "gemm",
+                        "-t", "a2", "-p", "M=64"], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=CLIENT_DIR))
+    assert (p.returncode, p.stdout) == (3, "") and "Traceback" not in p.stderr, p.stderr
+
+
+def test_an_event_stream_cut_off_is_a_bad_answer(cutting_server):
+    cutting_server.answer = CUT["cut events"]
+    c = tiletune.Client(cutting_server.url, retries=0)
+    got = []
+    with pytest.raises(tiletune.BadAnswer):
+        for ev in c.events(1):
+            got.append(ev)
+    assert got == [("progress", {"done": 1})]

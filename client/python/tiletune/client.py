@@ -26,7 +26,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from . import __version__
 from .config import Settings
-from .errors import ERRORS, ServerUnreachable, from_response
+from .errors import ERRORS, BadAnswer, ServerUnreachable, from_response
 from .job import Job, as_job_id
 
 Problem = Union[str, Mapping[str, Any]]
@@ -199,9 +199,13 @@ class Client:
                 if not (refused or idempotent) or attempt >= self.retries:
                     via = f" through the proxy {self.proxy}" if self.proxy else ""
                     raise ServerUnreachable(f"cannot reach {self.url}{via}: {reason}") from e
-            delay = min(self.max_backoff, self.backoff * (2 ** attempt))
-            time.sleep(delay * (0.75 + 0.5 * random.random()))
+            self._pause(attempt)
             attempt += 1
+
+    def _pause(self, attempt: int) -> None:
+        """Sleep before retry ``attempt`` + 1: ``backoff * 2**attempt``, jittered, capped."""
+        delay = min(self.max_backoff, self.backoff * (2 ** attempt))
+        time.sleep(delay * (0.75 + 0.5 * random.random()))
 
     @staticmethod
     def _api_error(e: urllib.error.HTTPError):
@@ -228,13 +232,34 @@ class Client:
             # NaN and Infinity are not JSON: a ValueError here, not malformed_json from the server
             body = json.dumps(json_body, allow_nan=False).encode("utf-8")
         ctype = "application/octet-stream" if data is not None else "application/json"
-        with self._open(method, path, query, body, ctype, idempotent=idempotent) as r:
-            payload = r.read()
-            ctype = r.headers.get("Content-Type", "")
+        if idempotent is None:
+            idempotent = method == "GET"
+        attempt = 0
+        while True:
+            with self._open(method, path, query, body, ctype, idempotent=idempotent) as r:
+                try:
+                    payload = r.read()
+                    rtype = r.headers.get("Content-Type", "")
+                    break
+                except (OSError, http.client.HTTPException) as e:
+                    # the connection closed (or timed out) in the middle of the answer:
+                    # retried like a reset when idempotent, else nothing is known
+                    if not idempotent or attempt >= self.retries:
+                        raise BadAnswer(f"the answer of {self.url} to {method} {path} was cut "
+                                        f"off: {e!r}") from e
+            self._pause(attempt)
+            attempt += 1
         text = payload.decode("utf-8", "replace")
-        if raw or "json" not in ctype:
+        if raw:
             return text
-        return json.loads(text) if text.strip() else {}
+        if "json" not in rtype:
+            raise BadAnswer(f"{self.url} answered {method} {path} with {rtype or 'no type'}, "
+                            f"not JSON (a proxy's page?): {text[:80]!r}")
+        try:
+            return json.loads(text) if text.strip() else {}
+        except ValueError as e:
+            raise BadAnswer(f"{self.url} answered {method} {path} with broken JSON ({e}): "
+                            f"{text[:80]!r}") from None
 
     def events(self, job_id: int, timeout: Optional[float] = None
                ) -> Iterator[Tuple[str, Dict[str, Any]]]:
@@ -244,23 +269,32 @@ class Client:
         r = self._open("GET", f"/v1/jobs/{as_job_id(job_id)}/events", timeout=timeout or 60.0,
                        accept="text/event-stream")
         with r:
-            event, data = "message", []
-            for raw_line in r:
-                line = raw_line.decode("utf-8", "replace").rstrip("\r\n")
-                if not line:
-                    if data:
-                        try:
-                            doc = json.loads("\n".join(data))
-                        except ValueError:
-                            doc = {"text": "\n".join(data)}
-                        yield event, doc
-                    event, data = "message", []
-                elif line.startswith(":"):
-                    continue
-                elif line.startswith("event:"):
-                    event = line[6:].strip()
-                elif line.startswith("data:"):
-                    data.append(line[5:].lstrip())
+            try:
+                yield from self._sse(r)
+            except (OSError, http.client.HTTPException) as e:
+                raise BadAnswer(f"the event stream of job {job_id} from {self.url} was cut "
+                                f"off: {e!r}") from e
+
+    @staticmethod
+    def _sse(r: Any) -> Iterator[Tuple[str, Dict[str, Any]]]:
+        """The ``(event, data)`` pairs of an open event-stream answer."""
+        event, data = "message", []
+        for raw_line in r:
+            line = raw_line.decode("utf-8", "replace").rstrip("\r\n")
+            if not line:
+                if data:
+                    try:
+                        doc = json.loads("\n".join(data))
+                    except ValueError:
+                        doc = {"text": "\n".join(data)}
+                    yield event, doc
+                event, data = "message", []
+            elif line.startswith(":"):
+                continue
+            elif line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip())
 
     # -- health and catalog -----------------------------------------------------------------
     def health(self) -> Dict[str, Any]:

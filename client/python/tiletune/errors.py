@@ -10,7 +10,7 @@ The classes are grouped by HTTP status (``NotFound``, ``Unprocessable``, ...), a
 share a status have their own subclass (``InvalidTemplate``, ``InvalidProblem``, ...), so
 ``except tiletune.Unprocessable`` and ``except tiletune.InvalidProblem`` both work.
 Transport failures (server down, refused, timed out) are ``ServerUnreachable``, which is also
-a builtin ``ConnectionError``.
+a builtin ``ConnectionError``; an answer cut off or not JSON is its subclass ``BadAnswer``.
 """
 from __future__ import annotations
 
@@ -48,6 +48,14 @@ class ServerUnreachable(TiletuneError, ConnectionError):
     """The server could not be reached (refused, DNS, timeout) after all retries."""
 
     default_code = "unreachable"
+
+
+class BadAnswer(ServerUnreachable):
+    """The server's answer could not be read: the connection closed in the middle of it, or
+    it is not the JSON document the API sends (a proxy's HTML page, a truncated body).  A
+    ``ServerUnreachable``, as what answered was not (or not wholly) tiletuned."""
+
+    default_code = "bad_answer"
 
 
 class JobFailed(TiletuneError):
@@ -191,7 +199,7 @@ def from_response(status: int, body: object) -> APIError:
 
 __all__ = ["TiletuneError", "ServerUnreachable", "JobFailed", "APIError", "BadRequest",
            "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed", "Conflict", "TooLarge",
-           "Unprocessable", "LimitExceeded", "ServerError", "CODES", "ERRORS", "error_class",
-           "from_response"] + sorted({c.__name__ for c in ERRORS.values()} -
+           "Unprocessable", "LimitExceeded", "ServerError", "BadAnswer", "CODES", "ERRORS",
+           "error_class", "from_response"] + sorted({c.__name__ for c in ERRORS.values()} -
                                      {"NotFound", "Unauthorized", "Forbidden", "Conflict",
                                       "TooLarge", "LimitExceeded", "MethodNotAllowed"})
