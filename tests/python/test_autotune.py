@@ -510,3 +510,25 @@ def test_fork_while_another_thread_waits_for_the_shape(make_daemon, tmp_path):
     assert [(x.source, x.job) for x in got] == [("exact", job)]
     assert _child_result(pid, r) == (0, ["exact", job])
     assert [j["id"] for j in tiletune.Client(d.url).jobs(template="gemm")] == [job]
+
+
+def test_redecorated_factory_reuses_the_running_job(make_daemon, tmp_path):
+    """A notebook cell run again decorates the same factory anew (a new Autotuner, empty
+    caches): its first call used to submit a second job for a shape whose job was still
+    running; it now follows that job (same server, template version, target and job
+    options), and other options still get their own job."""
+    d, open_gate = gated_daemon(make_daemon, tmp_path)
+    opts = dict(url=d.url, token=TUNE, tune="background", budget=1, backend="cmd:gate")
+    fn1, _, _ = make_factory(**opts)
+    first = fn1.resolve(512, 640, 640)
+    fn2, _, _ = make_factory(**opts)            # the cell again
+    again = fn2.resolve(512, 640, 640)
+    other, _, _ = make_factory(**dict(opts, seed=7))
+    third = other.resolve(512, 640, 640)
+    assert first.job and again.job == first.job and third.job not in (None, first.job)
+    open_gate()
+    assert all(f.wait_tuning(timeout=slow(120)) for f in (fn1, fn2, other))
+    assert not (fn1.autotuner.errors or fn2.autotuner.errors or other.autotuner.errors)
+    assert fn2.resolve(512, 640, 640).source == "exact"
+    jobs = tiletune.Client(d.url).jobs(template="gemm")
+    assert sorted(j["id"] for j in jobs) == sorted([first.job, third.job])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import os
 import threading
 import time
@@ -96,9 +97,16 @@ def _shape_value(v: Any) -> Union[int, str]:
 
 
 _LIVE: "weakref.WeakSet[Autotuner]" = weakref.WeakSet()
+# Jobs submitted by any autotuner of this process, by what they tune (server, template
+# version, target, shape, job options): a factory decorated again (a notebook cell run twice)
+# follows the job still running instead of submitting another.
+_SUBMITTED: Dict[str, int] = {}
+_SUBMITTED_LOCK = threading.Lock()
 
 
 def _after_fork_in_child() -> None:
+    global _SUBMITTED_LOCK
+    _SUBMITTED_LOCK = threading.Lock()
     for tuner in list(_LIVE):
         tuner._forked()
 
@@ -330,15 +338,42 @@ class Autotuner:
 
     # -- tuning ----------------------------------------------------------------------------
     def _submit(self, shape: Dict[str, Any], k: str) -> Job:
-        """Submit the shape's tuning job; raises the server's TiletuneError."""
-        job = self.client.tune(self.template, self.target, shape, backend=self.backend,
-                               strategy=self.strategy, budget=self.budget, seed=self.seed)
+        """Submit the shape's tuning job, or take the one another autotuner of this process
+        submitted for the same work that is still queued or running; raises the server's
+        TiletuneError."""
+        thash = self.template_hash()
+        what = json.dumps([self.client.url, self.template, thash, self.target, k,
+                           self.backend, self.strategy, self.budget, self.seed],
+                          sort_keys=True, default=str)
+        with _SUBMITTED_LOCK:
+            jid = _SUBMITTED.get(what)
+        job = Job(self.client, jid) if jid else None
+        if job is not None and not self._running_for(job, thash, shape):
+            job = None
+        if job is None:
+            job = self.client.tune(self.template, self.target, shape, backend=self.backend,
+                                   strategy=self.strategy, budget=self.budget, seed=self.seed)
+            with _SUBMITTED_LOCK:
+                _SUBMITTED[what] = job.id
         with self._lock:
             self._jobs[k] = job.id
             hit = self._mem.get(k)
             if hit and hit[1].source != "exact":
                 self._mem[k] = (hit[0], replace(hit[1], job=job.id))
         return job
+
+    @staticmethod
+    def _running_for(job: Job, thash: str, shape: Mapping[str, Any]) -> bool:
+        """True when ``job`` is queued or running and tunes this template version and shape
+        (a daemon restarted on a new database may have given its id to another job)."""
+        try:
+            info = job.refresh()
+        except NotFound:
+            return False
+        problem = info.get("problem") or {}
+        return (info.get("state") in ("queued", "running") and
+                (info.get("template") or {}).get("hash") == thash and
+                all(str(problem.get(n)) == str(v) for n, v in shape.items()))
 
     def _tune_blocking(self, shape: Dict[str, Any], k: str, res: Resolution) -> Resolution:
         """tune="blocking": one job per shape and process, and every caller of the shape
