@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "jsonutil.h"
@@ -59,6 +60,28 @@ static int tl_url_check(const tl_ctx *c)
     return why ? TL_EXIT_USAGE : 0;
 }
 
+/* 1 when the server URL's host is this machine's loopback: localhost (or *.localhost),
+ * 127.0.0.0/8 or ::1.  A proxy cannot reach it, so it is asked directly whatever http_proxy
+ * and no_proxy say (a corporate host's http_proxy without 127.0.0.1 in no_proxy sent every
+ * request for a local daemon to the proxy: "cannot reach", exit 3, with the daemon up). */
+static int tl_loopback(const char *url)
+{
+    CURLU *u = curl_url();
+    char *host = NULL;
+    int yes = 0;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+        size_t n = strlen(host);
+        while (n && host[n - 1] == '.') host[--n] = '\0';
+        yes = !strcasecmp(host, "localhost") ||
+              (n > 10 && !strcasecmp(host + n - 10, ".localhost")) ||
+              !strncmp(host, "127.", 4) || !strcmp(host, "[::1]");
+    }
+    curl_free(host);
+    curl_url_cleanup(u);
+    return yes;
+}
+
 static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
                      struct curl_slist **hdrs, char *url, size_t ucap)
 {
@@ -73,6 +96,7 @@ static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "tlctl/" TT_VERSION);
+    if (tl_loopback(url)) curl_easy_setopt(h, CURLOPT_PROXY, "");   /* "": no proxy */
     if (c->token[0]) {
         char auth[320];
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);

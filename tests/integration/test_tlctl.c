@@ -141,6 +141,23 @@ static void test_unreachable(void)
     tt_tlfx_free(&r);
 }
 
+/* A proxy in the environment (a corporate host's http_proxy, no 127.0.0.1 in no_proxy) is
+ * not used for the loopback daemon (old code: every request went to the proxy, "cannot
+ * reach", exit 3, with the daemon up); a dead proxy port. */
+static void test_loopback_skips_proxy(void)
+{
+    static const char *const vars[] = {"http_proxy=http://127.0.0.1:1"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        tt_tlfx_res r = tt_tlfx_run((const char *const[]){vars[i], "no_proxy=", "NO_PROXY=",
+                                                          NULL},
+                                    0, (const char *const[]){"templates", NULL});
+        CU_ASSERT_EQUAL(r.code, 0);
+        if (r.code) fprintf(stderr, "%s: %s", vars[i], r.err);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "gemm"));
+        tt_tlfx_free(&r);
+    }
+}
+
 static void test_auth(void)
 {
     tt_tlfx_res r = TT_TLFX_RUN("tune", "gemm", "-p", GEMM_P, "-t", "a2", "--budget", "2");
@@ -458,6 +475,7 @@ static const tt_test_case cases[] = {
     {"help", test_help},
     {"docs_up_to_date", test_docs_up_to_date},
     {"unreachable", test_unreachable},
+    {"loopback_skips_proxy", test_loopback_skips_proxy},
     {"auth", test_auth},
     {"server_errors", test_server_errors},
     {"tune_wait_best_jobs", test_tune_wait_best},
