@@ -2,6 +2,7 @@
  * ci_fixture.c - the hand-built server and handler calls of the CI / data-exchange tests.
  */
 #include "ci_fixture.h"
+#include "jsonutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,4 +105,25 @@ const char *tt_cfx_err_path(const tt_resp *r)
 {
     const char *c = json_string_value(json_object_get(json_object_get(r->json, "error"), "path"));
     return c ? c : "";
+}
+
+void tt_cfx_record(const tt_template *t, const int64_t *slots, const char *fp, double median,
+                   double spread, int64_t job, int64_t seq)
+{
+    char pkey[512], ckey[512];
+    tt_tmpl_problem_key(t, slots, pkey, sizeof pkey);
+    tt_tmpl_config_key(t, slots, ckey, sizeof ckey);
+    tt_trial tr;
+    memset(&tr, 0, sizeof tr);
+    tr.config_key = strdup(ckey);
+    tr.config_hash = tt_tmpl_config_hash(t, slots);
+    json_t *cj = tt_tmpl_config_json(t, slots);
+    tr.config_json = tt_json_dumps(cj, JSON_COMPACT);
+    json_decref(cj);
+    tr.status = TT_OK;
+    tr.median_us = tr.min_us = median;
+    tr.spread_us = spread;
+    tt_trial_key k = {t->hash, pkey, tt_cfx_a2->name, fp};
+    CU_ASSERT_EQUAL(tt_store_trial_record(tt_cfx_srv.store, &k, t->name, job, seq, &tr), TT_OK);
+    tt_trial_clear(&tr);
 }

@@ -3,7 +3,7 @@
  * a temporary SQLite store and the shipped catalog, a handler called with a JSON body or a
  * query, and the error fields of an answer.
  *
- * Shared by test_ci_check_export and test_ci_import.  tt_cfx_init / tt_cfx_cleanup are the
+ * Shared by test_ci_check_export, test_ci_export_versions and test_ci_import.  tt_cfx_init / tt_cfx_cleanup are the
  * CUnit init of a program's first suite and the cleanup of its last (one server for all its
  * suites).  Not thread-safe: call from the test's main thread.
  */
@@ -38,5 +38,9 @@ void tt_cfx_resp_clear(tt_resp *r);
 /* The answer's error.code / error.path, "" when absent (borrowed from r). */
 const char *tt_cfx_err_code(const tt_resp *r);
 const char *tt_cfx_err_path(const tt_resp *r);
+/* Record a successful trial of t on a2 for the problem and config in slots under backend
+ * fingerprint fp (median = min = median us, spread), for job at seq (0, 0: outside a job). */
+void tt_cfx_record(const tt_template *t, const int64_t *slots, const char *fp, double median,
+                   double spread, int64_t job, int64_t seq);
 
 #endif

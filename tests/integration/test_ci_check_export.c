@@ -42,22 +42,7 @@ static double record_best(const char *kv, const char *fp, double median, double 
     CU_ASSERT_PTR_NOT_NULL_FATAL(sim);
     double sim_us = json_number_value(json_object_get(sim, "time_us"));
     json_decref(sim);
-    char pkey[512], ckey[512];
-    tt_tmpl_problem_key(tt_cfx_gemm, slots, pkey, sizeof pkey);
-    tt_tmpl_config_key(tt_cfx_gemm, slots, ckey, sizeof ckey);
-    tt_trial t;
-    memset(&t, 0, sizeof t);
-    t.config_key = strdup(ckey);
-    t.config_hash = tt_tmpl_config_hash(tt_cfx_gemm, slots);
-    json_t *cj = tt_tmpl_config_json(tt_cfx_gemm, slots);
-    t.config_json = tt_json_dumps(cj, JSON_COMPACT);
-    json_decref(cj);
-    t.status = TT_OK;
-    t.median_us = t.min_us = median;
-    t.spread_us = spread;
-    tt_trial_key k = {tt_cfx_gemm->hash, pkey, tt_cfx_a2->name, fp};
-    CU_ASSERT_EQUAL(tt_store_trial_record(tt_cfx_srv.store, &k, "gemm", job, seq, &t), TT_OK);
-    tt_trial_clear(&t);
+    tt_cfx_record(tt_cfx_gemm, slots, fp, median, spread, job, seq);
     return sim_us;
 }
 

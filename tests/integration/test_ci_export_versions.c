@@ -37,26 +37,13 @@ static void put_ver(int v2, const tt_template **out)
 static void record_ver(const tt_template *t, const char *kv, int64_t b, double median)
 {
     int64_t slots[TT_MAX_SLOTS] = {0};
-    char cfg[32], pkey[128], ckey[128];
+    char cfg[32];
     tt_errinfo err;
     tt_errinfo_clear(&err);
     snprintf(cfg, sizeof cfg, "b=%lld", (long long)b);
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_problem_parse(t, kv, slots, &err), TT_OK);
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_config_parse(t, cfg, slots, &err), TT_OK);
-    tt_tmpl_problem_key(t, slots, pkey, sizeof pkey);
-    tt_tmpl_config_key(t, slots, ckey, sizeof ckey);
-    tt_trial tr;
-    memset(&tr, 0, sizeof tr);
-    tr.config_key = strdup(ckey);
-    tr.config_hash = tt_tmpl_config_hash(t, slots);
-    json_t *cj = tt_tmpl_config_json(t, slots);
-    tr.config_json = tt_json_dumps(cj, JSON_COMPACT);
-    json_decref(cj);
-    tr.status = TT_OK;
-    tr.median_us = tr.min_us = median;
-    tt_trial_key k = {t->hash, pkey, tt_cfx_a2->name, "sim"};
-    CU_ASSERT_EQUAL(tt_store_trial_record(tt_cfx_srv.store, &k, t->name, 0, 0, &tr), TT_OK);
-    tt_trial_clear(&tr);
+    tt_cfx_record(t, slots, "sim", median, 0.0, 0, 0);
 }
 
 /* After a template changed, the export still has one row per problem, the fastest whose
