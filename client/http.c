@@ -29,12 +29,26 @@ static size_t tl_write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
     return k;
 }
 
+/* 1 when a URL host is this machine's loopback: localhost (or *.localhost), 127.0.0.0/8 or
+ * [::1].  A proxy cannot reach it, so it is asked directly whatever http_proxy and no_proxy
+ * say (a corporate host's http_proxy without 127.0.0.1 in no_proxy sent every request for a
+ * local daemon to the proxy: "cannot reach", exit 3, with the daemon up). */
+static int tl_host_loopback(const char *host)
+{
+    size_t n = strlen(host);
+    while (n && host[n - 1] == '.') n--;
+    return (n == 9 && !strncasecmp(host, "localhost", 9)) ||
+           (n > 10 && !strncasecmp(host + n - 10, ".localhost", 10)) ||
+           !strncmp(host, "127.", 4) || !strcmp(host, "[::1]");
+}
+
 /* 0 when the server URL is http:// or https:// with a host and no query or fragment (libcurl's
- * URL parser decides), else TL_EXIT_USAGE after one line naming where the URL came from.  A
+ * URL parser decides; *direct: 1 when that host is the loopback), else TL_EXIT_USAGE after one line naming where the URL came from.  A
  * URL such as "ftp://h" or "h:7878" used to be tried as it was (libcurl would speak FTP, or
  * guess) and end as "cannot reach" (exit 3), as if a good server were down. */
-static int tl_url_check(const tl_ctx *c)
+static int tl_url_check(const tl_ctx *c, int *direct)
 {
+    *direct = 0;
     CURLU *u = curl_url();
     if (!u) return TL_EXIT_USAGE;
     char *scheme = NULL, *host = NULL, *rest = NULL;
@@ -50,6 +64,7 @@ static int tl_url_check(const tl_ctx *c)
     else if (curl_url_get(u, CURLUPART_QUERY, &rest, 0) == CURLUE_OK ||
              curl_url_get(u, CURLUPART_FRAGMENT, &rest, 0) == CURLUE_OK)
         why = "a server URL has no ?query or #fragment";
+    else *direct = tl_host_loopback(host);
     if (why)
         fprintf(stderr, "tlctl: bad server URL \"%s\" (from %s): %s\n", c->url,
                 c->url_src ? c->url_src : "default", why);
@@ -60,29 +75,7 @@ static int tl_url_check(const tl_ctx *c)
     return why ? TL_EXIT_USAGE : 0;
 }
 
-/* 1 when the server URL's host is this machine's loopback: localhost (or *.localhost),
- * 127.0.0.0/8 or ::1.  A proxy cannot reach it, so it is asked directly whatever http_proxy
- * and no_proxy say (a corporate host's http_proxy without 127.0.0.1 in no_proxy sent every
- * request for a local daemon to the proxy: "cannot reach", exit 3, with the daemon up). */
-static int tl_loopback(const char *url)
-{
-    CURLU *u = curl_url();
-    char *host = NULL;
-    int yes = 0;
-    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-        size_t n = strlen(host);
-        while (n && host[n - 1] == '.') host[--n] = '\0';
-        yes = !strcasecmp(host, "localhost") ||
-              (n > 10 && !strcasecmp(host + n - 10, ".localhost")) ||
-              !strncmp(host, "127.", 4) || !strcmp(host, "[::1]");
-    }
-    curl_free(host);
-    curl_url_cleanup(u);
-    return yes;
-}
-
-static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
+static CURL *tl_easy(const tl_ctx *c, int direct, const char *method, const char *path,
                      struct curl_slist **hdrs, char *url, size_t ucap)
 {
     CURL *h = curl_easy_init();
@@ -96,7 +89,7 @@ static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "tlctl/" TT_VERSION);
-    if (tl_loopback(url)) curl_easy_setopt(h, CURLOPT_PROXY, "");   /* "": no proxy */
+    if (direct) curl_easy_setopt(h, CURLOPT_PROXY, "");   /* "": no proxy (tl_host_loopback) */
     if (c->token[0]) {
         char auth[320];
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
@@ -106,15 +99,15 @@ static CURL *tl_easy(const tl_ctx *c, const char *method, const char *path,
 }
 
 /* One attempt; *retry_after gets the answer's Retry-After seconds (0 when none). */
-static int tl_http_once(const tl_ctx *c, const char *method, const char *path, const char *ctype,
-                        const char *body, size_t len, long timeout_s, tl_resp *r,
-                        long *retry_after)
+static int tl_http_once(const tl_ctx *c, int direct, const char *method, const char *path,
+                        const char *ctype, const char *body, size_t len, long timeout_s,
+                        tl_resp *r, long *retry_after)
 {
     memset(r, 0, sizeof *r);
     *retry_after = 0;
     struct curl_slist *hdrs = NULL;
     char url[2048];
-    CURL *h = tl_easy(c, method, path, &hdrs, url, sizeof url);
+    CURL *h = tl_easy(c, direct, method, path, &hdrs, url, sizeof url);
     if (!h) {
         fprintf(stderr, "tlctl: cannot initialise libcurl\n");
         return TL_EXIT_UNREACHABLE;
@@ -177,12 +170,13 @@ int tl_http(const tl_ctx *c, const char *method, const char *path, const char *c
             const char *body, size_t len, tl_resp *r)
 {
     memset(r, 0, sizeof *r);
-    int bad = tl_url_check(c);
+    int direct, bad = tl_url_check(c, &direct);
     if (bad) return bad;
     double deadline = tl_mono() + (double)c->timeout_s;
     for (int attempt = 0;; attempt++) {
         long left = (long)(deadline - tl_mono() + 0.5), wait;
-        int rc = tl_http_once(c, method, path, ctype, body, len, left > 0 ? left : 1, r, &wait);
+        int rc = tl_http_once(c, direct, method, path, ctype, body, len, left > 0 ? left : 1, r,
+                              &wait);
         if (rc || !tl_is_busy(r)) return rc;
         if (wait < 1) wait = 1;
         if (tl_mono() + (double)wait >= deadline) {
@@ -321,9 +315,9 @@ int tl_sse(const tl_ctx *c, const char *path, tl_sse_fn fn, void *ud, volatile c
 {
     struct curl_slist *hdrs = NULL;
     char url[2048];
-    int bad = tl_url_check(c);
+    int direct, bad = tl_url_check(c, &direct);
     if (bad) return bad;
-    CURL *h = tl_easy(c, "GET", path, &hdrs, url, sizeof url);
+    CURL *h = tl_easy(c, direct, "GET", path, &hdrs, url, sizeof url);
     if (!h) return TL_EXIT_UNREACHABLE;
     hdrs = curl_slist_append(hdrs, "Accept: text/event-stream");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
