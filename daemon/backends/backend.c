@@ -46,12 +46,12 @@ tt_rc tt_samples_stats(const double *samples, size_t n, double *median, double *
         for (; j > 0 && tt_cmp_double(&s[j - 1], &x) > 0; j--) s[j] = s[j - 1];
         s[j] = x;
     }
-    double sum = 0;
-    for (size_t i = 0; i < n; i++) sum += s[i];
+    double avg = 0;   /* each sample divided first: two samples near DBL_MAX have a finite mean */
+    for (size_t i = 0; i < n; i++) avg += s[i] / (double)n;
     *min = s[0];
     *median = tt_quantile(s, (int)n, 0.5);
     *spread = tt_quantile(s, (int)n, 0.75) - tt_quantile(s, (int)n, 0.25);
-    *mean = sum / (double)n;
+    *mean = avg;
     if (s != buf) free(s);
     return TT_OK;
 }

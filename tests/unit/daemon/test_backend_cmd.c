@@ -4,6 +4,7 @@
  * validation of toolchain definitions.
  */
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,6 +509,37 @@ static void test_ascend_runner_msprof(void)
     free(msprof);
 }
 
+/* The summary of a trial's samples (every backend's measurement and the replay summaries):
+ * median, inter-quartile spread, min and mean, also for samples near DBL_MAX, whose sum
+ * overflows although their mean does not. */
+static void test_samples_stats(void)
+{
+    static const struct {
+        int n;
+        double s[4], median, spread, min, mean;
+    } cases[] = {
+        {1, {7}, 7, 0, 7, 7},
+        {4, {4, 1, 3, 2}, 2.5, 1.5, 1, 2.5},
+        {3, {1e-300, 2e-300, 3e-300}, 2e-300, 1e-300, 1e-300, 2e-300},
+        {2, {1.7e308, 1.7e308}, 1.7e308, 0, 1.7e308, 1.7e308},
+        {3, {1.5e308, 1.7e308, 1.6e308}, 1.6e308, 1e307, 1.5e308, 1.6e308},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double med, spread, min, mean;
+        CU_ASSERT_EQUAL(tt_samples_stats(cases[i].s, (size_t)cases[i].n, &med, &spread, &min,
+                                         &mean),
+                        TT_OK);
+        double want[] = {cases[i].median, cases[i].spread, cases[i].min, cases[i].mean};
+        double got[] = {med, spread, min, mean};
+        for (int k = 0; k < 4; k++) {
+            if (!(fabs(got[k] - want[k]) <= 1e-12 * fabs(want[k]))) {
+                fprintf(stderr, "case %zu stat %d: %.17g != %.17g\n", i, k, got[k], want[k]);
+                CU_FAIL("samples_stats");
+            }
+        }
+    }
+}
+
 static const tt_test_case cases[] = {
     {"error_classes", test_error_classes},
     {"success_and_build_cache", test_success_and_build_cache},
@@ -520,6 +552,7 @@ static const tt_test_case cases[] = {
     {"work_dir_cleaned", test_work_dir_cleaned},
     {"sample_toolchains_open", test_sample_toolchains_open},
     {"ascend_runner_msprof", test_ascend_runner_msprof},
+    {"samples_stats", test_samples_stats},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"backend_cmd", setup, teardown, cases},
                                        {NULL, NULL, NULL, NULL}};
