@@ -56,7 +56,11 @@ static void tt_pg_forget(tt_store *s)
 static tt_rc tt_pg_open(tt_store *s, const char *conninfo, const char *opts)
 {
     (void)opts;   /* options are part of the libpq URL */
-    PGconn *c = PQconnectdb(conninfo);
+    /* The sessions are named in pg_stat_activity and the server log unless the URL names
+     * them itself (application_name=...): a team's DBA tells the daemons' sessions apart. */
+    const char *const keys[] = {"dbname", "fallback_application_name", NULL};
+    const char *const vals[] = {conninfo, "tiletuned", NULL};
+    PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c) return tt__store_fail(s, TT_ENOMEM, "postgresql: out of memory");
     s->conn = c;
     if (PQstatus(c) != CONNECTION_OK) return tt_pg_fail_res(s, NULL);

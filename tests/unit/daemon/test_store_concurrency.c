@@ -317,6 +317,27 @@ static const cut_row cut_rows[] = {
     {"job_progress (UPDATE)", cut_progress, TT_EDB, 1},
 };
 
+/* The store's sessions say who they are in pg_stat_activity: `tiletuned`, or the name the
+ * URL gives (application_name=...), as libpq's own connections do. */
+static void test_pg_application_name(void)
+{
+    static const char *const COUNT = "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                     "current_database() AND application_name = '%s'";
+    static const struct {
+        const char *suffix, *name;
+    } rows[] = {{"", "tiletuned"}, {"&application_name=ci-worker-7", "ci-worker-7"}};
+    tt_store_close(tt_fx_open_fresh());
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char url[800], q[300];
+        snprintf(url, sizeof url, "%s%s", tt_fx_url, rows[i].suffix);
+        snprintf(q, sizeof q, COUNT, rows[i].name);
+        tt_store *s = NULL;
+        CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+        CU_ASSERT_EQUAL(tt_fx_raw_int(q), 1);
+        tt_store_close(s);
+    }
+}
+
 static void test_pg_reconnect(void)
 {
     tt_store *s = tt_fx_open_fresh();
@@ -351,7 +372,8 @@ static void test_pg_reconnect(void)
 
 static const tt_test_case sqlite_cases[] = {CONCURRENCY_CASES, {NULL, NULL}};
 static const tt_test_case pg_cases[] = {
-    CONCURRENCY_CASES, {"reconnect_after_server_kill", test_pg_reconnect}, {NULL, NULL}};
+    CONCURRENCY_CASES, {"reconnect_after_server_kill", test_pg_reconnect},
+    {"application_name", test_pg_application_name}, {NULL, NULL}};
 
 static const tt_test_suite suites[] = {TT_FX_BOTH_ENGINES("store_concurrency", sqlite_cases, pg_cases)};
 
