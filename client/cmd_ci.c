@@ -167,7 +167,7 @@ static int tl_measured_entries(const tl_ctx *c, const tl_cmd *cmd, const tl_args
     json_error_t je;
     /* a key given twice is refused, as the server refuses such a body: keeping one of two
      * sample arrays would judge samples the CI job did not mean alone */
-    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc = tt_json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     free(text);
     if (!doc) {
         fprintf(stderr, "tlctl check: %s:%d:%d: %s\n", tl_arg(cmd, a, "measured"), je.line,

@@ -4,6 +4,8 @@
  */
 #include <ctype.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +58,14 @@ int tl_template_value(const tl_cmd *cmd, const char *arg, json_t **out)
         return *out ? 0 : tl_oom(cmd);
     }
     json_error_t e;
-    json_t *doc = json_load_file(arg, JSON_REJECT_DUPLICATES, &e);
+    FILE *f = fopen(arg, "rb");
+    if (!f) {
+        fprintf(stderr, "tlctl %s: cannot read the template file %s: %s\n", cmd->name, arg,
+                strerror(errno));
+        return TL_EXIT_USAGE;
+    }
+    json_t *doc = tt_json_loadf(f, JSON_REJECT_DUPLICATES, &e);
+    fclose(f);
     if (!doc) {
         char at[32] = "";
         if (e.line > 0) snprintf(at, sizeof at, " (line %d)", e.line);

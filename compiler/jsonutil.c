@@ -10,6 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char tt_bom[3] = {'\xEF', '\xBB', '\xBF'};
+
+json_t *tt_json_loadb(const char *text, size_t len, size_t flags, json_error_t *je)
+{
+    if (text && len >= 3 && memcmp(text, tt_bom, 3) == 0) {
+        text += 3;
+        len -= 3;
+    }
+    return json_loadb(text, len, flags, je);
+}
+
+json_t *tt_json_loadf(FILE *f, size_t flags, json_error_t *je)
+{
+    int c = getc(f);
+    if (c != (unsigned char)tt_bom[0]) {
+        if (c != EOF) ungetc(c, f);
+        return json_loadf(f, flags, je);
+    }
+    char head[3] = {tt_bom[0], 0, 0};
+    size_t n = 1 + fread(head + 1, 1, 2, f);
+    if (n == 3 && memcmp(head, tt_bom, 3) == 0) return json_loadf(f, flags, je);
+    return json_loadb(head, n, flags, je);   /* not a mark, and no JSON: jansson's own error */
+}
+
 /* Text being serialised by tt_json_dumps(); `failed` is sticky. */
 typedef struct tt_dumpbuf {
     char *p;

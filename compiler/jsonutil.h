@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* The JSON text of `j` (borrowed) with json_dumps() `flags` (JSON_ENCODE_ANY is needed for
  * a value that is not an object or an array, as with json_dumps()).  Returns new
@@ -32,6 +33,14 @@ size_t tt_json_real_text(double v, char buf[TT_JSON_REAL_MAX]);
 /* The JSON array text of n reals (tt_json_real_text each, compact "[a,b]"): new text the
  * caller frees, or NULL when out of memory or a value is not finite. */
 char *tt_json_reals(const double *v, size_t n);
+
+/* json_loadb() and json_loadf() for JSON text a person wrote (files, request bodies): the
+ * same, except that a leading UTF-8 byte order mark (EF BB BF, which editors on Windows
+ * write) is ignored, as RFC 8259 section 8.1 allows, instead of failing at line 1 column 1
+ * with an invisible character.  Errors and their positions are jansson's; a position on
+ * line 1 counts from after the mark. */
+json_t *tt_json_loadb(const char *text, size_t len, size_t flags, json_error_t *je);
+json_t *tt_json_loadf(FILE *f, size_t flags, json_error_t *je);
 
 /* 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF), else 0. */
 int tt_utf8_valid(const char *s, size_t n);

@@ -3,6 +3,7 @@
  */
 #include "t1.h"
 #include "t1_int.h"
+#include "jsonutil.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -179,7 +180,7 @@ tt_rc tt_t1_file_to_template(const char *path, const char *name, json_t **out, t
         return tt_errf(err, errno == ENOMEM ? TT_ENOMEM : TT_EIO, path, "cannot open: %s",
                        strerror(errno));
     json_error_t je;
-    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc = tt_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     if (!doc && json_error_code(&je) == json_error_out_of_memory)
         return tt_errf(err, TT_ENOMEM, path, "out of memory");

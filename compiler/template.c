@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "template_int.h"
+#include "jsonutil.h"
 
 /* FNV-1a 64 over the canonical (compact, sorted keys) serialisation, hashed as jansson
  * writes it: no buffer for the whole text.  Also sidesteps jansson 2.14's json_dumps(), which
@@ -72,7 +73,7 @@ tt_rc tt_tmpl_parse_string(const char *text, size_t len, const char *base_dir,
     if (len > TT_TMPL_MAX_BYTES)
         return tt_errf(err, TT_ETOOBIG, "", "template larger than %d bytes", TT_TMPL_MAX_BYTES);
     json_error_t je;
-    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc = tt_json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!doc && json_error_code(&je) == json_error_out_of_memory)
         return tt_errf(err, TT_ENOMEM, "", "out of memory");
     if (!doc)

@@ -333,7 +333,7 @@ tt_rc tt_config_load_file(tt_config *c, const char *path, tt_errinfo *err)
     json_error_t je;
     FILE *f = fopen(path, "rb");
     if (!f) return tt_errf(err, TT_EIO, path, "cannot open: %s", strerror(errno));
-    json_t *obj = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    json_t *obj = tt_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     if (!obj)
         return tt_errf(err, TT_EJSON, path, "line %d column %d: %s", je.line, je.column,

@@ -379,7 +379,7 @@ static int tt_import_try_t1(tt_server *srv, const tt_req *req, const tt_import_a
 {
     if (a->format && strcmp(a->format, "t1")) return 0;
     json_error_t je;
-    json_t *doc = json_loadb(body, len, 0, &je);
+    json_t *doc = tt_json_loadb(body, len, 0, &je);
     int t1 = a->format || json_object_get(doc, "ConfigurationSpace");
     if (t1 && !doc)
         tt_resp_error(resp, TT_EJSON, NULL, "T1 file: line %d column %d: %s", je.line, je.column,

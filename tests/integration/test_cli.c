@@ -210,6 +210,16 @@ static void test_validate_targets(void)
     CU_ASSERT_EQUAL(run(NULL, args, NULL, &err), 4);
     CU_ASSERT(strstr(err, "params.x") != NULL);
     free(err);
+    /* a template saved with a UTF-8 byte order mark (old code: exit 4, "'[' or '{' expected") */
+    snprintf(bad, sizeof bad, "%s/bom.json", g_tmp);
+    f = fopen(bad, "w");
+    fputs("\xEF\xBB\xBF{\"tiletune\": 1, \"name\": \"b\", \"inputs\": {\"N\": \"int\"}, "
+          "\"params\": {\"x\": [1, 2]}}", f);
+    fclose(f);
+    snprintf(args, sizeof args, "validate '%s'", bad);
+    CU_ASSERT_EQUAL(run(NULL, args, &out, NULL), 0);
+    CU_ASSERT(out && strstr(out, "ok: template b") != NULL);
+    free(out);
     /* the path once (old code: "tiletuned: /nonexistent.json: cannot open /nonexistent.json") */
     CU_ASSERT_EQUAL(run(NULL, "validate /nonexistent.json", NULL, &err), 1);
     CU_ASSERT_STRING_EQUAL(err, "tiletuned: cannot open /nonexistent.json: No such file or "

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * test_jsonutil.c - compiler/jsonutil.h: tt_json_real_text and tt_json_reals write exactly the
  * text jansson writes for a real (the runner stores a trial's samples with them), on a table of
- * edge values and on 200 000 seeded values of every magnitude.
+ * edge values and on 200 000 seeded values of every magnitude; tt_json_loadb and tt_json_loadf
+ * ignore one leading UTF-8 byte order mark and nothing else.
  */
 #include <jansson.h>
 #include <math.h>
@@ -85,8 +86,49 @@ static void test_arrays(void)
     CU_ASSERT_PTR_NULL(tt_json_reals(bad, 2));
 }
 
+/* A leading UTF-8 byte order mark is skipped by both loaders (text and stream); anything else
+ * is jansson's to judge, with jansson's error. */
+static void test_bom(void)
+{
+    static const struct {
+        const char *text;
+        int ok;          /* 1: loads as {"a": 1} */
+        int column;      /* the error's column when not ok */
+    } rows[] = {
+        {"{\"a\": 1}", 1, 0},
+        {"\xEF\xBB\xBF{\"a\": 1}", 1, 0},
+        {"\xEF\xBB\xBF  {\"a\": 1}\n", 1, 0},
+        {"\xEF\xBB\xBF", 0, 0},                          /* a mark and no JSON */
+        {"\xEF\xBB\xBF\xEF\xBB\xBF{\"a\": 1}", 0, 1},       /* only one mark is skipped */
+        {"\xEF\xBB{\"a\": 1}", 0, 0},                    /* a cut mark is no mark */
+        {"\xEF", 0, 0},
+        {"", 0, 0},
+        {" \xEF\xBB\xBF{\"a\": 1}", 0, 2},               /* a mark after a blank is not leading */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        size_t len = strlen(rows[i].text);
+        for (int stream = 0; stream < 2; stream++) {
+            json_error_t je;
+            FILE *f = !stream ? NULL
+                      : len       ? fmemopen((void *)rows[i].text, len, "rb")
+                                  : fopen("/dev/null", "rb");
+            json_t *j = stream ? (f ? tt_json_loadf(f, JSON_REJECT_DUPLICATES, &je) : NULL)
+                               : tt_json_loadb(rows[i].text, len, JSON_REJECT_DUPLICATES, &je);
+            if (f) fclose(f);
+            int ok = j && json_integer_value(json_object_get(j, "a")) == 1;
+            if (ok != rows[i].ok || (!ok && rows[i].column && je.column != rows[i].column)) {
+                fprintf(stderr, "row %zu (%s): ok %d column %d: %s\n", i,
+                        stream ? "stream" : "text", ok, j ? 0 : je.column, j ? "" : je.text);
+                CU_FAIL("byte order mark");
+            }
+            json_decref(j);
+        }
+    }
+}
+
 static const tt_test_case cases[] = {
-    {"edges", test_edges}, {"seeded", test_seeded}, {"arrays", test_arrays}, {NULL, NULL}};
+    {"edges", test_edges}, {"seeded", test_seeded}, {"arrays", test_arrays}, {"bom", test_bom},
+    {NULL, NULL}};
 static const tt_test_suite suites[] = {{"jsonutil", NULL, NULL, cases}, {NULL, NULL, NULL, NULL}};
 
 int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }

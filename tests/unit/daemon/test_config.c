@@ -181,6 +181,11 @@ static void test_invalid_files(void)
     char *f = write_tmp("mal.json", "{\"workers\": 2,");
     CU_ASSERT_EQUAL(tt_config_load_file(&c, f, &e), TT_EJSON);
     free(f);
+    /* a file an editor on Windows saved with a byte order mark is read as written */
+    f = write_tmp("bom.json", "\xEF\xBB\xBF{\"workers\": 3}\n");
+    CU_ASSERT_EQUAL(tt_config_load_file(&c, f, &e), TT_OK);
+    CU_ASSERT_EQUAL(tt_config_int(&c, TT_CFG_WORKERS), 3);
+    free(f);
     tt_config_close(&c);
 }
 
