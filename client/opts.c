@@ -227,7 +227,8 @@ static int tl_find(const tl_opt *opts, const char *name, size_t len, char sh)
 }
 
 /* dst = v (the url or token, from src), or -1 after one line naming `what` when v does not
- * fit: it used to be cut short without a word (a long token then failed as "unknown"). */
+ * fit (it used to be cut short without a word: a long token then failed as "unknown") or
+ * holds a control character (a token with a newline was sent as two header lines). */
 static int tl_take(char *dst, size_t cap, const char *v, const char *what, const char **srcp,
                    const char *src)
 {
@@ -236,6 +237,14 @@ static int tl_take(char *dst, size_t cap, const char *v, const char *what, const
         fprintf(stderr, "tlctl: %s is %zu bytes, longer than tlctl takes (%zu)\n", what, n,
                 cap - 1);
         return -1;
+    }
+    for (size_t i = 0; i < n; i++) {   /* would cut or forge a request header line */
+        unsigned char ch = (unsigned char)v[i];
+        if (ch < 0x20 || ch == 0x7f) {   /* the value itself is a secret: not printed */
+            fprintf(stderr, "tlctl: %s holds a control character (byte 0x%02x at offset %zu)\n",
+                    what, ch, i);
+            return -1;
+        }
     }
     memcpy(dst, v, n + 1);
     *srcp = src;
@@ -472,7 +481,7 @@ void tl_print_markdown(FILE *f)
                "| 1 | check: an entry regressed, or its re-measurement failed |\n"
                "| 2 | usage error: bad flag or argument, unreadable input file, a server URL "
                "that is not `http://` or `https://` with a host (no query or fragment) or an "
-               "over-long url or token (also when the "
+               "over-long url or token, or one holding a control character (also when the "
                "server could not decode what was sent: `400 bad_encoding`, e.g. a corrupt or "
                "truncated gzip file given to `import`, or an argument that is not valid "
                "UTF-8; tune, predict, simulate and check, which send their arguments in a JSON "

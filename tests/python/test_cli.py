@@ -103,6 +103,14 @@ def test_exit_codes(daemon):
     for url in ("notaurl", "ftp://127.0.0.1", "http://127.0.0.1:99999"):   # as tlctl: 2
         r = run("--url", url, "best", "gemm", "-p", "M=1", "-t", "a2")
         assert r.returncode == 2 and "bad server URL" in r.stderr, (url, r.stderr)
+    # a token with a control character is a usage error that does not show the secret (old
+    # code: exit 2 with "Invalid header value b'Bearer abc\\ndef'", the token on stderr)
+    for where in ("env", "arg"):
+        args = ("--token", "abc\ndef") if where == "arg" else ()
+        e = {"TILETUNE_URL": daemon.url, "TILETUNE_TOKEN": "abc\ndef"} if where == "env" else env
+        r = run(*args, "best", "gemm", "-p", "M=1", "-t", "a2", env=e)
+        assert r.returncode == 2 and "holds a control character" in r.stderr, r.stderr
+        assert "abc" not in r.stderr and "def" not in r.stderr, r.stderr
 
 
 # an argument that is not valid UTF-8 is a usage error (exit 2, bad_encoding) before any

@@ -134,6 +134,9 @@ class Settings:
     def _take(self, key: str, value, source: str) -> None:
         if value is None or value == "":
             return
+        if key in ("url", "token") and any(ord(ch) < 0x20 or ord(ch) == 0x7f for ch in value):
+            # would cut or forge a header line; the value (a secret) is not shown, as tlctl
+            raise ValueError(f"the {key} (from {source}) holds a control character")
         if key == "timeout":
             value = float(value)
             if not (math.isfinite(value) and value > 0):

@@ -123,6 +123,8 @@ static void test_parse_errors(void)
         {"jobs", {"--timeout", "0", NULL}},
         {"jobs", {"--timeout", "12x", NULL}},
         {"templates", {"x", NULL}},
+        {"best", {"gemm", "--token", "abc\ndef", NULL}},   /* a header line cut in two */
+        {"best", {"gemm", "--url", "http://h:1/\r", NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tl_ctx c;
@@ -181,6 +183,20 @@ static void test_config_precedence(void)
     }
     memset(&c, 0, sizeof c);
     CU_ASSERT_EQUAL(tl_ctx_load(&c, "/nonexistent/tlctl.conf"), TL_EXIT_USAGE);
+    /* a token with a control character, from the file or the environment, is a usage error
+     * (old code: sent as two header lines, the server's 400 was exit 5) */
+    f = fopen(path, "w");
+    fputs("token = ab\x01" "cd\n", f);
+    fclose(f);
+    memset(&c, 0, sizeof c);
+    CU_ASSERT_EQUAL(tl_ctx_load(&c, path), TL_EXIT_USAGE);
+    f = fopen(path, "w");
+    fputs("token = fine\n", f);
+    fclose(f);
+    setenv("TILETUNE_TOKEN", "abc\ndef", 1);
+    memset(&c, 0, sizeof c);
+    CU_ASSERT_EQUAL(tl_ctx_load(&c, path), TL_EXIT_USAGE);
+    unsetenv("TILETUNE_TOKEN");
     tt_test_rmrf(dir);
     free(dir);
 }
