@@ -138,6 +138,15 @@ def test_job_handle_jobs_and_trials(daemon, tuned):
     t = c.trials(tuned["id"], offset=0, limit=3)
     assert t["total"] == tuned["progress"]["done"] and len(t["trials"]) == min(3, t["total"])
     assert j.trials(limit=2)["limit"] == 2
+    # every page read, in order, whatever the page size (old client: one page only)
+    whole = c.trials(tuned["id"], offset=0, limit=1000)["trials"]
+    for page in (1, 3, 1000):
+        got = list(c.all_trials(tuned["id"], page=page))
+        assert [x["seq"] for x in got] == [x["seq"] for x in whole] and len(got) == t["total"]
+    assert [x["seq"] for x in j.all_trials(page=2)] == [x["seq"] for x in whole]
+    for page in (0, 1001, 2.0, True):
+        with pytest.raises(ValueError):
+            next(c.all_trials(tuned["id"], page=page))
 
 
 def test_cancel_queued_job(make_daemon):

@@ -386,6 +386,21 @@ class Client:
         return self.request("GET", f"/v1/jobs/{as_job_id(job_id)}/trials",
                             [("offset", offset), ("limit", limit)])
 
+    def all_trials(self, job_id: int, *, page: int = 1000) -> Iterator[Dict[str, Any]]:
+        """Every trial of the job in order (``seq``), reading ``page`` trials per request
+        (1..1000, the server's limit) until one holds the last.  Trials the job records while
+        this reads are included up to the last page read."""
+        if isinstance(page, bool) or not isinstance(page, int) or not 1 <= page <= 1000:
+            raise ValueError(f"page must be an integer in 1..1000, not {page!r}")
+        offset = 0
+        while True:
+            got = self.trials(job_id, offset=offset, limit=page)
+            rows = got["trials"]
+            yield from rows
+            offset += len(rows)
+            if not rows or offset >= got["total"]:
+                return
+
     def cancel(self, job_id: int) -> Dict[str, Any]:
         """``DELETE /v1/jobs/{id}`` (scope tune; ``Conflict`` when already finished)."""
         return self.request("DELETE", f"/v1/jobs/{as_job_id(job_id)}")

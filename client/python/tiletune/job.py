@@ -111,6 +111,10 @@ class Job:
         """One page of the job's trials."""
         return self.client.trials(self.id, offset=offset, limit=limit)
 
+    def all_trials(self, page: int = 1000) -> Iterator[Dict[str, Any]]:
+        """Every trial of the job in order, page after page (``Client.all_trials``)."""
+        return self.client.all_trials(self.id, page=page)
+
     def watch(self, poll: float = 0.5) -> Iterator[Dict[str, Any]]:
         """Yield progress updates ``{"done", "planned", "best_us", "state"}`` until the job
         finishes: from the event stream, or by polling when the stream fails."""
