@@ -334,13 +334,16 @@ fail:
     return rc;
 }
 
+/* 1 when url starts with a URL scheme and its colon ("mysql://", "postgres:db", "sqlite3:x"):
+ * such a string is a URL this store does not take, not a file name (a SQLite file
+ * "postgres:tiletune" made in the working directory hid a typo from a team). */
 static int tt_has_scheme(const char *url)
 {
     const char *p = url;
     while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '+' || *p == '.' ||
            *p == '-' || (p > url && *p >= '0' && *p <= '9'))
         p++;
-    return p > url && strncmp(p, "://", 3) == 0;
+    return p > url && *p == ':';
 }
 
 tt_rc tt_store_open(const char *url, tt_store **out, tt_errinfo *err)

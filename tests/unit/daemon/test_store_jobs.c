@@ -78,6 +78,11 @@ static void test_bad_urls(void)
         "sqlite:/tmp/tt-never.db?synchronous=bogus",
         "postgresql://postgres@/postgres?host=/nonexistent-dir&port=1&connect_timeout=2",
         "postgres://nobody@127.0.0.1:1/tt?connect_timeout=2",
+        /* a scheme this store does not take is no file name (old code: SQLite files made in
+         * the working directory under these names) */
+        "tt-sqlite3:never.db",
+        "tt-postgres:never",
+        "tt-pg:host=db dbname=never",
     };
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
         tt_store *s = (tt_store *)&s;
@@ -87,6 +92,11 @@ static void test_bad_urls(void)
         CU_ASSERT_PTR_NULL(s);
         CU_ASSERT_EQUAL(e.rc, TT_EDB);
         CU_ASSERT(e.msg[0] != '\0');
+        if (strncmp(urls[i], "tt-", 3) == 0) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "unsupported database URL"));
+            CU_ASSERT_NOT_EQUAL(access(urls[i], F_OK), 0);
+            if (access(urls[i], F_OK) == 0) unlink(urls[i]);
+        }
     }
     CU_ASSERT_STRING_EQUAL(tt_store_errmsg(NULL), "no store");
 }
