@@ -85,8 +85,9 @@ static int tt_load_config(tt_config *cfg, int argc, char **argv, char **rest, in
         else if (!strncmp(argv[i], "--config-file=", 14))
             file = argv[i] + 14;
     if (file && *file && tt_config_load_file(cfg, file, &err)) {
-        fprintf(stderr, "tiletuned: config file %s: %s%s%s\n", file, err.path,
-                err.path[0] ? ": " : "", err.msg);
+        int at_key = err.path[0] && strcmp(err.path, file) != 0;   /* else the file itself */
+        fprintf(stderr, "tiletuned: config file %s: %s%s%s\n", file, at_key ? err.path : "",
+                at_key ? ": " : "", err.msg);
         return TT_EXIT_CONFIG;
     }
     if (tt_config_load_env(cfg, &err)) {

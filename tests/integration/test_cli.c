@@ -253,7 +253,7 @@ static void test_validate_targets(void)
 
 static void test_config_show(void)
 {
-    char cfg[600], args[1024], *out, *err;
+    char cfg[600], args[1024], want[800], *out, *err;
     snprintf(cfg, sizeof cfg, "%s/c.json", g_tmp);
     FILE *f = fopen(cfg, "w");
     fputs("{\"workers\": 3, \"listen\": \"127.0.0.1:9999\", \"max_space\": 5000}", f);
@@ -276,8 +276,13 @@ static void test_config_show(void)
     CU_ASSERT_EQUAL(run("TILETUNE_WORKERS=lots", "config --show", NULL, &err), 3);
     CU_ASSERT(strstr(err, "workers") != NULL);
     free(err);
+    /* the file named once (old code: "config file F: F: cannot open: ...") */
     snprintf(args, sizeof args, "config --show --config-file '%s/none.json'", g_tmp);
-    CU_ASSERT_EQUAL(run(NULL, args, NULL, NULL), 3);
+    CU_ASSERT_EQUAL(run(NULL, args, NULL, &err), 3);
+    snprintf(want, sizeof want, "tiletuned: config file %s/none.json: cannot open: No such file "
+             "or directory\n", g_tmp);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    free(err);
     CU_ASSERT_EQUAL(run(NULL, "config --sample", &out, NULL), 0);
     j = json_loads(out, 0, NULL);
     CU_ASSERT_EQUAL(json_object_size(j), TT_CFG__COUNT);
