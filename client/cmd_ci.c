@@ -46,15 +46,30 @@ static int tl_problems_inputless(const tl_ctx *c, const tl_cmd *cmd, const char 
     return !rc && !needs && !*problems ? tl_oom(cmd) : rc;
 }
 
+/* s (UTF-8, as jansson hands strings out) as XML 1.0 attribute or element text: the markup
+ * characters as entities, tab, newline and carriage return as character references (kept in
+ * an attribute), and what XML 1.0 cannot hold at all (other control characters, U+FFFE,
+ * U+FFFF; a parser rejects the whole report for one of them, and a toolchain's result line
+ * quoted in an error can hold them) spelled \xnn (as the server's messages spell them) or
+ * \uFFFE, so the report still parses and says what was there. */
 static void tl_xml_attr(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        switch (*p) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '\t': case '\n': case '\r': fprintf(f, "&#%d;", *p); break;
+        default:
+            if (*p < 0x20) {
+                fprintf(f, "\\x%02x", *p);
+            } else if (p[0] == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF)) {
+                fprintf(f, "\\uFFF%c", p[2] == 0xBE ? 'E' : 'F');
+                p += 2;
+            } else {
+                fputc(*p, f);
+            }
         }
     }
 }

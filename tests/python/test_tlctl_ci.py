@@ -3,7 +3,8 @@
 real tlctl ($TT_BIN_DIR/tlctl) against the session's tiletuned, kernels tuned on the simulator.
 
 - the JUnit report parses (xml.etree) and the counts a CI system reads (tests, failures,
-  skipped, one failure element per failed testcase) agree with the exit code; --tolerance
+  skipped, one failure element per failed testcase) agree with the exit code, and it parses
+  when a message holds what XML 1.0 cannot (control characters, U+FFFF); --tolerance
   refuses what is not a number in 0..10, the empty value too; a --measured file with a
   duplicate key is a usage error;
 - the xLLM exports refuse a template without inputs (xLLM needs a non-empty DISPATCH_SCHEMA),
@@ -102,6 +103,36 @@ def test_junit_counts_agree_with_exit_code(daemon, gemm_median, tmp_path, case, 
     assert (len(failed) > 0) == (code == 1)      # what CI shows matches what it does
     if code:
         assert r.stderr.count("\n") == 1 and str(xml) in r.stderr
+
+
+# result lines of a cmd: toolchain that the server quotes in a re-measurement's error: XML 1.0
+# cannot hold a control character (but tab, newline, CR), U+FFFE or U+FFFF, and the report
+# had them raw, so a CI's JUnit parser rejected the whole file; a tab came out as a space
+BAD_RESULT_LINES = [
+    ('{"latency_us": [10], "correct": "a\x01b"}', "\\x01"),     # jansson: control character
+    ('{"latency_us": [10], "correct": tr\x1bue}', "\\x1b"),      # jansson: invalid token
+    ('{"latency_us": [10], "correct": "\\uffff\\ufffe"}', "\\uFFFF\\uFFFE"),  # quoted back raw
+    ('{"latency_us": [10], "correct": "a\tb"}', "\t"),          # kept, not normalised
+]
+
+
+def test_junit_escapes_what_xml_cannot_hold(make_daemon, tmp_path):
+    result = tmp_path / "result"
+    d = make_daemon(toolchains={"flip": {"run": f"if [ -e {result} ]; then cat {result}; else "
+                                                "echo '{\"latency_us\": [10], \"correct\": true}'; fi"}})
+    r = tlctl(d, "tune", "gemm", "-p", GEMM_P, "-t", "a2", "--backend", "cmd:flip",
+              "--budget", "1", "--wait")
+    assert r.returncode == 0, r.stderr
+    for line, shown in BAD_RESULT_LINES:
+        result.write_text(line + "\n")
+        xml = tmp_path / "perf.xml"
+        r = tlctl(d, "check", "-T", "gemm", "-t", "a2", "-p", GEMM_P, "--remeasure",
+                  "--backend", "cmd:flip", "--format", "junit", "-o", str(xml))
+        assert r.returncode == 1, (line, r.stderr)
+        root = ET.parse(xml).getroot()       # raises on what XML 1.0 forbids
+        failure = root.find("testsuite/testcase/failure")
+        assert failure.get("type") == "error" and shown in failure.get("message"), \
+            (line, failure.get("message"))
 
 
 # --tolerance values: refused (exit 2, one line naming the value) or taken; an empty value (an
