@@ -268,16 +268,9 @@ static int tl_check_parse(tl_ctx *c, const tl_cmd *cmd, const tl_args *a, tl_che
         return TL_EXIT_USAGE;
     }
     o->tol = 0.05;
-    const char *tv = tl_arg(cmd, a, "tolerance");
-    if (tv) {   /* "" is no number (strtod reads nothing): not a silent 0 */
-        char *end;
-        o->tol = strtod(tv, &end);
-        if (!*tv || *end || !(o->tol >= 0 && o->tol <= 10)) {
-            fprintf(stderr, "tlctl check: --tolerance is a fraction in 0..10 (0.05 = 5%%), got "
-                    "\"%s\"\n", tv);
-            return TL_EXIT_USAGE;
-        }
-    }
+    if ((rc = tl_num_arg(cmd, a, "tolerance", 0, 10, "a fraction in 0..10 (0.05 = 5%)",
+                         &o->tol)))
+        return rc;
     o->backend = tl_arg(cmd, a, "backend");
     o->output = tl_arg(cmd, a, "output");
     return 0;

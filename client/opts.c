@@ -400,6 +400,23 @@ int tl_args_utf8(const tl_cmd *cmd, const tl_args *a, const char *const *skip)
     return 0;
 }
 
+int tl_num_arg(const tl_cmd *cmd, const tl_args *a, const char *opt, double lo, double hi,
+               const char *what, double *out)
+{
+    const char *v = tl_arg(cmd, a, opt);
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    /* "" reads nothing and 1e-400 underflows to 0 (ERANGE): neither is the 0 it would be */
+    if (!*v || *end || errno == ERANGE || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "tlctl %s: --%s is %s, got \"%s\"\n", cmd->name, opt, what, v);
+        return TL_EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
 int tl_oom(const tl_cmd *cmd)
 {
     fprintf(stderr, "tlctl %s: out of memory\n", cmd->name);

@@ -89,6 +89,12 @@ void tl_print_markdown(FILE *f);
  * answers for a query argument).  Commands that send a JSON body call it first: jansson
  * cannot hold such a string, and a value must never be dropped from the body silently. */
 int tl_args_utf8(const tl_cmd *cmd, const tl_args *a, const char *const *skip);
+/* The number given as option `opt` of cmd into *out (left alone when the option is absent):
+ * 0, or TL_EXIT_USAGE after one line "--OPT is WHAT, got \"V\"" when it is not a number
+ * in lo..hi (empty, trailing text, NaN, out of range, or out of double's range: 1e400,
+ * and 1e-400 that strtod would read as 0).  Every floating-point option goes through it. */
+int tl_num_arg(const tl_cmd *cmd, const tl_args *a, const char *opt, double lo, double hi,
+               const char *what, double *out);
 /* Print "tlctl CMD: out of memory" and return the exit code for it (TL_EXIT_SERVER). */
 int tl_oom(const tl_cmd *cmd);
 /* Configuration: defaults < file < environment (flags are applied by tl_args_parse).  Config

@@ -137,8 +137,10 @@ def test_junit_escapes_what_xml_cannot_hold(make_daemon, tmp_path):
 
 # --tolerance values: refused (exit 2, one line naming the value) or taken; an empty value (an
 # unset variable in a CI script) was read as 0 and failed checks within the default 5%
+# 1e-400 underflows (strtod: 0, ERANGE) and was taken as a tolerance of 0
 @pytest.mark.parametrize("value,code", [("", 2), ("abc", 2), ("0.05x", 2), ("-0.1", 2),
-                                        ("nan", 2), ("11", 2), ("0", 1), ("0.06", 0), ("10", 0)])
+                                        ("nan", 2), ("11", 2), ("1e-400", 2), ("-1e-400", 2),
+                                        ("1e400", 2), ("0", 1), ("0.06", 0), ("10", 0)])
 def test_tolerance_values(daemon, gemm_median, tmp_path, value, code):
     (tmp_path / "m.json").write_text(json.dumps([{"problem": GEMM_P,
                                                   "samples_us": [gemm_median * 1.03]}]))
