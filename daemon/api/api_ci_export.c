@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "dataset.h"
 #include "export_xllm.h"
+#include "jsonutil.h"
 #include "runner.h"
 #include "space.h"
 
@@ -129,7 +130,11 @@ static char *tt_x_cheader(const tt_template *t, const char *id, const char *tgt,
         }
         for (size_t i = 0; i < t->nparams; i++)
             tt_x_c_int64(f, rows[r].slots[tt_tmpl_param_slot(t, i)]);
-        fprintf(f, ", %.6g},\n", rows[r].b->median_us);
+        /* the stored double exactly, as the JSON export spells it: "%.6g" made 34.98119149
+         * 34.9812, so a consumer comparing the two saw a different time (a stored median is
+         * finite: jansson could not have stored another) */
+        char med[TT_JSON_REAL_MAX];
+        fprintf(f, ", %s},\n", tt_json_real_text(rows[r].b->median_us, med) ? med : "0.0");
     }
     fprintf(f, "};\n\n#define %s_NENTRIES (sizeof %s_entries / sizeof %s_entries[0])\n\n",
             guard, id, id);

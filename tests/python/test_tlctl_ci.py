@@ -10,7 +10,7 @@ real tlctl ($TT_BIN_DIR/tlctl) against the session's tiletuned, kernels tuned on
 - the xLLM exports refuse a template without inputs (xLLM needs a non-empty DISPATCH_SCHEMA),
   while json and c-header export it;
 - a c-header of int inputs at the ends of int64 compiles with -std=c11 -pedantic -Werror and
-  its lookup finds both rows.
+  its lookup finds both rows; a c-header's median_us is the stored double, not 6 digits of it.
 """
 import json
 import os
@@ -198,3 +198,23 @@ def test_c_header_int64_ends_compile(daemon, tmp_path):
                          str(exe), str(main)], capture_output=True, text=True)
     assert cc.returncode == 0, cc.stderr + header.read_text()
     assert subprocess.run([str(exe)]).returncode == 0
+
+
+# the c-header printed median_us with "%.6g" (34.9812 for 34.981191487782688), so a consumer
+# comparing it with the stored value (the JSON export, GET /v1/best) saw another time
+def test_c_header_median_is_exact(daemon, gemm_median, tmp_path):
+    header = tmp_path / "gemm.h"
+    r = tlctl(daemon, "export", "-T", "gemm", "-t", "a2", "--format", "c-header", "-p", GEMM_P,
+              "-o", str(header))
+    assert r.returncode == 0, r.stderr
+    main = tmp_path / "main.c"
+    main.write_text('#include "gemm.h"\nint main(void) {\n'
+                    '    const gemm_entry *e = find_gemm_entry(1536, 1536, 1536, "float16", '
+                    '"float16");\n'
+                    f'    return !(e && e->median_us == {gemm_median!r});\n}}\n')
+    exe = tmp_path / "main"
+    cc = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror",
+                         "-Wno-float-equal", "-o", str(exe), str(main)],
+                        capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr + header.read_text()
+    assert subprocess.run([str(exe)]).returncode == 0, (gemm_median, header.read_text())
