@@ -390,13 +390,10 @@ static void tt_x_answer(tt_server *srv, const tt_template *t, const char *tgt, i
                         int64_t job, const char *pkey, const tt_xrow *xr, size_t m,
                         size_t nrows, tt_resp *resp)
 {
-    if (kind == 1) {
-        if (!job && m == 1) job = xr[0].b->job_id;
-        if (!job)
-            tt_resp_error(resp, m ? TT_EINVAL : TT_ENOTFOUND, m ? "job" : NULL,
-                          m ? "T4 holds one tuning run: add job=ID or problem=..."
-                            : "nothing tuned for %s on %s", t->name, tgt);
-        else tt_x_t4(srv, t, tgt, job, resp);
+    if (kind == 1 && (job || m)) {   /* T4 of job=, else of the one problem's best row */
+        if (job || m == 1) tt_x_t4(srv, t, tgt, job ? job : xr[0].b->job_id, resp);
+        else tt_resp_error(resp, TT_EINVAL, "job", "T4 holds one tuning run: add job=ID or "
+                           "problem=...");
     } else if (m == 0 && nrows) {   /* tuned, but only by versions whose configs no longer fit */
         tt_resp_error(resp, TT_ENOTFOUND, NULL, "%zu best row(s) of %s on %s%s%s, but none fits "
                       "the template's current version (hash %s): problem outside the inputs' "
