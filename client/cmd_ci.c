@@ -261,6 +261,17 @@ static int tl_check_parse(tl_ctx *c, const tl_cmd *cmd, const tl_args *a, tl_che
     }
     o->measured = tl_arg(cmd, a, "measured");
     o->pin = tl_arg(cmd, a, "pin");
+    /* --pin copies the stored best rows and checks nothing: an option of the check beside it
+     * (--measured: the CI's own samples are not what gets pinned) would be silently dropped */
+    static const char *const no_pin[] = {"measured", "remeasure", "baseline", "against",
+                                         "tolerance", "fail-on-missing", "format", "output"};
+    for (size_t i = 0; o->pin && i < sizeof no_pin / sizeof no_pin[0]; i++) {
+        if (tl_arg(cmd, a, no_pin[i])) {
+            fprintf(stderr, "tlctl check: --pin copies the current best rows and checks nothing; "
+                    "--%s is an option of the check (run it apart)\n", no_pin[i]);
+            return TL_EXIT_USAGE;
+        }
+    }
     o->remeasure = tl_arg(cmd, a, "remeasure") != NULL;
     o->fail_missing = tl_arg(cmd, a, "fail-on-missing") != NULL;
     if (!o->pin && !!o->measured == o->remeasure) {

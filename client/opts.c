@@ -82,7 +82,9 @@ static const tl_opt o_check[] = {
     {"fail-on-missing", 0, NULL, "an entry without a baseline fails the check too", NULL, 0},
     {"format", 'f', "FMT", "table (default), json, junit (JUnit XML for CI systems)", NULL, 0},
     {"output", 'o', "FILE", "write the report to FILE instead of stdout", NULL, 0},
-    {"pin", 0, "NAME", "pin the current best configs as baseline NAME (no check)", NULL, 0},
+    {"pin", 0, "NAME",
+     "pin the current best configs as baseline NAME (no check: the check's options are refused)",
+     NULL, 0},
     {NULL, 0, NULL, NULL, NULL, 0}};
 static const tl_opt o_export[] = {
     {"template", 'T', "T", "template to export (required): a name, or a document file whose name is used", NULL, 0},

@@ -218,3 +218,21 @@ def test_c_header_median_is_exact(daemon, gemm_median, tmp_path):
                         capture_output=True, text=True)
     assert cc.returncode == 0, cc.stderr + header.read_text()
     assert subprocess.run([str(exe)]).returncode == 0, (gemm_median, header.read_text())
+
+
+# --pin copies the stored best rows and checks nothing; an option of the check given with it
+# was dropped without a word (exit 0, "pinned 1"): --measured did not pin the CI's samples,
+# -f junit -o FILE wrote no report
+@pytest.mark.parametrize("flags", [["--measured", "m.json"], ["--remeasure"],
+                                   ["--baseline", "rel0"], ["--against", "best"],
+                                   ["--tolerance", "0.1"], ["--fail-on-missing"],
+                                   ["-f", "junit"], ["-o", "perf.xml"]],
+                         ids=lambda f: f[0])
+def test_pin_refuses_check_options(daemon, gemm_median, tmp_path, flags):
+    (tmp_path / "m.json").write_text(json.dumps([{"problem": GEMM_P, "samples_us": [1.0]}]))
+    flags = [str(tmp_path / f) if f.endswith((".json", ".xml")) else f for f in flags]
+    r = tlctl(daemon, "check", "-T", "gemm", "-t", "a2", "-p", GEMM_P, "--pin", "relpin",
+              *flags)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.count("\n") == 1 and "--pin" in r.stderr and flags[0] in r.stderr
+    assert not (tmp_path / "perf.xml").exists()
