@@ -330,6 +330,21 @@ static int tt_json_int(const json_t *v, int64_t *out)
     return 1;
 }
 
+/* The largest time a record may hold, in µs: Kernel Tuner's failure sentinel (1e20 ms).
+ * Beyond it a time is no measurement, and sums or means of such times overflow to infinity,
+ * which the store cannot hold (a job failed with "NOT NULL constraint failed"). */
+#define TT_DS_MAX_US (TT_KT_FAILED_MS * 1e3)
+
+/* A recorded time (runtime or objective) converted to µs into *us; 0 when it is not one:
+ * not a number, negative (a job never ranks it, so a negative objective put another config
+ * first: a wrong best), or not below TT_DS_MAX_US. */
+static int tt_time_us(const json_t *v, double factor, double *us)
+{
+    double d = json_is_number(v) ? json_number_value(v) * factor : NAN;
+    *us = d;
+    return isfinite(d) && d >= 0 && d < TT_DS_MAX_US;
+}
+
 /* Runtimes array (times factor) into buf; returns count or -1 with err set. */
 static tt_rc tt_samples(const json_t *arr, double factor, const char *path, double **buf,
                         size_t *cap, size_t *n, tt_errinfo *err)
@@ -343,14 +358,11 @@ static tt_rc tt_samples(const json_t *arr, double factor, const char *path, doub
         *cap = k;
     }
     for (size_t i = 0; i < k; i++) {
-        const json_t *v = json_array_get(arr, i);
-        double d = json_is_number(v) ? json_number_value(v) : NAN;
-        if (!isfinite(d) || d < 0) {
+        if (!tt_time_us(json_array_get(arr, i), factor, &(*buf)[i])) {
             char ep[200];
             snprintf(ep, sizeof ep, "%s[%zu]", path, i);
-            return tt_errf(err, TT_EINVAL, ep, "not a non-negative number");
+            return tt_errf(err, TT_EINVAL, ep, "not a runtime (a number from 0 to 1e20 ms)");
         }
-        (*buf)[i] = d * factor;
     }
     *n = k;
     return TT_OK;
@@ -474,6 +486,8 @@ static tt_rc tt_parse_kt(const json_t *doc, tt_dataset **out, tt_errinfo *err)
             rc = tt_errf(err, TT_EINVAL, ep, "expected a number (ms) or a failure string");
         } else if (json_number_value(t) >= TT_KT_FAILED_MS) {
             st = TT_DS_INVALID;   /* Kernel Tuner before its typed errors: the 1e20 sentinel */
+        } else if (!tt_time_us(t, 1000.0, &(double){0})) {
+            rc = tt_errf(err, TT_EINVAL, ep, "not a time (a number from 0 to 1e20 ms)");
         }
         if (rc == TT_OK && st == TT_DS_OK) {
             const json_t *times = json_object_get(e, "times");
@@ -536,16 +550,28 @@ static const json_t *tt_t4_compile(const json_t *times)
     return c ? c : json_object_get(times, "compilation_time");
 }
 
-/* measurements[] entry named "time": its numeric value, or NAN. */
-static double tt_t4_measured(const json_t *r, double factor)
+/* measurements[] entry named "time": its numeric value in µs into *us (NAN when there is
+ * none or it is not a number).  A number that is not a time (0 or less, beyond 1e20 ms):
+ * TT_EINVAL at results[i].measurements[j].value of a result that is `ok`. */
+static tt_rc tt_t4_measured(const json_t *r, const char *path, int ok, double factor,
+                            double *us, tt_errinfo *err)
 {
     size_t i;
     const json_t *m;
+    *us = NAN;
     json_array_foreach(json_object_get(r, "measurements"), i, m) {
         const char *n = json_string_value(json_object_get(m, "name"));
-        if (n && strcmp(n, "time") == 0) return tt_num_or_nan(json_object_get(m, "value"), factor);
+        const json_t *v = json_object_get(m, "value");
+        if (!n || strcmp(n, "time") != 0) continue;
+        if (json_is_number(v) && ok && !tt_time_us(v, factor, us)) {
+            char ep[200];
+            snprintf(ep, sizeof ep, "%s.measurements[%zu].value", path, i);
+            return tt_errf(err, TT_EINVAL, ep, "not a time (a number from 0 to 1e20 ms)");
+        }
+        *us = tt_num_or_nan(v, factor);
+        return TT_OK;
     }
-    return NAN;
+    return TT_OK;
 }
 
 static tt_rc tt_parse_t4(const json_t *doc, tt_dataset **out, tt_errinfo *err)
@@ -618,8 +644,9 @@ static tt_rc tt_parse_t4(const json_t *doc, tt_dataset **out, tt_errinfo *err)
         }
         if (rc != TT_OK) break;
         size_t ns = 0;
-        double measured = tt_t4_measured(r, factor);
-        if (st == TT_DS_OK) {
+        double measured;
+        rc = tt_t4_measured(r, path, st == TT_DS_OK, factor, &measured, err);
+        if (rc == TT_OK && st == TT_DS_OK) {
             snprintf(ep, sizeof ep, "%s.times.runtimes", path);
             if (rt) rc = tt_samples(rt, factor, ep, &buf, &cap, &ns, err);
             if (rc == TT_OK && ns == 0) {
