@@ -654,12 +654,16 @@ static tt_jr_outcome tt_job_open(tt_jobrun *jr)
     tt_rc rc = tt_backend_open(job->backend, &jr->env, jr->t, jr->tgt, jr->problem, &jr->be, &err);
     if (rc != TT_OK) return tt_job_fail(jr, "backend: %s", err.msg[0] ? err.msg : tt_strerror(rc));
     /* a single host (SQLite) claims every job: one submitted before its toolchain's
-     * definition changed can never be measured under the key it was submitted for */
+     * definition changed, or before its dataset file was replaced, can never be measured
+     * under the key it was submitted for (its trials would be filed under another key than
+     * the job's backend_fp, which its best then claims) */
     const char *fp = tt_backend_fingerprint(jr->be);
-    if (!strncmp(job->backend, "cmd:", 4) && job->backend_fp[0] && strcmp(fp, job->backend_fp))
-        return tt_job_fail(jr, "backend: the definition of toolchain %s changed since the job "
-                           "was submitted (job: %s, this server: %s); submit it again",
-                           job->backend + 4, job->backend_fp, fp);
+    int cmd = !strncmp(job->backend, "cmd:", 4), replay = !strncmp(job->backend, "replay:", 7);
+    if ((cmd || replay) && job->backend_fp[0] && strcmp(fp, job->backend_fp))
+        return tt_job_fail(jr, "backend: the %s %s changed since the job was submitted (job: "
+                           "%s, this server: %s); submit it again",
+                           cmd ? "definition of toolchain" : "recording of dataset",
+                           job->backend + (cmd ? 4 : 7), job->backend_fp, fp);
     tt_caps caps;
     tt_target_caps(jr->tgt, &caps);
     rc = tt_space_new(jr->t, jr->problem, &caps, &jr->space, &err);

@@ -236,6 +236,15 @@ static void test_check_backend(void)
     CU_ASSERT(!tt_runner_strategy_known("genetic"));
 }
 
+/* The backend_fp a submission gives a replay: job on datasets in dir (the runner fails a
+ * job whose backend_fp is not the fingerprint of the recording it finds). */
+static void replay_fp(const char *dir, const tt_template *t, const char *backend, char fp[80])
+{
+    tt_runner_config c = tt_rfx_runner_cfg("sqlite::memory:", 1);
+    c.datasets_dir = dir;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_check_backend(&c, t, backend, fp, NULL), TT_OK);
+}
+
 static void test_replay_job(void)
 {
     /* a template without a kernel (T1 import) measured on a recorded dataset: model-refine
@@ -254,6 +263,8 @@ static void test_replay_job(void)
     CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
     static const char *const strategies[] = {"model-refine", "evolution", "anneal"};
     int64_t ids[3];
+    char *ds = tt_test_shared("datasets"), fp[80];
+    replay_fp(ds, conv, "replay:convolution_A100", fp);
     for (int k = 0; k < 3; k++) {
         tt_job j;
         memset(&j, 0, sizeof j);
@@ -261,7 +272,7 @@ static void test_replay_job(void)
         snprintf(j.template_hash, sizeof j.template_hash, "%s", conv->hash);
         snprintf(j.target, sizeof j.target, "Ascend910B2");
         snprintf(j.backend, sizeof j.backend, "replay:convolution_A100");
-        snprintf(j.backend_fp, sizeof j.backend_fp, "replay:convolution_A100");
+        snprintf(j.backend_fp, sizeof j.backend_fp, "%s", fp);
         snprintf(j.strategy, sizeof j.strategy, "%s", strategies[k]);
         j.problem_key = "";
         j.problem_json = "{}";
@@ -271,7 +282,6 @@ static void test_replay_job(void)
         CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
         ids[k] = j.id;
     }
-    char *ds = tt_test_shared("datasets");
     tt_runner_config c = tt_rfx_runner_cfg(url, 2);
     c.datasets_dir = ds;
     tt_runner *r = NULL;
@@ -352,7 +362,7 @@ static void test_replay_objective(void)
             snprintf(j.target, sizeof j.target, "Ascend910B2");
             snprintf(j.backend, sizeof j.backend, "replay:%.*s", (int)strcspn(sets[d].name, "."),
                      sets[d].name);
-            snprintf(j.backend_fp, sizeof j.backend_fp, "%.70s", j.backend);
+            replay_fp(dsdir, conv, j.backend, j.backend_fp);
             snprintf(j.strategy, sizeof j.strategy, "exhaustive");
             char opt[64];
             snprintf(opt, sizeof opt, "{\"objective\":\"%s\"}", objectives[k] ? objectives[k] : "");
@@ -399,6 +409,75 @@ static void test_replay_objective(void)
  * samples -- measured afresh and reused.  tests/data/datasets/many_samples.kt-cache.json
  * (ms): a1b1 99 x 1 + 300 (mean 3.99; the kept samples' mean 5.75), a1b2 50 x 0.2 + 49 x 1.6
  * + 400 (median 0.9; the kept samples' 1.6), a2b1 100 x 5, the rest 3 x 8. */
+/* The template of tests/data/datasets/many_samples.kt-cache.json under `name`. */
+static const tt_template *many_template(const char *name)
+{
+    json_t *t1 = json_loads("{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": "
+                            "\"a\", \"Type\": \"int\", \"Values\": \"[1, 2, 3]\"}, {\"Name\": "
+                            "\"b\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}], "
+                            "\"Conditions\": []}}", 0, NULL);
+    json_t *doc = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_t1_to_template(t1, name, &doc, NULL), TT_OK);
+    json_decref(t1);
+    const tt_template *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(tt_rfx_cat, NULL, NULL, doc, &t, NULL), TT_OK);
+    json_decref(doc);
+    return t;
+}
+
+/* A dataset file replaced between a job's submission and its run: the job fails naming both
+ * recordings, and nothing is measured.  Before, it ran on the new file, filed its trials
+ * under the new fingerprint, and its best claimed 'measured_by' the old one. */
+static void test_replay_dataset_replaced(void)
+{
+    const tt_template *t = many_template("replaced");
+    char *dir = tt_test_tmpdir("replaced"), path[700], url[512], fp[80];
+    size_t len = 0;
+    char *src = tt_test_src("tests/data/datasets/many_samples.kt-cache.json");
+    char *text = tt_test_read_file(src, &len);
+    free(src);
+    snprintf(path, sizeof path, "%s/x.kt-cache.json", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_FATAL(f && text && fwrite(text, 1, len, f) == len && fclose(f) == 0);
+    replay_fp(dir, t, "replay:x", fp);
+    f = fopen(path, "a");   /* the same records, other bytes: another recording */
+    CU_ASSERT_FATAL(f && fputs("\n", f) >= 0 && fclose(f) == 0);
+    tt_rfx_db_url(url, sizeof url, "replaced");
+    tt_store *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
+    tt_job j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.template_name, sizeof j.template_name, "replaced");
+    snprintf(j.template_hash, sizeof j.template_hash, "%s", t->hash);
+    snprintf(j.target, sizeof j.target, "Ascend910B2");
+    snprintf(j.backend, sizeof j.backend, "replay:x");
+    snprintf(j.backend_fp, sizeof j.backend_fp, "%s", fp);
+    snprintf(j.strategy, sizeof j.strategy, "exhaustive");
+    j.problem_key = "";
+    j.problem_json = "{}";
+    CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
+    tt_runner_config c = tt_rfx_runner_cfg(url, 1);
+    c.datasets_dir = dir;
+    tt_runner *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_runner_start(&c, &r, NULL), TT_OK);
+    tt_rfx_quiet_failures = 1;
+    CU_ASSERT_EQUAL(tt_rfx_wait_job(s, j.id, 60), TT_JOB_FAILED);
+    tt_rfx_quiet_failures = 0;
+    tt_runner_stop(r);
+    tt_job got;
+    memset(&got, 0, sizeof got);
+    CU_ASSERT_EQUAL(tt_store_job_get(s, j.id, &got), TT_OK);
+    CU_ASSERT_EQUAL(got.done, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(got.error ? got.error : "", "the recording of dataset x "
+                                  "changed since the job was submitted (job: replay:x@"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(got.error ? got.error : "", fp));
+    tt_job_clear(&got);
+    tt_store_close(s);
+    free(text);
+    tt_test_rmrf(dir);
+    free(dir);
+}
+
 static void test_replay_objective_many_samples(void)
 {
     static const struct {
@@ -408,16 +487,7 @@ static void test_replay_objective_many_samples(void)
     } want[] = {{NULL, 1, 1, 3990}, {"median", 1, 2, 900}, {"mean", 1, 1, 3990},
                 {"min", 1, 2, 200}};
     enum { N = sizeof want / sizeof want[0] };
-    json_t *t1 = json_loads("{\"General\": {\"BenchmarkName\": \"many\"}, \"ConfigurationSpace\": "
-                            "{\"TuningParameters\": [{\"Name\": \"a\", \"Type\": \"int\", "
-                            "\"Values\": \"[1, 2, 3]\"}, {\"Name\": \"b\", \"Type\": \"int\", "
-                            "\"Values\": \"[1, 2]\"}], \"Conditions\": []}}", 0, NULL);
-    json_t *doc = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_t1_to_template(t1, "many", &doc, NULL), TT_OK);
-    json_decref(t1);
-    const tt_template *t = NULL;
-    CU_ASSERT_EQUAL_FATAL(tt_catalog_put(tt_rfx_cat, NULL, NULL, doc, &t, NULL), TT_OK);
-    json_decref(doc);
+    const tt_template *t = many_template("many");
     char dsdir[600], link[700], url[512];
     snprintf(dsdir, sizeof dsdir, "%s/ds-many", tt_rfx_tmp);
     CU_ASSERT_EQUAL_FATAL(mkdir(dsdir, 0700), 0);
@@ -440,7 +510,7 @@ static void test_replay_objective_many_samples(void)
             snprintf(j.template_hash, sizeof j.template_hash, "%s", t->hash);
             snprintf(j.target, sizeof j.target, "Ascend910B2");
             snprintf(j.backend, sizeof j.backend, "replay:many");
-            snprintf(j.backend_fp, sizeof j.backend_fp, "replay:many");
+            replay_fp(dsdir, t, j.backend, j.backend_fp);
             snprintf(j.strategy, sizeof j.strategy, "exhaustive");
             char opt[64];
             snprintf(opt, sizeof opt, "{\"objective\":\"%s\"}", want[k].objective ? want[k].objective : "");
@@ -717,6 +787,7 @@ static const tt_test_case jobs_cases[] = {
     {"replay_job", test_replay_job},
     {"replay_objective", test_replay_objective},
     {"replay_objective_many_samples", test_replay_objective_many_samples},
+    {"replay_dataset_replaced", test_replay_dataset_replaced},
     {"jobs_run_to_done", test_jobs_run_to_done},
     {"cancel", test_cancel},
     {"failures", test_failures},
