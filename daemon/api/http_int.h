@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
- * http_int.h - internals shared by http.c (request path) and http_conn.c (connections,
- * limits, the heavy-request pool, SSE wake-ups, shutdown); not public.
+ * http_int.h - internals shared by http.c (request path), http_send.c (answers, SSE streams)
+ * and http_conn.c (connections, limits, the heavy-request pool, SSE wake-ups, shutdown); not
+ * public.
  *
  * Thread-safety: tt_http.mu guards the connection list, the heavy queue and the list of
  * suspended SSE streams; the counters are atomics.  A tt_hconn belongs to the MHD thread
@@ -95,6 +96,17 @@ struct tt_http {
     /* their addresses mark refused requests (con_cls, tt_uri_hook) */
     char many_args, long_uri, nul_byte, nul_query;
 };
+
+/* Answers (http_send.c).  tt__send: queue status + body (taken: freed by MHD) with
+ * Cache-Control: no-store, Retry-After on 429/503, Allow when allow is non-empty, and the
+ * {name, value, ..., NULL} pairs of extra.  tt__send_resp: resp's text, else its JSON
+ * (newline-terminated; resp->text is taken).  tt__send_sse: the job's event stream. */
+enum MHD_Result tt__send(struct MHD_Connection *c, int status, const char *ctype, char *body,
+                         size_t len, int close_after, const char *allow,
+                         const char *const *extra);
+enum MHD_Result tt__send_resp(struct MHD_Connection *c, tt_resp *resp, int close_after,
+                              const char *allow);
+enum MHD_Result tt__send_sse(tt_http *h, struct MHD_Connection *c, int64_t id);
 
 /* Connections (http_conn.c). */
 void tt__http_notify(void *cls, struct MHD_Connection *c, void **socket_context,
