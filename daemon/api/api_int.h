@@ -177,6 +177,12 @@ void tt__ui_index(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__ui_job(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__ui_shapes(tt_server *srv, const tt_req *req, tt_resp *resp);
 void tt__ui_asset(tt_server *srv, const tt_req *req, tt_resp *resp);
+/* A refusal of a web-view request (path "/ui" or under "/ui/"; resp a JSON error of status
+ * >= 400 given before or by its handler: bad encoding, repeated argument, unknown page or
+ * asset, method, limits) becomes the view's HTML error page with the same status and
+ * message, as the pages answer their own errors.  resp is left as it was when the view is
+ * off, the path is not the view's, resp is not such an error, or memory runs out. */
+void tt__ui_refusal(const tt_server *srv, const char *path, tt_resp *resp);
 
 /* A space size for messages: "1.23e+12 configs, 10^12", or "more than 2^64 configs" when
  * the count saturated.  Returns buf. */

@@ -163,6 +163,28 @@ static void ui_error_page(FILE *f, const tt_resp *err)
     ui_foot(f);
 }
 
+void tt__ui_refusal(const tt_server *srv, const char *path, tt_resp *resp)
+{
+    int ours = path && !strncmp(path, "/ui", 3) && (path[3] == '\0' || path[3] == '/');
+    if (!srv->ui || !ours || resp->text || resp->status < 400 ||
+        !json_is_object(json_object_get(resp->json, "error")))
+        return;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return;
+    ui_error_page(f, resp);
+    if (fclose(f) != 0) {
+        free(buf);
+        return;
+    }
+    json_decref(resp->json);
+    resp->json = NULL;
+    resp->text = buf;
+    resp->content_type = "text/html; charset=utf-8";
+    resp->headers = ui_headers;
+}
+
 /* Answer a page written by fn(f) -> 0 (status 200, or the error status fn left in resp->status
  * for a page that shows an error itself); -1: the API's error in resp, answered as an error
  * page with its status.  resp->json is never the answer. */

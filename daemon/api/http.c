@@ -123,6 +123,7 @@ static enum MHD_Result tt_refuse(tt_hconn *hc, struct MHD_Connection *c, const c
 {
     tt_resp resp = {0};
     tt_resp_error(&resp, rc, NULL, "%s", msg);
+    tt__ui_refusal(hc->h->srv, url, &resp);
     enum MHD_Result ret = tt__send_resp(c, &resp, close_after, NULL);
     tt_req tmp;
     int known = 0;
@@ -334,6 +335,7 @@ static enum MHD_Result tt_answer(tt_hconn *hc, struct MHD_Connection *c, const c
     tt_resp *resp = &hc->resp;
     if (!resp->json && !resp->text && resp->status != 204)
         tt_resp_error(resp, TT_EINTERNAL, NULL, "handler gave no answer");
+    tt__ui_refusal(hc->h->srv, url, resp);
     enum MHD_Result ret =
         tt__send_resp(c, resp, close_after, resp->status == 405 ? hc->allow : NULL);
     tt_finish(hc, method, url, route < 0 ? tt__route_count() : (size_t)route, resp->status,
