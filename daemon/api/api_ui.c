@@ -276,21 +276,43 @@ static void ui_job_row(FILE *f, const json_t *j)
     fputs("</td></tr>\n", f);
 }
 
+#define UI_JOBS_PAGE 100      /* jobs per page of the list, newest first */
+
+/* Links to the newer and older pages of the list (?offset=); the older one is hidden while
+ * there is none (app.js shows it when new jobs push one there). */
+static void ui_jobs_nav(FILE *f, long long offset, int more)
+{
+    fputs("<p class=\"pages\" id=\"jobs-pages\">", f);
+    if (offset > 0)
+        fprintf(f, "<a id=\"jobs-newer\" href=\"/ui/?offset=%lld\">newer jobs</a> ",
+                offset > UI_JOBS_PAGE ? offset - UI_JOBS_PAGE : 0);
+    fprintf(f, "<a id=\"jobs-older\" href=\"/ui/?offset=%lld\"%s>older jobs</a></p>\n",
+            offset + UI_JOBS_PAGE, more ? "" : " hidden");
+}
+
+/* One page of the jobs list: ?offset= as GET /v1/jobs takes it (its 400 is the page's). */
 static int ui_index_page(tt_server *srv, const tt_req *req, tt_resp *resp, FILE *f)
 {
-    json_t *out = ui_sub(srv, req, tt__api_jobs_list, NULL, json_pack("{s:s}", "limit", "100"),
-                         resp);
+    const char *off = json_string_value(json_object_get(req->query, "offset"));
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", UI_JOBS_PAGE + 1);    /* one more: is there an older page */
+    json_t *out = ui_sub(srv, req, tt__api_jobs_list, NULL,
+                         json_pack("{s:s, s:s}", "limit", lim, "offset", off ? off : "0"), resp);
     if (!out) return -1;
+    long long offset = (long long)json_integer_value(json_object_get(out, "offset"));
+    const json_t *jobs = json_object_get(out, "jobs");
     ui_head(f, "jobs", "jobs");
-    fputs("<h1>Jobs</h1>\n<table id=\"jobs\" class=\"list\"><thead><tr><th>id</th><th>state"
-          "</th><th>template</th><th>shape</th><th>target</th><th>backend</th><th>strategy</th>"
-          "<th>trials</th><th>best</th><th>age</th></tr></thead>\n<tbody>\n", f);
-    size_t i;
-    json_t *j;
-    json_array_foreach(json_object_get(out, "jobs"), i, j) ui_job_row(f, j);
-    fprintf(f, "</tbody></table>\n<p class=\"empty\" id=\"jobs-empty\"%s>No jobs yet: submit "
-            "one with <code>tlctl tune</code>.</p>\n",
-            json_array_size(json_object_get(out, "jobs")) ? " hidden" : "");
+    fprintf(f, "<h1>Jobs</h1>\n<table id=\"jobs\" class=\"list\" data-offset=\"%lld\"><thead><tr>"
+            "<th>id</th><th>state</th><th>template</th><th>shape</th><th>target</th>"
+            "<th>backend</th><th>strategy</th><th>trials</th><th>best</th><th>age</th></tr>"
+            "</thead>\n<tbody>\n", offset);
+    for (size_t i = 0; i < json_array_size(jobs) && i < UI_JOBS_PAGE; i++)
+        ui_job_row(f, json_array_get(jobs, i));
+    fprintf(f, "</tbody></table>\n<p class=\"empty\" id=\"jobs-empty\"%s>%s</p>\n",
+            json_array_size(jobs) ? " hidden" : "",
+            offset ? "No jobs this far back."
+                   : "No jobs yet: submit one with <code>tlctl tune</code>.");
+    ui_jobs_nav(f, offset, json_array_size(jobs) > UI_JOBS_PAGE);
     ui_foot(f);
     json_decref(out);
     return 0;

@@ -113,6 +113,18 @@ def error_pages(d, b, job):
               "security headers on " + path)
 
 
+def jobs_page_offset(d, b):
+    """A later page of the jobs list (?offset=) stays that page when the script refreshes it
+    (it re-read the first 100 jobs, so older pages showed the newest)."""
+    b.goto(d.url + "/ui/?offset=1")     # this daemon has one job: page 2 is empty
+    check(b.wait_for("Number(document.getElementById('jobs').dataset.refreshed) >= 1", 10),
+          "jobs page 2: refreshed by the script")
+    rows = b.eval("document.querySelectorAll('#jobs tbody tr').length")
+    check(rows == 0 and b.eval("!document.getElementById('jobs-empty').hidden")
+          and b.eval("document.getElementById('jobs-older').hidden"),
+          "jobs page 2: still no rows after a refresh (%s), no older page" % rows)
+
+
 def copy_and_labels(d, b, job):
     b.goto(d.url + "/ui/jobs/%d" % job)
     check(b.wait_for("document.getElementById('job').dataset.updates >= '1'", 60), "plots drawn")
@@ -211,6 +223,7 @@ def main():
         d = ui.Daemon(tmp, "edge")
         job = many_trials(d, b)
         error_pages(d, b, job)
+        jobs_page_offset(d, b)
         copy_and_labels(d, b, job)
         live_pages(tmp, b)
     except Exception as e:  # a failure of the harness is a failure of the test

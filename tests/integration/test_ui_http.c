@@ -3,7 +3,9 @@
  * that is refused before or by its handler (a query argument that is not UTF-8 or given
  * twice, a path that is not UTF-8 or holds %00, an unknown page or asset, a method other than
  * GET/HEAD) is answered as the view's HTML error page with the API's status and message
- * (escaped), not as the API's JSON; the /v1/ routes keep their JSON.
+ * (escaped), not as the API's JSON; the /v1/ routes keep their JSON.  The jobs list shows
+ * 100 jobs a page, newest first, with links to the older and newer pages (?offset=): with
+ * more than 100 jobs the oldest were listed nowhere.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +16,21 @@
 #include "tt_test.h"
 
 static tt_daemon D;
-static long long g_job;          /* a queued job (no workers) */
+static long long g_job;          /* the first of NJOBS queued jobs (no workers) */
+#define NJOBS 101                /* one more than a page of the jobs list */
 
 static int suite_init(void)
 {
-    if (tt_daemon_start(&D, "{\"workers\": 0}")) return 1;
-    g_job = tt_daemon_submit(&D, "{\"template\":\"gemm\",\"problem\":{\"M\":512,\"N\":512,"
-                                 "\"K\":512},\"target\":\"a2\",\"budget\":{\"trials\":4}}");
-    return g_job > 0 ? 0 : 1;
+    if (tt_daemon_start(&D, "{\"workers\": 0, \"max_jobs_per_token\": 1000}")) return 1;
+    for (int i = 0; i < NJOBS; i++) {
+        char body[256];
+        snprintf(body, sizeof body, "{\"template\":\"gemm\",\"problem\":{\"M\":%d,\"N\":512,"
+                 "\"K\":512},\"target\":\"a2\",\"budget\":{\"trials\":4}}", 64 * (i + 1));
+        long long id = tt_daemon_submit(&D, body);
+        if (id <= 0) return 1;
+        if (i == 0) g_job = id;
+    }
+    return 0;
 }
 
 static int suite_clean(void)
@@ -90,7 +99,56 @@ static void test_refusals_are_pages(void)
     }
 }
 
+/* Rows of a jobs-list page: the first and last job id and their count. */
+static int job_rows(const char *html, long long *first, long long *last)
+{
+    int n = 0;
+    for (const char *p = strstr(html, "<tr data-job=\""); p; p = strstr(p + 1, "<tr data-job=\"")) {
+        long long id = strtoll(p + 14, NULL, 10);
+        if (!n) *first = id;
+        *last = id;
+        n++;
+    }
+    return n;
+}
+
+static void test_jobs_pages(void)
+{
+    static const struct {
+        const char *query;
+        int rows;
+        long long first, last;       /* offsets from the newest job (g_job + NJOBS - 1) */
+        const char *has, *hasnt;
+    } cases[] = {
+        {"", 100, 0, 99, "<a id=\"jobs-older\" href=\"/ui/?offset=100\">", "jobs-newer"},
+        {"?offset=100", 1, 100, 100, "<a id=\"jobs-newer\" href=\"/ui/?offset=0\">",
+         "href=\"/ui/?offset=200\">"},
+        {"?offset=1", 100, 1, 100, "<a id=\"jobs-newer\" href=\"/ui/?offset=0\">",
+         "href=\"/ui/?offset=101\">"},
+        {"?offset=500", 0, 0, 0, "No jobs this far back.", "jobs-empty\" hidden"},
+    };
+    long long newest = g_job + NJOBS - 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/ui/%s", cases[i].query);
+        tt_hres r;
+        CU_ASSERT_EQUAL_FATAL(tt_daemon_req(&D, "GET", path, NULL, NULL, 0, &r), 0);
+        const char *body = r.body ? r.body : "";
+        long long first = 0, last = 0;
+        int rows = job_rows(body, &first, &last);
+        int ok = r.status == 200 && rows == cases[i].rows &&
+                 (!rows || (first == newest - cases[i].first && last == newest - cases[i].last)) &&
+                 strstr(body, cases[i].has) && !strstr(body, cases[i].hasnt);
+        if (!ok)
+            fprintf(stderr, "\n%s: %ld, %d rows %lld..%lld (newest %lld)\n", path, r.status, rows,
+                    first, last, newest);
+        CU_ASSERT(ok);
+        tt_hres_free(&r);
+    }
+}
+
 static const tt_test_case cases[] = {{"refusals_are_pages", test_refusals_are_pages},
+                                     {"jobs_pages", test_jobs_pages},
                                      {NULL, NULL}};
 static const tt_test_suite suites[] = {{"ui_http", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};

@@ -312,8 +312,8 @@
     es.onerror = () => { if (es.readyState === EventSource.CLOSED) queue(); };
   }
 
-  /* The jobs list: re-rendered from GET /v1/jobs every 2 s while the tab is visible, and at
-   * once when it is shown again (rows keep the server's layout).  A tab left open in the
+  /* The jobs list: its page (?offset=) re-rendered from GET /v1/jobs every 2 s while the tab
+   * is visible, and at once when it is shown again (rows keep the server's layout).  A tab left open in the
    * background polled the daemon for ever. */
   function jobsPage() {
     const table = document.getElementById("jobs");
@@ -323,12 +323,13 @@
       const a = Date.now() / 1000 - t;
       return !(t > 0) ? "-" : a < 120 ? `${Math.max(0, a).toFixed(0)} s` : a < 7200 ? `${(a / 60).toFixed(0)} min` : a < 172800 ? `${(a / 3600).toFixed(0)} h` : `${(a / 86400).toFixed(0)} d`;
     };
+    const PAGE = 100, offset = Number(table.dataset.offset) || 0;   /* the page the server gave */
     let ticks = 0;
     const tick = async () => {
       if (document.hidden) return;
       try {
-        const out = await getJSON("/v1/jobs?limit=100");
-        const body = out.jobs.map((j) => `<tr data-job="${j.id}"><td><a href="/ui/jobs/${j.id}">${j.id}</a></td>` +
+        const out = await getJSON(`/v1/jobs?limit=${PAGE + 1}&offset=${offset}`);
+        const body = out.jobs.slice(0, PAGE).map((j) => `<tr data-job="${j.id}"><td><a href="/ui/jobs/${j.id}">${j.id}</a></td>` +
           `<td><span class="state ${esc(j.state)}">${esc(j.state)}</span></td><td>${esc(j.template && j.template.name)}</td>` +
           `<td class="shape">${esc(j.problem_key)}</td><td>${esc(j.target)}</td><td>${esc(j.backend_fp)}</td>` +
           `<td>${esc(j.strategy)}</td><td>${j.progress.done}/${j.progress.planned}</td>` +
@@ -336,6 +337,8 @@
         table.tBodies[0].innerHTML = body;
         const empty = document.getElementById("jobs-empty");
         if (empty) empty.hidden = out.jobs.length > 0;
+        const older = document.getElementById("jobs-older");
+        if (older) older.hidden = out.jobs.length <= PAGE;
         table.dataset.refreshed = String(++ticks);
       } catch (e) { /* keep the last table */ }
     };
