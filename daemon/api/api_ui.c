@@ -141,12 +141,18 @@ static const char *const ui_headers[] = {
     "Referrer-Policy", "no-referrer",
     NULL};
 
-/* The API's error in resp (left by a sub-request) as a paragraph of a page. */
+/* The API's error in resp (left by a sub-request) as a paragraph of a page: its path (the
+ * argument or member it names, as tlctl prints it), message, code and status. */
 static void ui_error_text(FILE *f, const tt_resp *err)
 {
     const json_t *e = json_object_get(err->json, "error");
     const char *msg = json_string_value(json_object_get(e, "message"));
+    const char *path = json_string_value(json_object_get(e, "path"));
     fputs("<p class=\"error\" id=\"error\">", f);
+    if (path && *path) {        /* where the message applies: "offset: must be an integer" */
+        ui_esc(f, path);
+        fputs(": ", f);
+    }
     ui_esc(f, msg ? msg : "error");
     fputs(" <span class=\"note\">(", f);
     ui_esc(f, json_string_value(json_object_get(e, "code")));

@@ -70,6 +70,8 @@ static void test_refusals_are_pages(void)
         {"POST", "/ui/", 405, 1, "POST is not allowed on /ui/ (allowed: GET, HEAD)"},
         {"DELETE", "/ui/jobs/{job}", 405, 1, "DELETE is not allowed on /ui/jobs/"},
         {"GET", "/ui/jobs/999999", 404, 1, "no job 999999"},     /* as before: the handler's */
+        {"GET", "/ui/?offset=abc", 400, 1, "offset: must be an integer"},    /* the path */
+        {"GET", "/ui/shapes?template=gemm&target=zz", 404, 1, "nothing tuned for gemm on zz"},
         /* the API and paths that only begin like the view's keep their JSON */
         {"GET", "/v1/jobs?x=%FF", 400, 0, "bad_encoding"},
         {"GET", "/uix", 404, 0, "not_found"},
