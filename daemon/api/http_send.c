@@ -23,7 +23,8 @@ enum MHD_Result tt__send(struct MHD_Connection *c, int status, const char *ctype
     if (!r) { free(body); return MHD_NO; }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     MHD_add_response_header(r, "Cache-Control", "no-store");
-    if (status == 503 || status == 429) MHD_add_response_header(r, "Retry-After", "1");
+    /* not on 429 (too many jobs of the token): when a slot frees depends on when a job ends */
+    if (status == 503) MHD_add_response_header(r, "Retry-After", "1");
     if (close_after) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (allow && *allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
     for (; extra && extra[0] && extra[1]; extra += 2) MHD_add_response_header(r, extra[0], extra[1]);

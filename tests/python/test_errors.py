@@ -3,6 +3,9 @@
 import os
 import re
 
+import urllib.error
+import urllib.request
+
 import pytest
 
 import tiletune
@@ -143,5 +146,13 @@ def test_429_limit_exceeded(make_daemon):
     with pytest.raises(tiletune.LimitExceeded) as ei:
         c.tune("gemm", "a2", "M=64,N=64,K=128", budget=2)
     assert ei.value.status == 429 and ei.value.code == "limit_exceeded"
+    # no Retry-After: a slot frees when one of the token's jobs ends, which the daemon cannot
+    # foretell (old code: "Retry-After: 1", an invitation to resubmit every second)
+    req = urllib.request.Request(d.url + "/v1/tune", method="POST", headers={
+        "Authorization": f"Bearer {TUNE}", "Content-Type": "application/json"},
+        data=b'{"template": "gemm", "target": "a2", "problem": "M=64,N=64,K=256"}')
+    with pytest.raises(urllib.error.HTTPError) as he:
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=30)
+    assert he.value.code == 429 and he.value.headers.get("Retry-After") is None
     assert first.cancel()
     assert first.state == "cancelled"
