@@ -446,7 +446,7 @@ static int tt_prepare(tt_http *h, tt_hconn *hc, int ri)
                 return -1;
             }
             json_error_t je;
-            hc->jbody = json_loadb(hc->body, hc->len, JSON_REJECT_DUPLICATES, &je);
+            hc->jbody = tt_json_loadb(hc->body, hc->len, JSON_REJECT_DUPLICATES, &je);
             if (!hc->jbody) {
                 tt_resp_error(resp, TT_EJSON, NULL, "line %d column %d: %s", je.line,
                               je.column, je.text);

@@ -90,6 +90,19 @@ static void test_invalid_utf8(void)
     check("GET", "/v1/jobs?state=%C3%A9", NULL, NULL, 400, "invalid_argument", "state");
 }
 
+/* A body starting with a UTF-8 byte order mark (curl -d @file of a file Notepad saved) is
+ * read as the JSON after it (old code: 400 malformed_json at line 1 column 1); one mark only. */
+static void test_body_byte_order_mark(void)
+{
+    static const char *const B = "{\"template\":\"gemm\",\"target\":\"a2\","
+                                 "\"problem\":\"M=64,N=64,K=64\"}";
+    char body[300];
+    snprintf(body, sizeof body, "\xEF\xBB\xBF%s", B);
+    check("POST", "/v1/predict", NULL, body, 200, NULL, NULL);
+    snprintf(body, sizeof body, "\xEF\xBB\xBF\xEF\xBB\xBF%s", B);
+    check("POST", "/v1/predict", NULL, body, 400, "malformed_json", NULL);
+}
+
 /* User text longer than the message buffers, cut inside a 2-byte character. */
 static void test_text_cut_mid_character(void)
 {
@@ -315,6 +328,7 @@ static void test_still_up(void)
 
 static const tt_test_case cases[] = {{"invalid_utf8", test_invalid_utf8},
                                      {"text_cut_mid_character", test_text_cut_mid_character},
+                                     {"body_byte_order_mark", test_body_byte_order_mark},
                                      {"bad_gzip_import", test_bad_gzip_import},
                                      {"error_paths_not_doubled", test_error_paths_not_doubled},
                                      {"overflowing_let_refused", test_overflowing_let_refused},
