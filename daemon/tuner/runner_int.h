@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "model.h"
 #include "runner.h"
 #include "store.h"
 
@@ -63,6 +64,24 @@ void tt__rlog(const tt_runner *r, tt_log_level l, const char *fmt, ...)
  * deleted or moved), log it at error level, once until the database answers writes again;
  * returns 1 then (keep s: reopening would create a new, empty database at the path). */
 int tt__runner_db_moved(tt_runner *r, const tt_store *s);
+
+/* ---- the calibration of a job (runner_calib.c) ----------------------------------------
+ * The (raw model prediction, measured time) pairs of a job's successful trials. */
+typedef struct tt_fitset {
+    tt_model_result *pred;
+    double *meas;
+    size_t n, cap;
+} tt_fitset;
+/* Add a trial's pair when it succeeded with positive times (dropped when out of memory: the
+ * calibration is an estimate). */
+void tt__fit_add(tt_fitset *f, const tt_model_result *raw, tt_rc status, double us);
+/* Fit the pairs (at least 2) and store the calibration of (target, backend fingerprint fp)
+ * in s; nothing is stored when the fit fails.  The job goes on either way. */
+void tt__fit_store(const tt_fitset *f, tt_store *s, const char *target, const char *fp);
+void tt__fit_free(tt_fitset *f);
+/* 1 and *c filled when text is a stored calibration the model may apply (n >= 2, positive
+ * finite slope), else 0. */
+int tt__calib_parse(const char *text, tt_calib *c);
 
 /* Run one claimed job on worker w with its store connection s (runner_job.c): every way
  * out commits what was measured; the job's row says how it ended. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * runner_job.c - one job on a worker (runner.c claims it): set-up (template, backend, space,
  * models, strategy), the trial loop with group commit for cheap backends, the objective and
- * the job's best, the re-measurement of the top configs on noisy backends, the calibration
- * fitted from the run, and the job's end.  Runs on the worker's thread with the worker's own
+ * the job's best, the re-measurement of the top configs on noisy backends, and the job's end
+ * (the calibration fitted from the run: runner_calib.c).  Runs on the worker's thread with the worker's own
  * store connection; shares only tt_worker's hb_lost with the heartbeat (runner_int.h).
  */
 #include <math.h>
@@ -52,10 +52,7 @@ typedef struct tt_jobrun {
     int64_t done_before;      /* trials done before this run: a resume replays them first, and
                                * the progress shown never goes back below them */
     int prog_dirty;
-    /* successful trials of this run, for the calibration fitted at the end */
-    tt_model_result *fit_pred;
-    double *fit_meas;
-    size_t nfit, capfit;
+    tt_fitset fit;            /* successful trials of this run, for the calibration */
 } tt_jobrun;
 
 /* How a job's run ended (FINISHED: done or failed, recorded; ABANDONED: cancelled, taken over
@@ -217,74 +214,6 @@ static tt_jr_outcome tt_job_abandon(tt_jobrun *jr)
     return TT_JR_ABANDONED;
 }
 
-/* ---- calibration (costmodel/model.h tt_calib) stored per (target, backend fingerprint) ---
- * As JSON: {"log_a", "log_b", "unit_scale": [7], "bw_scale", "n", "rmse_log", "mape"}.
- * Fitted at the end of every successful job on its (raw prediction, measured) pairs and
- * applied, when its slope is positive, to the predicted_us recorded by later jobs.  The
- * strategies always rank with the uncalibrated model, so that a calibration stored between
- * a crash and the resume cannot change a job's sequence. */
-static void tt_fit_add(tt_jobrun *jr, const tt_model_result *raw, tt_rc status, double us)
-{
-    if (status != TT_OK || !(us > 0) || !(raw->time_us > 0)) return;
-    if (jr->nfit == jr->capfit) {
-        size_t ncap = jr->capfit ? 2 * jr->capfit : 64;
-        tt_model_result *np = realloc(jr->fit_pred, ncap * sizeof *np);
-        if (!np) return;
-        jr->fit_pred = np;
-        double *nm = realloc(jr->fit_meas, ncap * sizeof *nm);
-        if (!nm) return;
-        jr->fit_meas = nm;
-        jr->capfit = ncap;
-    }
-    jr->fit_pred[jr->nfit] = *raw;
-    jr->fit_meas[jr->nfit++] = us;
-}
-
-static char *tt_calib_json(const tt_calib *c)
-{
-    json_t *u = json_array();
-    for (int i = 0; u && i < TT_UNIT__COUNT; i++) json_array_append_new(u, json_real(c->unit_scale[i]));
-    json_t *o = json_pack("{s:f, s:f, s:o, s:f, s:i, s:f, s:f}", "log_a", c->log_a, "log_b",
-                          c->log_b, "unit_scale", u, "bw_scale", c->bw_scale, "n", c->n,
-                          "rmse_log", c->rmse_log, "mape", c->mape);
-    char *s = o ? tt_json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    return s;
-}
-
-/* 1 and *c filled when text is a usable calibration (n >= 2, positive slope). */
-static int tt_calib_parse(const char *text, tt_calib *c)
-{
-    json_t *o = json_loads(text, 0, NULL);
-    if (!o) return 0;
-    tt_calib_identity(c);
-    c->log_a = json_number_value(json_object_get(o, "log_a"));
-    c->log_b = json_number_value(json_object_get(o, "log_b"));
-    c->n = (int)json_integer_value(json_object_get(o, "n"));
-    const json_t *bw = json_object_get(o, "bw_scale");
-    if (json_is_number(bw) && json_number_value(bw) > 0) c->bw_scale = json_number_value(bw);
-    const json_t *u = json_object_get(o, "unit_scale");
-    for (int i = 0; i < TT_UNIT__COUNT && json_is_array(u); i++) {
-        double v = json_number_value(json_array_get(u, (size_t)i));
-        if (v > 0) c->unit_scale[i] = v;
-    }
-    c->rmse_log = json_number_value(json_object_get(o, "rmse_log"));
-    c->mape = json_number_value(json_object_get(o, "mape"));
-    int ok = c->n >= 2 && c->log_b > 0 && isfinite(c->log_a) && isfinite(c->log_b);
-    json_decref(o);
-    return ok;
-}
-
-static void tt_calib_store(tt_jobrun *jr, const char *fp)
-{
-    tt_calib c;
-    if (jr->nfit < 2 || tt_calib_fit(jr->fit_pred, jr->fit_meas, (int)jr->nfit, &c) != TT_OK)
-        return;
-    char *text = tt_calib_json(&c);
-    if (text) (void)tt_store_calib_put(jr->s, jr->tgt->name, fp, text, c.n, c.rmse_log);
-    free(text);
-}
-
 /* The objective value of a successful trial (jr->objective; docs/strategies.md).  m: a new
  * measurement, or NULL for a reused trial tr: a replay trial is asked from the backend again
  * (it answers from memory, with the statistics of every recorded runtime and the recorded
@@ -365,7 +294,7 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
         *status = tr.status;
         *us = tr.status == TT_OK ? tt_job_objective(jr, NULL, &tr) : tr.median_us;
         tt_trial_clear(&tr);
-        if (rc == TT_OK && have_raw) tt_fit_add(jr, &raw, *status, *us);
+        if (rc == TT_OK && have_raw) tt__fit_add(&jr->fit, &raw, *status, *us);
         return rc;
     }
     if (rc != TT_ENOTFOUND) {
@@ -432,7 +361,7 @@ static tt_rc tt_job_trial(tt_jobrun *jr, const tt_trial_key *key, int64_t seq,
         *us = tt_job_objective(jr, NULL, &tr);
     }
     tt_trial_clear(&tr);
-    if (rc == TT_OK && have_raw) tt_fit_add(jr, &raw, *status, *us);
+    if (rc == TT_OK && have_raw) tt__fit_add(&jr->fit, &raw, *status, *us);
     return rc;
 }
 
@@ -564,7 +493,7 @@ static void tt_job_models(tt_jobrun *jr)
     tt_calib cal;
     if (jr->model &&
         tt_store_calib_get(jr->s, jr->tgt->name, tt_backend_fingerprint(jr->be), &ctext) == TT_OK &&
-        ctext && tt_calib_parse(ctext, &cal) &&
+        ctext && tt__calib_parse(ctext, &cal) &&
         tt_model_new(jr->t, jr->tgt, jr->problem, &cal, &jr->model_cal, NULL) != TT_OK)
         jr->model_cal = NULL;
     free(ctext);
@@ -763,7 +692,7 @@ static tt_jr_outcome tt_job_end(tt_jobrun *jr, const tt_trial_key *key, int64_t 
         if (o != TT_JR_GO_ON) return o;
     }
     if (jr->objective != TT_OBJ_MEDIAN) tt_job_best_by_objective(jr, key);
-    tt_calib_store(jr, key->backend_fp);
+    tt__fit_store(&jr->fit, jr->s, jr->tgt->name, key->backend_fp);
     tt_rc rc = tt_batch_end(jr);
     if (rc != TT_OK) return tt_job_fail(jr, "store: commit: %s", tt_store_errmsg(jr->s));
     rc = tt_store_job_finish(jr->s, job->id, jr->w->owner, TT_JOB_DONE, NULL);
@@ -828,8 +757,7 @@ void tt__job_run(tt_worker *w, tt_store *s, tt_job *job)
     free(jr.space_key);
     tt_model_free(jr.model);
     tt_model_free(jr.model_cal);
-    free(jr.fit_pred);
-    free(jr.fit_meas);
+    tt__fit_free(&jr.fit);
     free(jr.seq_params);
     tt_space_free(jr.space);
     tt_backend_close(jr.be);
