@@ -341,3 +341,12 @@ json_t *tt_daemon_trials(const tt_daemon *d, long long job, const char *const *f
     }
     return all;
 }
+
+void tt_path_job(char *out, size_t cap, const char *pattern, long long job)
+{
+    const char *at = strstr(pattern, "{job}");
+    if (at)
+        snprintf(out, cap, "%.*s%lld%s", (int)(at - pattern), pattern, job, at + 5);
+    else
+        snprintf(out, cap, "%s", pattern);
+}

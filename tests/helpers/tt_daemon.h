@@ -62,6 +62,9 @@ typedef struct tt_hres {
 int tt_daemon_req(const tt_daemon *d, const char *method, const char *path, const char *token,
                   const char *body, size_t len, tt_hres *out);
 void tt_hres_free(tt_hres *r);
+
+/* out = pattern with its first "{job}" replaced by the job id (a path of a table row). */
+void tt_path_job(char *out, size_t cap, const char *pattern, long long job);
 /* The error code string of an error response ("" when none). */
 const char *tt_hres_code(const tt_hres *r);
 /* Poll GET /v1/jobs/{id} until its state is final or timeout_s passes; returns the final

@@ -112,16 +112,6 @@ static void test_ambiguous_framing(void)
     }
 }
 
-/* pattern with "{job}" replaced by the queued job's id */
-static void job_path(char *out, size_t cap, const char *pattern)
-{
-    const char *at = strstr(pattern, "{job}");
-    if (at)
-        snprintf(out, cap, "%.*s%lld%s", (int)(at - pattern), pattern, g_job, at + 5);
-    else
-        snprintf(out, cap, "%s", pattern);
-}
-
 static void test_encoded_nul(void)
 {
     static const struct {
@@ -141,7 +131,7 @@ static void test_encoded_nul(void)
     static char resp[65536];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[256], req[1024], code[64], msg[256];
-        job_path(path, sizeof path, cases[i].path);
+        tt_path_job(path, sizeof path, cases[i].path, g_job);
         int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                          "Authorization: Bearer " TT_TOKEN_TUNE "\r\n\r\n", cases[i].method,
                          path);
@@ -185,7 +175,7 @@ static void test_strict_integers(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[256];
-        job_path(path, sizeof path, cases[i].path);
+        tt_path_job(path, sizeof path, cases[i].path, g_job);
         tt_hres r;
         CU_ASSERT_EQUAL_FATAL(tt_daemon_req(&D, "GET", path, NULL, NULL, 0, &r), 0);
         const json_t *e = json_object_get(r.json, "error");

@@ -40,16 +40,6 @@ static int suite_clean(void)
     return st != 0;
 }
 
-/* pattern with "{job}" replaced by the queued job's id */
-static void job_path(char *out, size_t cap, const char *pattern)
-{
-    const char *at = strstr(pattern, "{job}");
-    if (at)
-        snprintf(out, cap, "%.*s%lld%s", (int)(at - pattern), pattern, g_job, at + 5);
-    else
-        snprintf(out, cap, "%s", pattern);
-}
-
 static void test_refusals_are_pages(void)
 {
     static const struct {
@@ -79,7 +69,7 @@ static void test_refusals_are_pages(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[256];
-        job_path(path, sizeof path, cases[i].path);
+        tt_path_job(path, sizeof path, cases[i].path, g_job);
         tt_hres r;
         CU_ASSERT_EQUAL_FATAL(tt_daemon_req(&D, cases[i].method, path, TT_TOKEN_TUNE, NULL, 0,
                                             &r), 0);
