@@ -321,8 +321,6 @@ static const cut_row cut_rows[] = {
  * URL gives (application_name=...), as libpq's own connections do. */
 static void test_pg_application_name(void)
 {
-    static const char *const COUNT = "SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                                     "current_database() AND application_name = '%s'";
     static const struct {
         const char *suffix, *name;
     } rows[] = {{"", "tiletuned"}, {"&application_name=ci-worker-7", "ci-worker-7"}};
@@ -330,7 +328,8 @@ static void test_pg_application_name(void)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char url[800], q[300];
         snprintf(url, sizeof url, "%s%s", tt_fx_url, rows[i].suffix);
-        snprintf(q, sizeof q, COUNT, rows[i].name);
+        snprintf(q, sizeof q, "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                 "current_database() AND application_name = '%s'", rows[i].name);
         tt_store *s = NULL;
         CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
         CU_ASSERT_EQUAL(tt_fx_raw_int(q), 1);
