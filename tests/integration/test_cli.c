@@ -467,8 +467,8 @@ static void test_sighup_reopens_log(void)
 
 /* A daemon under a file size limit (RLIMIT_FSIZE, ulimit -f) that its database outgrows: the
  * write fails (SIGXFSZ ignored: EFBIG, which SQLite reports as "disk I/O error") and the job
- * fails saying so; the daemon stays up.  (Before, SIGXFSZ killed it without a word in the
- * log.) */
+ * fails saying so, or stays running when even that cannot be written; the daemon stays up.
+ * (Before, SIGXFSZ killed it without a word in the log.) */
 static void test_file_size_limit(void)
 {
     struct rlimit old, lim;
@@ -485,17 +485,30 @@ static void test_file_size_limit(void)
                                         "\"target\": \"a2\", \"strategy\": \"random\", "
                                         "\"budget\": 100000}");
     CU_ASSERT_FATAL(id > 0);
-    const char *state = tt_daemon_wait_job(&d, id, tt_daemon_slow(120));
-    CU_ASSERT_TRUE(tt_daemon_alive(&d));
-    CU_ASSERT_STRING_EQUAL(state ? state : "(none)", "failed");
-    char path[64];
+    /* the job fails with the reason; or, when even the failure no longer fits (where the
+     * failed commit left the file decides: it varies with the batch sizes of a loaded
+     * machine), it stays running, to resume once the database can grow, and the log says so */
+    char path[64], *why = NULL;
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);
-    tt_hres r;
-    CU_ASSERT_EQUAL(tt_daemon_req(&d, "GET", path, NULL, NULL, 0, &r), 0);
-    const char *why = json_string_value(json_object_get(r.json, "error"));
-    CU_ASSERT(why && strstr(why, "disk I/O error"));
-    if (!(why && strstr(why, "disk I/O error"))) fprintf(stderr, "\nerror: %s\n", why ? why : "-");
-    tt_hres_free(&r);
+    int unrecorded = 0;
+    for (int i = 0; i < (int)tt_daemon_slow(1200) && !why && !unrecorded; i++) {
+        tt_hres r;
+        if (tt_daemon_req(&d, "GET", path, NULL, NULL, 0, &r) == 0) {
+            const char *st = json_string_value(json_object_get(r.json, "state"));
+            const char *err = json_string_value(json_object_get(r.json, "error"));
+            if (st && !strcmp(st, "failed")) why = strdup(err ? err : "(none)");
+        }
+        tt_hres_free(&r);
+        char *log = why ? NULL : tt_test_read_file(d.log_path, NULL);
+        unrecorded = log && strstr(log, "cannot record the failure: sqlite: disk I/O error");
+        free(log);
+        if (!why && !unrecorded) usleep(100 * 1000);
+    }
+    CU_ASSERT_TRUE(tt_daemon_alive(&d));
+    CU_ASSERT_TRUE(unrecorded || (why && strstr(why, "disk I/O error")));
+    if (!unrecorded && !(why && strstr(why, "disk I/O error")))
+        fprintf(stderr, "\nerror: %s\n", why ? why : "- (job not failed)");
+    free(why);
     CU_ASSERT_EQUAL(tt_daemon_stop(&d), 0);
     tt_daemon_cleanup(&d);
 }
