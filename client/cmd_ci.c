@@ -153,21 +153,25 @@ static void tl_check_table(const tl_ctx *c, FILE *f, const json_t *out)
     }
     tl_table_print(c, &t, f);
     const json_t *cnt = json_object_get(out, "counts");
+    char v[32], base[256];
     fprintf(f, "%s: %lld pass, %lld regressed, %lld improved, %lld missing, %lld error "
                "(baseline %s, tolerance %.3g)\n",
-            json_string_value(json_object_get(out, "verdict")),
+            tl_safe(json_string_value(json_object_get(out, "verdict")), v, sizeof v),
             (long long)json_integer_value(json_object_get(cnt, "pass")),
             (long long)json_integer_value(json_object_get(cnt, "regressed")),
             (long long)json_integer_value(json_object_get(cnt, "improved")),
             (long long)json_integer_value(json_object_get(cnt, "missing")),
             (long long)json_integer_value(json_object_get(cnt, "error")),
-            json_string_value(json_object_get(out, "baseline")),
+            tl_safe(json_string_value(json_object_get(out, "baseline")), base, sizeof base),
             json_number_value(json_object_get(out, "tolerance")));
     for (i = 0; i < json_array_size(json_object_get(out, "entries")); i++) {
         e = json_array_get(json_object_get(out, "entries"), i);
-        if (json_is_string(json_object_get(e, "error")))
-            fprintf(f, "error: %s: %s\n", json_string_value(json_object_get(e, "problem_key")),
-                    json_string_value(json_object_get(e, "error")));
+        if (!json_is_string(json_object_get(e, "error"))) continue;
+        char *pk = tl_safe_dup(json_string_value(json_object_get(e, "problem_key")));
+        char *msg = tl_safe_dup(json_string_value(json_object_get(e, "error")));
+        fprintf(f, "error: %s: %s\n", pk ? pk : "?", msg ? msg : "?");
+        free(pk);
+        free(msg);
     }
 }
 
@@ -456,26 +460,26 @@ int tl_cmd_import(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     } else {
         const json_t *j = r.json;
         const char *kind = json_string_value(json_object_get(j, "kind"));
+        char tp[256], tg[256], s3[256];   /* server text made safe (tl_safe) */
+        tl_safe(json_string_value(json_object_get(j, "template")), tp, sizeof tp);
         if (kind && !strcmp(kind, "template"))
-            printf("template %s (hash %s): %lld added, %lld skipped, %lld rejected\n",
-                   json_string_value(json_object_get(j, "template")),
-                   json_string_value(json_object_get(j, "hash")),
+            printf("template %s (hash %s): %lld added, %lld skipped, %lld rejected\n", tp,
+                   tl_safe(json_string_value(json_object_get(j, "hash")), s3, sizeof s3),
                    (long long)json_integer_value(json_object_get(j, "added")),
                    (long long)json_integer_value(json_object_get(j, "skipped")),
                    (long long)json_integer_value(json_object_get(j, "rejected")));
         else {
-            char job[32];
+            char job[32], fm[64];
             printf("%s: %lld records for %s on %s: %lld added, %lld skipped, %lld rejected "
                    "(job %s, measured_by %s)\n",
-                   json_string_value(json_object_get(j, "format")),
-                   (long long)json_integer_value(json_object_get(j, "records")),
-                   json_string_value(json_object_get(j, "template")),
-                   json_string_value(json_object_get(j, "target")),
+                   tl_safe(json_string_value(json_object_get(j, "format")), fm, sizeof fm),
+                   (long long)json_integer_value(json_object_get(j, "records")), tp,
+                   tl_safe(json_string_value(json_object_get(j, "target")), tg, sizeof tg),
                    (long long)json_integer_value(json_object_get(j, "added")),
                    (long long)json_integer_value(json_object_get(j, "skipped")),
                    (long long)json_integer_value(json_object_get(j, "rejected")),
                    tl_jstr(json_object_get(j, "job"), job, sizeof job),
-                   json_string_value(json_object_get(j, "measured_by")));
+                   tl_safe(json_string_value(json_object_get(j, "measured_by")), s3, sizeof s3));
         }
     }
     tl_resp_free(&r);

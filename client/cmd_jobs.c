@@ -271,10 +271,12 @@ static int tl_wait_job(tl_ctx *c, long long id)
     else tl_job_print(c, j);
     const char *st = json_string_value(json_object_get(j, "state"));
     rc = st && !strcmp(st, "done") ? 0 : TL_EXIT_JOB;
-    if (rc) fprintf(stderr, "tlctl: job %lld %s%s%s\n", id, st ? st : "?",
-                    json_is_string(json_object_get(j, "error")) ? ": " : "",
-                    json_is_string(json_object_get(j, "error"))
-                        ? json_string_value(json_object_get(j, "error")) : "");
+    if (rc) {
+        char sb[32], *err = tl_safe_dup(json_string_value(json_object_get(j, "error")));
+        fprintf(stderr, "tlctl: job %lld %s%s%s\n", id, st ? tl_safe(st, sb, sizeof sb) : "?",
+                err && *err ? ": " : "", err ? err : "");
+        free(err);
+    }
     json_decref(j);
     return rc;
 }

@@ -208,7 +208,9 @@ int tl_cmd_best(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     } else if (!strcmp(fmt, "args")) {
         int first = 1;
         json_object_foreach((json_t *)cfg, k, v) {
-            printf("%s--%s=%s", first ? "" : " ", k, tl_jstr(v, b, sizeof b));
+            char kb[256];
+            printf("%s--%s=%s", first ? "" : " ", tl_safe(k, kb, sizeof kb),
+                   tl_jstr(v, b, sizeof b));
             first = 0;
         }
         printf("\n");
@@ -304,7 +306,8 @@ static void tl_print_empty_space(const json_t *out)
     const char *k, *sep = "; rejected: ";
     const json_t *v;
     json_object_foreach((json_t *)json_object_get(sp, "rejected"), k, v) {
-        printf("%s%s (%.0f)", sep, k, json_number_value(v));
+        char kb[256];
+        printf("%s%s (%.0f)", sep, tl_safe(k, kb, sizeof kb), json_number_value(v));
         sep = ", ";
     }
     double mi = json_number_value(json_object_get(sp, "model_infeasible"));
@@ -354,10 +357,11 @@ int tl_cmd_predict(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
     json_t *out = NULL;
     if ((rc = tl_call(c, "POST", "/v1/predict", body, &out))) return rc;
     if (c->json) { tl_print_json(out); json_decref(out); return 0; }
+    char tg[256], pk[1024];
     printf("MODEL PREDICTIONS (%s), not measurements: %s on %s, %s\n",
            json_string_value(json_object_get(out, "note")) ? "analytic cost model" : "model",
-           a->pos[0], json_string_value(json_object_get(out, "target")),
-           json_string_value(json_object_get(out, "problem_key")));
+           a->pos[0], tl_safe(json_string_value(json_object_get(out, "target")), tg, sizeof tg),
+           tl_safe(json_string_value(json_object_get(out, "problem_key")), pk, sizeof pk));
     if (!json_array_size(json_object_get(out, "results"))) {
         tl_print_empty_space(out);
         json_decref(out);
@@ -409,10 +413,10 @@ int tl_cmd_simulate(tl_ctx *c, const tl_cmd *cmd, const tl_args *a)
         if (rc) { json_decref(out); return rc; }
     }
     if (c->json) { tl_print_json(out); json_decref(out); return 0; }
-    char us[32], b[64];
+    char us[32], b[64], tg[256], pk[1024];
     printf("SIMULATED (pipeline simulator, not hardware): %s on %s, %s\n", a->pos[0],
-           json_string_value(json_object_get(out, "target")),
-           json_string_value(json_object_get(out, "problem_key")));
+           tl_safe(json_string_value(json_object_get(out, "target")), tg, sizeof tg),
+           tl_safe(json_string_value(json_object_get(out, "problem_key")), pk, sizeof pk));
     printf("simulated time: %s (%s cycles), blocks %s\n",
            tl_fmt_us_at(out, "time_us", us, sizeof us),
            tl_jstr(json_object_get(out, "cycles"), b, sizeof b),

@@ -207,10 +207,13 @@ int tl_resp_fail(const tl_resp *r)
     const char *msg = json_string_value(json_object_get(e, "message"));
     const char *code = json_string_value(json_object_get(e, "code"));
     const char *path = json_string_value(json_object_get(e, "path"));
-    if (msg)
-        fprintf(stderr, "tlctl: %s%s%s (%s, HTTP %ld)\n", path && *path ? path : "",
-                path && *path ? ": " : "", msg, code ? code : "error", r->status);
-    else
+    if (msg) {   /* the server's text, made safe for a terminal */
+        char *sp = tl_safe_dup(path), *sm = tl_safe_dup(msg), sc[64];
+        fprintf(stderr, "tlctl: %s%s%s (%s, HTTP %ld)\n", sp ? sp : "", sp && *sp ? ": " : "",
+                sm ? sm : "?", code ? tl_safe(code, sc, sizeof sc) : "error", r->status);
+        free(sp);
+        free(sm);
+    } else
         fprintf(stderr, "tlctl: the server answered HTTP %ld\n", r->status);
     if (r->status == 401 || r->status == 403) return TL_EXIT_AUTH;
     /* the input could not be decoded (corrupt gzip, invalid UTF-8): the caller's file or

@@ -10,6 +10,87 @@
 #include "jsonutil.h"
 #include "tlctl.h"
 
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when p does not start one (a stray
+ * continuation byte, an overlong form, a surrogate, past U+10FFFF, a cut sequence). */
+static size_t tl_utf8_len(const unsigned char *p)
+{
+    size_t n = p[0] < 0x80 ? 1 : p[0] < 0xC2 ? 0 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3
+             : p[0] < 0xF5 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0) ||
+        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* The code point of the valid sequence of n bytes at p. */
+static unsigned tl_utf8_cp(const unsigned char *p, size_t n)
+{
+    static const unsigned char mask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+    unsigned cp = p[0] & mask[n];
+    for (size_t i = 1; i < n; i++) cp = cp << 6 | (p[i] & 0x3F);
+    return cp;
+}
+
+/* Whether a terminal would act on code point cp rather than show it: C0 and C1 controls,
+ * DEL, and the bidirectional overrides and isolates that reorder what follows. */
+static int tl_cp_control(unsigned cp)
+{
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* The one rule for text from the server on a terminal: writes s made safe into buf (when
+ * buf is not NULL; cap bytes with the NUL, cut before a sequence that does not fit) and
+ * returns the length of the whole safe text (as snprintf).  Valid UTF-8 is kept; controls
+ * (tl_cp_control) are spelled \xNN (\uNNNN above U+00FF) and bytes that are not UTF-8
+ * \xNN, as the server spells them in its messages.  A backslash stays itself, so the
+ * result is the same when made safe again. */
+static size_t tl_safe_put(const char *s, char *buf, size_t cap)
+{
+    size_t o = 0, w = 0, cut = 0;
+    for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+        char esc[8];
+        size_t n = tl_utf8_len(p), k;
+        const char *src = esc;
+        if (!n) {
+            k = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *p);
+            n = 1;
+        } else if (tl_cp_control(tl_utf8_cp(p, n))) {
+            unsigned cp = tl_utf8_cp(p, n);
+            k = (size_t)snprintf(esc, sizeof esc, cp > 0xFF ? "\\u%04x" : "\\x%02x", cp);
+        } else {
+            src = (const char *)p;
+            k = n;
+        }
+        if (buf && !cut && w + k < cap) {
+            memcpy(buf + w, src, k);
+            w += k;
+        } else {
+            cut = 1;
+        }
+        o += k;
+        p += n;
+    }
+    if (buf && cap) buf[w] = '\0';
+    return o;
+}
+
+const char *tl_safe(const char *s, char *buf, size_t cap)
+{
+    tl_safe_put(s, buf, cap);
+    return buf;
+}
+
+char *tl_safe_dup(const char *s)
+{
+    size_t n = tl_safe_put(s, NULL, 0);
+    char *b = malloc(n + 1);
+    if (b) tl_safe_put(s, b, n + 1);
+    return b;
+}
+
 void tl_table_init(tl_table *t, size_t ncols, const char *const *header)
 {
     memset(t, 0, sizeof *t);
@@ -33,7 +114,7 @@ void tl_table_add(tl_table *t, ...)
     va_start(ap, t);
     for (size_t i = 0; i < t->ncols; i++) {
         const char *s = va_arg(ap, const char *);
-        t->cells[t->nrows * t->ncols + i] = strdup(s ? s : "-");
+        t->cells[t->nrows * t->ncols + i] = tl_safe_dup(s ? s : "-");
     }
     va_end(ap);
     t->nrows++;
@@ -73,7 +154,7 @@ void tl_print_json(const json_t *j)
 
 const char *tl_jstr(const json_t *v, char *buf, size_t cap)
 {
-    if (json_is_string(v)) snprintf(buf, cap, "%s", json_string_value(v));
+    if (json_is_string(v)) tl_safe(json_string_value(v), buf, cap);
     else if (json_is_integer(v)) snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v)) snprintf(buf, cap, "%.6g", json_real_value(v));
     else if (json_is_true(v)) snprintf(buf, cap, "true");

@@ -198,7 +198,9 @@ int tl_plot_params(FILE *f, const json_t *trials, int width, int color)
         size_t nv = 0;
         tl_pval *v = tl_param_values(trials, name, &nv);
         if (!v) return -1;
-        fprintf(f, "%s%s%s\n", color ? "\033[1m" : "", name, color ? "\033[0m" : "");
+        char nb[256];
+        fprintf(f, "%s%s%s\n", color ? "\033[1m" : "", tl_safe(name, nb, sizeof nb),
+                color ? "\033[0m" : "");
         for (size_t k = 0; k < nv; k++) {
             char vb[64], us[32];
             tl_jstr(v[k].value, vb, sizeof vb);

@@ -28,8 +28,9 @@ void tl_progress_init(tl_progress *p, FILE *f)
 void tl_progress_update(tl_progress *p, long long done, long long planned, double best_us,
                         const char *state)
 {
-    char best[32], eta[32] = "-";
+    char best[32], eta[32] = "-", st[64];
     tl_fmt_us(best_us, best, sizeof best);
+    tl_safe(state, st, sizeof st);   /* the server's word */
     double el = tl_now() - p->t0;
     if (done > 0 && planned > done) {
         double left = el / (double)done * (double)(planned - done);
@@ -44,7 +45,7 @@ void tl_progress_update(tl_progress *p, long long done, long long planned, doubl
         bar[w] = '\0';
         if (p->lines > 0) fprintf(stderr, "\033[%dA", p->lines);   /* back to the bar's line */
         fprintf(stderr, "\r\033[K[%s] %lld/%lld trials  best %s  ETA %s  %s", bar, done, planned,
-                best, eta, state ? state : "");
+                best, eta, st);
         p->lines = 0;
         if (p->plot) {
             fputc('\n', stderr);
@@ -61,7 +62,7 @@ void tl_progress_update(tl_progress *p, long long done, long long planned, doubl
         p->drawn = 1;
     } else if (done != p->last_done) {
         fprintf(stderr, "progress: %lld/%lld trials, best %s, ETA %s, %s\n", done, planned, best,
-                eta, state ? state : "");
+                eta, st);
     }
     fflush(stderr);
     p->last_done = done;

@@ -133,10 +133,20 @@ typedef struct tl_table {
     char **cells;             /* header row first */
 } tl_table;
 void tl_table_init(tl_table *t, size_t ncols, const char *const *header);
-void tl_table_add(tl_table *t, ...);   /* ncols strings (NULL printed as "-") */
+/* ncols strings (NULL printed as "-"), each made safe for a terminal (tl_safe) */
+void tl_table_add(tl_table *t, ...);
 void tl_table_print(const tl_ctx *c, tl_table *t, FILE *f);   /* prints and frees */
 void tl_print_json(const json_t *j);
-/* A scalar JSON value as text (numbers %g, strings raw). */
+/* Text from the server (names, messages quoting a toolchain's output, config values) as it may
+ * reach a terminal: control characters (C0, DEL, C1, the bidirectional overrides) spelled
+ * \xNN or \uNNNN, bytes that are not UTF-8 \xNN, valid UTF-8 kept, so no escape
+ * sequence the server relays acts on the user's terminal.  Every text and table printer
+ * passes server text through it; JSON output (--json, -f json) stays exact.  NULL is "".
+ * tl_safe: into buf (cap bytes, cut before a sequence that does not fit), returns buf;
+ * tl_safe_dup: a new string (caller frees), NULL only when out of memory. */
+const char *tl_safe(const char *s, char *buf, size_t cap);
+char *tl_safe_dup(const char *s);
+/* A scalar JSON value as text (numbers %g, strings made safe by tl_safe). */
 const char *tl_jstr(const json_t *v, char *buf, size_t cap);
 /* "12.3 us" / "1.23 ms". */
 const char *tl_fmt_us(double us, char *buf, size_t cap);

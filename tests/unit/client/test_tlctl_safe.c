@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT
+ * test_tlctl_safe.c - tl_safe (client/out.c, compiled in), the one rule by which tlctl prints
+ * server text on a terminal: a table of inputs (controls, C1, bidirectional overrides, bytes
+ * that are not UTF-8, sequences cut at the end) and what must come out, the result cut to a
+ * small buffer only between characters, and table cells passed through it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../../client/out.c"
+#include "tt_test.h"
+
+typedef struct tl_safe_case {
+    const char *in, *want;
+} tl_safe_case;
+
+static const tl_safe_case tl_safe_cases[] = {
+    {"plain text", "plain text"},
+    {"", ""},
+    {"tab\there\nnl\r", "tab\\x09here\\x0anl\\x0d"},
+    {"\x1b]0;pwned\x07", "\\x1b]0;pwned\\x07"},
+    {"del\x7f", "del\\x7f"},
+    {"back\\slash \\x1b", "back\\slash \\x1b"},          /* kept: safe text stays the same */
+    {"caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80"},
+    {"c1 \xc2\x9b" "2J \xc2\x85", "c1 \\x9b2J \\x85"},    /* CSI and NEL of the C1 set */
+    {"\xc2\xa0nbsp", "\xc2\xa0nbsp"},                     /* U+00A0 is not a control */
+    {"bidi \xe2\x80\xae" "cba \xe2\x81\xa6", "bidi \\u202ecba \\u2066"},
+    {"raw \x9b" "2J", "raw \\x9b2J"},                     /* a lone byte: not UTF-8 */
+    {"over \xc0\x9b", "over \\xc0\\x9b"},                 /* overlong */
+    {"sur \xed\xa0\x80", "sur \\xed\\xa0\\x80"},          /* a surrogate */
+    {"big \xf4\x90\x80\x80", "big \\xf4\\x90\\x80\\x80"}, /* past U+10FFFF */
+    {"cut \xe2\x80", "cut \\xe2\\x80"},                   /* a sequence cut at the end */
+};
+
+static void test_cases(void)
+{
+    for (size_t i = 0; i < sizeof tl_safe_cases / sizeof *tl_safe_cases; i++) {
+        const tl_safe_case *c = &tl_safe_cases[i];
+        char buf[128];
+        CU_ASSERT_STRING_EQUAL(tl_safe(c->in, buf, sizeof buf), c->want);
+        char *d = tl_safe_dup(c->in);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+        CU_ASSERT_STRING_EQUAL(d, c->want);
+        char again[128];   /* made safe twice: the same */
+        CU_ASSERT_STRING_EQUAL(tl_safe(d, again, sizeof again), c->want);
+        free(d);
+    }
+    char buf[8];
+    CU_ASSERT_STRING_EQUAL(tl_safe(NULL, buf, sizeof buf), "");
+}
+
+/* A small buffer holds whole characters and whole escapes only. */
+static void test_cut(void)
+{
+    static const struct { const char *in; size_t cap; const char *want; } cuts[] = {
+        {"abcdef", 4, "abc"},
+        {"ab\x1b", 4, "ab"},                  /* "\x1b" needs 4 bytes: left out whole */
+        {"a\xc3\xa9", 3, "a"},                /* not half of the e-acute */
+        {"\xf0\x9f\x98\x80x", 5, "\xf0\x9f\x98\x80"},
+        {"ab", 1, ""},
+    };
+    for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+        char buf[16];
+        memset(buf, 'Z', sizeof buf);
+        CU_ASSERT_STRING_EQUAL(tl_safe(cuts[i].in, buf, cuts[i].cap), cuts[i].want);
+        CU_ASSERT_EQUAL(buf[cuts[i].cap], 'Z');   /* nothing written past cap */
+    }
+}
+
+/* Table cells go through it (the header is tlctl's own). */
+static void test_table(void)
+{
+    static const char *const hdr[] = {"A", "B"};
+    tl_ctx c;
+    memset(&c, 0, sizeof c);
+    tl_table t;
+    tl_table_init(&t, 2, hdr);
+    tl_table_add(&t, "x\x1b[2J", "\xc2\x9b" "y");
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    tl_table_print(&c, &t, f);
+    fclose(f);
+    CU_ASSERT_PTR_NULL(strchr(out, '\033'));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "x\\x1b[2J"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\\x9by"));
+    free(out);
+}
+
+static const tt_test_case cases[] = {
+    {"cases", test_cases},
+    {"cut", test_cut},
+    {"table", test_table},
+    {NULL, NULL}};
+static const tt_test_suite suites[] = {{"tlctl_safe", NULL, NULL, cases}, {NULL, NULL, NULL, NULL}};
+
+int main(int argc, char **argv) { return tt_test_main(argc, argv, suites); }
