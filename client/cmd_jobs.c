@@ -201,7 +201,7 @@ static void tl_wait_plot(tl_wait *w)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return;
-    int rc = tl_plot_convergence(f, w->times, w->ntimes, tl_term_width(), 6, getenv("NO_COLOR") == NULL);
+    int rc = tl_plot_convergence(f, w->times, w->ntimes, tl_term_width(), 6, !w->c->nocolor);
     if (fclose(f) || rc) {
         free(buf);
         return;

@@ -281,6 +281,7 @@ static int tl_apply_global(tl_ctx *c, int gi, const char *v, int *help)
         }
     } else if (!strcmp(n, "no-color")) {
         c->color = 0;
+        c->nocolor = 1;
     } else if (!strcmp(n, "help")) {
         *help = 1;
     }   /* config-file was handled before the file was read */
@@ -610,7 +611,8 @@ int tl_ctx_load(tl_ctx *c, const char *config_path)
     snprintf(c->url, sizeof c->url, "http://127.0.0.1:7878");
     c->url_src = c->token_src = "default";
     c->timeout_s = 60;
-    c->color = isatty(1) && !getenv("NO_COLOR");
+    c->nocolor = getenv("NO_COLOR") != NULL;
+    c->color = isatty(1) && !c->nocolor;
     char path[1024];
     const char *p = config_path ? config_path : getenv("TLCTL_CONFIG");
     int explicit_path = p != NULL;

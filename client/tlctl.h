@@ -61,7 +61,9 @@ struct tl_ctx {
     char token[256];
     const char *url_src, *token_src;   /* "default", "file", "environment", "flag" */
     int json;                 /* --json */
-    int color;                /* stdout is a terminal and NO_COLOR unset */
+    int color;                /* stdout is a terminal and not nocolor */
+    int nocolor;              /* --no-color or NO_COLOR set: no colour on any stream (the
+                               * live plot of tune --wait goes to stderr) */
     long timeout_s;
     int verbose;
 };

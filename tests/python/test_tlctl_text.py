@@ -6,7 +6,8 @@ line quoted in a re-measurement's error, a template's version and description.
 Those strings reached the terminal raw, so an escape sequence in them acted on the user's
 terminal (an OSC retitled the window, CSI 2J cleared the screen).  Now every text printer
 spells controls (C0, DEL, C1, bidirectional overrides) as \\xNN / \\uNNNN and keeps valid
-UTF-8; --json and -f json keep the server's strings exact.
+UTF-8; --json and -f json keep the server's strings exact.  Also: --no-color reaches the live
+plot that tune --wait draws on a terminal.
 """
 import json
 import os
@@ -77,3 +78,20 @@ def test_templates_table_version_and_description(daemon):
     assert r.returncode == 0, r.stderr
     t = [x for x in json.loads(r.stdout)["templates"] if x["name"] == "txt_hostile"]
     assert t and t[0]["version"] == doc["version"] and OSC in t[0]["summary"], t
+
+
+# tune --wait on a terminal draws a live convergence curve on stderr with its best-so-far line
+# in red; that plot looked at NO_COLOR only, so `tlctl --no-color tune --wait` still drew the
+# red escapes (the table after it, on stdout, had no colour)
+def test_no_color_flag_reaches_the_live_plot(daemon):
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(TILETUNE_URL=daemon.url, TILETUNE_TOKEN=TUNE)
+    for flag, extra, red in (("--no-color", {}, False), ("", {"NO_COLOR": "1"}, False),
+                             ("", {}, True)):
+        cmd = (f"{TLCTL} {flag} tune gemm -p M=1024,N=1024,K=1024,dtype=float16 -t a2 "
+               "--budget 12 --wait")
+        r = subprocess.run(["script", "-qec", cmd, "/dev/null"], env=dict(env, **extra),
+                           capture_output=True, timeout=300)   # script(1): tlctl on a pty
+        assert r.returncode == 0, r.stdout
+        assert b"\r\x1b[K[" in r.stdout, r.stdout            # the terminal form was drawn
+        assert (b"\x1b[31m" in r.stdout) == red, (flag, extra, r.stdout)
