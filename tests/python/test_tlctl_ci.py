@@ -116,13 +116,20 @@ BAD_RESULT_LINES = [
 ]
 
 
-def test_junit_escapes_what_xml_cannot_hold(make_daemon, tmp_path):
-    result = tmp_path / "result"
+def flip_daemon(make_daemon, result):
+    """A daemon with the toolchain `flip`, whose run prints the file `result` when it exists
+    (else a good result line), and gemm at GEMM_P tuned on it once (the check's baseline)."""
     d = make_daemon(toolchains={"flip": {"run": f"if [ -e {result} ]; then cat {result}; else "
                                                 "echo '{\"latency_us\": [10], \"correct\": true}'; fi"}})
     r = tlctl(d, "tune", "gemm", "-p", GEMM_P, "-t", "a2", "--backend", "cmd:flip",
               "--budget", "1", "--wait")
     assert r.returncode == 0, r.stderr
+    return d
+
+
+def test_junit_escapes_what_xml_cannot_hold(make_daemon, tmp_path):
+    result = tmp_path / "result"
+    d = flip_daemon(make_daemon, result)
     for line, shown in BAD_RESULT_LINES:
         result.write_text(line + "\n")
         xml = tmp_path / "perf.xml"

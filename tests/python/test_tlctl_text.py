@@ -15,9 +15,9 @@ import subprocess
 import urllib.request
 
 from conftest import BIN_DIR, TUNE
+from test_tlctl_ci import GEMM_P, flip_daemon
 
 TLCTL = os.path.join(BIN_DIR, "tlctl")
-GEMM_P = "M=1536,N=1536,K=1536,dtype=float16"
 OSC = "\x1b]0;pwned\x07"          # set the window title
 CLEAR = "\x1b[2J"                 # clear the screen
 C1_CSI = "\u009b2J"               # the one-character CSI of the C1 set
@@ -42,11 +42,7 @@ def assert_inert(r, *shown):
 
 def test_check_error_line_from_toolchain(make_daemon, tmp_path):
     result = tmp_path / "result"
-    d = make_daemon(toolchains={"flip": {"run": f"if [ -e {result} ]; then cat {result}; else "
-                                                "echo '{\"latency_us\": [10], \"correct\": true}'; fi"}})
-    r = tlctl(d, "tune", "gemm", "-p", GEMM_P, "-t", "a2", "--backend", "cmd:flip",
-              "--budget", "1", "--wait")
-    assert r.returncode == 0, r.stderr
+    d = flip_daemon(make_daemon, result)
     # not JSON: the server quotes the line back in the entry's error
     result.write_text('{"latency_us": [10], "correct": tr' + OSC + CLEAR + 'ue, "é": 1}\n')
     check = ["check", "-T", "gemm", "-t", "a2", "-p", GEMM_P, "--remeasure", "--backend",
