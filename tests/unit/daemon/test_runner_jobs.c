@@ -245,6 +245,22 @@ static void replay_fp(const char *dir, const tt_template *t, const char *backend
     CU_ASSERT_EQUAL_FATAL(tt_runner_check_backend(&c, t, backend, fp, NULL), TT_OK);
 }
 
+/* j: a job of template t (stored as name, no inputs) on Ascend910B2, measured on backend with
+ * the fingerprint fp, by strategy; the caller sets options, budget and seed and creates it. */
+static void replay_job_init(tt_job *j, const tt_template *t, const char *name,
+                            const char *backend, const char *fp, const char *strategy)
+{
+    memset(j, 0, sizeof *j);
+    snprintf(j->template_name, sizeof j->template_name, "%s", name);
+    snprintf(j->template_hash, sizeof j->template_hash, "%s", t->hash);
+    snprintf(j->target, sizeof j->target, "Ascend910B2");
+    snprintf(j->backend, sizeof j->backend, "%s", backend);
+    snprintf(j->backend_fp, sizeof j->backend_fp, "%s", fp);
+    snprintf(j->strategy, sizeof j->strategy, "%s", strategy);
+    j->problem_key = "";
+    j->problem_json = "{}";
+}
+
 static void test_replay_job(void)
 {
     /* a template without a kernel (T1 import) measured on a recorded dataset: model-refine
@@ -267,15 +283,7 @@ static void test_replay_job(void)
     replay_fp(ds, conv, "replay:convolution_A100", fp);
     for (int k = 0; k < 3; k++) {
         tt_job j;
-        memset(&j, 0, sizeof j);
-        snprintf(j.template_name, sizeof j.template_name, "convolution");
-        snprintf(j.template_hash, sizeof j.template_hash, "%s", conv->hash);
-        snprintf(j.target, sizeof j.target, "Ascend910B2");
-        snprintf(j.backend, sizeof j.backend, "replay:convolution_A100");
-        snprintf(j.backend_fp, sizeof j.backend_fp, "%s", fp);
-        snprintf(j.strategy, sizeof j.strategy, "%s", strategies[k]);
-        j.problem_key = "";
-        j.problem_json = "{}";
+        replay_job_init(&j, conv, "convolution", "replay:convolution_A100", fp, strategies[k]);
         j.options_json = "{\"objective\":\"median\"}";   /* the store's best is by median */
         j.budget_trials = 20;
         j.seed = 3;
@@ -356,19 +364,13 @@ static void test_replay_objective(void)
         tt_dataset_free(ds);
         for (int k = 0; k < 4; k++) {
             tt_job j;
-            memset(&j, 0, sizeof j);
-            snprintf(j.template_name, sizeof j.template_name, "convolution");
-            snprintf(j.template_hash, sizeof j.template_hash, "%s", conv->hash);
-            snprintf(j.target, sizeof j.target, "Ascend910B2");
-            snprintf(j.backend, sizeof j.backend, "replay:%.*s", (int)strcspn(sets[d].name, "."),
-                     sets[d].name);
-            replay_fp(dsdir, conv, j.backend, j.backend_fp);
-            snprintf(j.strategy, sizeof j.strategy, "exhaustive");
+            char be[80], fp[80];
+            snprintf(be, sizeof be, "replay:%.*s", (int)strcspn(sets[d].name, "."), sets[d].name);
+            replay_fp(dsdir, conv, be, fp);
+            replay_job_init(&j, conv, "convolution", be, fp, "exhaustive");
             char opt[64];
             snprintf(opt, sizeof opt, "{\"objective\":\"%s\"}", objectives[k] ? objectives[k] : "");
             j.options_json = objectives[k] ? opt : NULL;
-            j.problem_key = "";
-            j.problem_json = "{}";
             CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
             ids[d][k] = j.id;
         }
@@ -446,15 +448,7 @@ static void test_replay_dataset_replaced(void)
     tt_store *s = NULL;
     CU_ASSERT_EQUAL_FATAL(tt_store_open(url, &s, NULL), TT_OK);
     tt_job j;
-    memset(&j, 0, sizeof j);
-    snprintf(j.template_name, sizeof j.template_name, "replaced");
-    snprintf(j.template_hash, sizeof j.template_hash, "%s", t->hash);
-    snprintf(j.target, sizeof j.target, "Ascend910B2");
-    snprintf(j.backend, sizeof j.backend, "replay:x");
-    snprintf(j.backend_fp, sizeof j.backend_fp, "%s", fp);
-    snprintf(j.strategy, sizeof j.strategy, "exhaustive");
-    j.problem_key = "";
-    j.problem_json = "{}";
+    replay_job_init(&j, t, "replaced", "replay:x", fp, "exhaustive");
     CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
     tt_runner_config c = tt_rfx_runner_cfg(url, 1);
     c.datasets_dir = dir;
@@ -505,18 +499,12 @@ static void test_replay_objective_many_samples(void)
     for (int round = 0; round < 2; round++)   /* 0: measured, 1: every trial reused */
         for (int k = 0; k < N; k++) {
             tt_job j;
-            memset(&j, 0, sizeof j);
-            snprintf(j.template_name, sizeof j.template_name, "many");
-            snprintf(j.template_hash, sizeof j.template_hash, "%s", t->hash);
-            snprintf(j.target, sizeof j.target, "Ascend910B2");
-            snprintf(j.backend, sizeof j.backend, "replay:many");
-            replay_fp(dsdir, t, j.backend, j.backend_fp);
-            snprintf(j.strategy, sizeof j.strategy, "exhaustive");
+            char fp[80];
+            replay_fp(dsdir, t, "replay:many", fp);
+            replay_job_init(&j, t, "many", "replay:many", fp, "exhaustive");
             char opt[64];
             snprintf(opt, sizeof opt, "{\"objective\":\"%s\"}", want[k].objective ? want[k].objective : "");
             j.options_json = want[k].objective ? opt : NULL;
-            j.problem_key = "";
-            j.problem_json = "{}";
             CU_ASSERT_EQUAL_FATAL(tt_store_job_create(s, &j), TT_OK);
             CU_ASSERT_EQUAL(tt_rfx_wait_job(s, j.id, 60), TT_JOB_DONE);
             tt_job got;
