@@ -10,20 +10,6 @@
 #include "jsonutil.h"
 #include "tlctl.h"
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when p does not start one (a stray
- * continuation byte, an overlong form, a surrogate, past U+10FFFF, a cut sequence). */
-static size_t tl_utf8_len(const unsigned char *p)
-{
-    size_t n = p[0] < 0x80 ? 1 : p[0] < 0xC2 ? 0 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3
-             : p[0] < 0xF5 ? 4 : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0) ||
-        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 /* The code point of the valid sequence of n bytes at p. */
 static unsigned tl_utf8_cp(const unsigned char *p, size_t n)
 {
@@ -49,10 +35,10 @@ static int tl_cp_control(unsigned cp)
  * result is the same when made safe again. */
 static size_t tl_safe_put(const char *s, char *buf, size_t cap)
 {
-    size_t o = 0, w = 0, cut = 0;
-    for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+    size_t o = 0, w = 0, cut = 0, left = s ? strlen(s) : 0;
+    for (const unsigned char *p = (const unsigned char *)s; left;) {
         char esc[8];
-        size_t n = tl_utf8_len(p), k;
+        size_t n = tt_utf8_char_len((const char *)p, left), k;
         const char *src = esc;
         if (!n) {
             k = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *p);
@@ -72,6 +58,7 @@ static size_t tl_safe_put(const char *s, char *buf, size_t cap)
         }
         o += k;
         p += n;
+        left -= n;
     }
     if (buf && cap) buf[w] = '\0';
     return o;

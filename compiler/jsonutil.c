@@ -245,6 +245,12 @@ static size_t tt_utf8_char(const unsigned char *s, size_t n, int *cut)
     return len;
 }
 
+size_t tt_utf8_char_len(const char *s, size_t n)
+{
+    int cut;
+    return tt_utf8_char((const unsigned char *)s, n, &cut);
+}
+
 int tt_utf8_valid(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;

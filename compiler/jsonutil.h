@@ -42,6 +42,9 @@ char *tt_json_reals(const double *v, size_t n);
 json_t *tt_json_loadb(const char *text, size_t len, size_t flags, json_error_t *je);
 json_t *tt_json_loadf(FILE *f, size_t flags, json_error_t *je);
 
+/* Length (1..4) of the valid UTF-8 character at the start of s[0..n), 0 when s does not start
+ * one (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short). */
+size_t tt_utf8_char_len(const char *s, size_t n);
 /* 1 when s[0..n) is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF), else 0. */
 int tt_utf8_valid(const char *s, size_t n);
 /* Make the NUL-terminated s valid UTF-8 in place: a character cut short (by a "%.32s" or a
