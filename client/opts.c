@@ -23,7 +23,7 @@ const tl_opt tl_global_opts[] = {
     {"json", 0, NULL, "print the server's JSON answer instead of a table", NULL, 0},
     {"timeout", 0, "SECONDS", "request timeout (default 60; a 503 busy answer is retried until it is spent; --wait streams are not limited)",
      NULL, 0},
-    {"no-color", 0, NULL, "no colour (also when NO_COLOR is set or stdout is not a terminal)",
+    {"no-color", 0, NULL, "no colour (also when NO_COLOR is set and not empty, or stdout is not a terminal)",
      "NO_COLOR", 0},
     {"help", 'h', NULL, "show help for the command", NULL, 0},
     {NULL, 0, NULL, NULL, NULL, 0},
@@ -123,7 +123,7 @@ const tl_cmd tl_cmds[] = {
      "GET /v1/jobs/{id} (and /trials).  --plot draws the convergence curve (best so far as a "
      "line, each trial as a dot) with Unicode braille characters in the terminal width; --params "
      "shows which knob matters: the best time seen per value of each tunable.  Colour only on "
-     "a terminal with NO_COLOR unset.  --trials lists every trial (all pages); --width goes "
+     "a terminal with NO_COLOR unset or empty.  --trials lists every trial (all pages); --width goes "
      "with --plot or --params.", o_job, 1, 1,
      tl_cmd_job},
     {"cancel", "ID", "cancel a queued or running job", "DELETE /v1/jobs/{id}.", o_none, 1, 1,
@@ -494,7 +494,8 @@ void tl_print_markdown(FILE *f)
                "A server on this machine's loopback (localhost, 127.0.0.0/8, [::1]) is reached "
                "directly, whatever `http_proxy` / `ALL_PROXY` and `no_proxy` say; other hosts go "
                "through the proxy the environment names, as with curl.  "
-               "Colour is used only when stdout is a terminal and `NO_COLOR` is unset.  "
+               "Colour is used only when stdout is a terminal and `NO_COLOR` is unset or empty "
+               "(no-color.org).  "
                "Text from the server (names, versions, messages quoting a toolchain's output) "
                "is printed in tables and text lines with its control characters spelled "
                "`\\xNN` (C0, DEL, C1; `\\uNNNN` for the bidirectional overrides) and bytes "
@@ -611,7 +612,8 @@ int tl_ctx_load(tl_ctx *c, const char *config_path)
     snprintf(c->url, sizeof c->url, "http://127.0.0.1:7878");
     c->url_src = c->token_src = "default";
     c->timeout_s = 60;
-    c->nocolor = getenv("NO_COLOR") != NULL;
+    const char *nc = getenv("NO_COLOR");   /* no-color.org: set and not empty */
+    c->nocolor = nc && *nc;
     c->color = isatty(1) && !c->nocolor;
     char path[1024];
     const char *p = config_path ? config_path : getenv("TLCTL_CONFIG");

@@ -62,7 +62,7 @@ struct tl_ctx {
     const char *url_src, *token_src;   /* "default", "file", "environment", "flag" */
     int json;                 /* --json */
     int color;                /* stdout is a terminal and not nocolor */
-    int nocolor;              /* --no-color or NO_COLOR set: no colour on any stream (the
+    int nocolor;              /* --no-color or NO_COLOR set, not empty: no colour on any stream (the
                                * live plot of tune --wait goes to stderr) */
     long timeout_s;
     int verbose;

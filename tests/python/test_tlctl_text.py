@@ -78,12 +78,13 @@ def test_templates_table_version_and_description(daemon):
 
 # tune --wait on a terminal draws a live convergence curve on stderr with its best-so-far line
 # in red; that plot looked at NO_COLOR only, so `tlctl --no-color tune --wait` still drew the
-# red escapes (the table after it, on stdout, had no colour)
+# red escapes (the table after it, on stdout, had no colour). NO_COLOR set but empty does not
+# turn colour off (no-color.org: "present and not an empty string"); it used to.
 def test_no_color_flag_reaches_the_live_plot(daemon):
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(TILETUNE_URL=daemon.url, TILETUNE_TOKEN=TUNE)
     for flag, extra, red in (("--no-color", {}, False), ("", {"NO_COLOR": "1"}, False),
-                             ("", {}, True)):
+                             ("", {}, True), ("", {"NO_COLOR": ""}, True)):
         cmd = (f"{TLCTL} {flag} tune gemm -p M=1024,N=1024,K=1024,dtype=float16 -t a2 "
                "--budget 12 --wait")
         r = subprocess.run(["script", "-qec", cmd, "/dev/null"], env=dict(env, **extra),
