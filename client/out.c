@@ -3,9 +3,11 @@
  * number formatting and whole-file read/write.
  */
 #include <errno.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "jsonutil.h"
 #include "tlctl.h"
@@ -78,6 +80,59 @@ char *tl_safe_dup(const char *s)
     return b;
 }
 
+/* Columns a terminal gives code point cp: glibc's wcwidth under C.UTF-8 (whatever the
+ * user's locale, since tlctl prints UTF-8 and does not call setlocale): 2 for East Asian wide
+ * and emoji, 0 for combining marks; 1 when that locale is missing or cp is not printable. */
+static int tl_cp_cols(unsigned cp)
+{
+    static locale_t utf8;
+    static int tried;
+    if (!tried) {
+        tried = 1;
+        utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    }
+    if (cp < 0x7F || !utf8) return 1;
+    locale_t old = uselocale(utf8);
+    int w = wcwidth((wchar_t)cp);
+    uselocale(old);
+    return w < 0 ? 1 : w;
+}
+
+/* Display width of s, made safe by tl_safe (so valid UTF-8, no controls); a byte that is
+ * not UTF-8 all the same counts 1. */
+size_t tl_text_cols(const char *s)
+{
+    size_t cols = 0, left = s ? strlen(s) : 0;
+    for (const unsigned char *p = (const unsigned char *)s; left;) {
+        size_t n = tt_utf8_char_len((const char *)p, left);
+        cols += n ? (size_t)tl_cp_cols(tl_utf8_cp(p, n)) : 1;
+        n = n ? n : 1;
+        p += n;
+        left -= n;
+    }
+    return cols;
+}
+
+/* The longest prefix of s (whole characters) of at most cols columns, into buf (cap bytes
+ * with the NUL); returns its width. */
+size_t tl_text_fit(const char *s, size_t cols, char *buf, size_t cap)
+{
+    size_t w = 0, o = 0, left = s ? strlen(s) : 0;
+    for (const unsigned char *p = (const unsigned char *)s; left;) {
+        size_t n = tt_utf8_char_len((const char *)p, left);
+        size_t c = n ? (size_t)tl_cp_cols(tl_utf8_cp(p, n)) : 1;
+        n = n ? n : 1;
+        if (w + c > cols || o + n >= cap) break;
+        memcpy(buf + o, p, n);
+        o += n;
+        w += c;
+        p += n;
+        left -= n;
+    }
+    if (cap) buf[o] = '\0';
+    return w;
+}
+
 void tl_table_init(tl_table *t, size_t ncols, const char *const *header)
 {
     memset(t, 0, sizeof *t);
@@ -114,15 +169,16 @@ void tl_table_print(const tl_ctx *c, tl_table *t, FILE *f)
     for (size_t r = 0; r < t->nrows; r++)
         for (size_t i = 0; i < t->ncols && i < 32; i++) {
             const char *s = t->cells[r * t->ncols + i];
-            size_t n = s ? strlen(s) : 0;
+            size_t n = tl_text_cols(s);
             if (n > w[i]) w[i] = n;
         }
     for (size_t r = 0; r < t->nrows; r++) {
         if (r == 0 && c->color) fputs("\033[1m", f);
         for (size_t i = 0; i < t->ncols; i++) {
             const char *s = t->cells[r * t->ncols + i];
-            if (i + 1 < t->ncols) fprintf(f, "%-*s  ", (int)w[i < 32 ? i : 31], s ? s : "");
-            else fprintf(f, "%s", s ? s : "");
+            fputs(s ? s : "", f);
+            if (i + 1 < t->ncols)   /* pad by columns on screen, not bytes */
+                fprintf(f, "%*s  ", (int)(w[i < 32 ? i : 31] - tl_text_cols(s)), "");
         }
         if (r == 0 && c->color) fputs("\033[0m", f);
         fputc('\n', f);

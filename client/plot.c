@@ -208,7 +208,9 @@ int tl_plot_params(FILE *f, const json_t *trials, int width, int color)
             int eighths = hi > base ? (int)lround((v[k].best - base) / (hi - base) * room * 8) : 8;
             if (eighths < 1) eighths = 1;
             int top = v[k].best <= lo;
-            fprintf(f, "%*.*s \xe2\x94\x82", label, label, vb);
+            char lb[64];   /* right-aligned in `label` columns, cut between characters */
+            size_t lw = tl_text_fit(vb, (size_t)label, lb, sizeof lb);
+            fprintf(f, "%*s%s \xe2\x94\x82", label - (int)lw, "", lb);
             if (color && top) fputs("\033[31m", f);
             tl_bar(f, eighths);
             if (color && top) fputs("\033[0m", f);

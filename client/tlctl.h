@@ -148,6 +148,11 @@ void tl_print_json(const json_t *j);
  * tl_safe_dup: a new string (caller frees), NULL only when out of memory. */
 const char *tl_safe(const char *s, char *buf, size_t cap);
 char *tl_safe_dup(const char *s);
+/* Columns on a terminal of safe text s (East Asian wide characters 2, combining marks 0), and
+ * its longest prefix of whole characters that fits in cols columns (into buf; returns the
+ * prefix's width): tables and plots align by these, not by bytes. */
+size_t tl_text_cols(const char *s);
+size_t tl_text_fit(const char *s, size_t cols, char *buf, size_t cap);
 /* A scalar JSON value as text (numbers %g, strings made safe by tl_safe). */
 const char *tl_jstr(const json_t *v, char *buf, size_t cap);
 /* "12.3 us" / "1.23 ms". */

@@ -148,8 +148,42 @@ static void test_edges(void)
     free(buf);
 }
 
+/* Value labels are right-aligned in 12 screen columns and cut between characters: a wide
+ * (CJK) value used to be cut by bytes, in the middle of a character, and an accented one
+ * shifted its bar left by the extra bytes. */
+static void test_labels(void)
+{
+    json_t *tr = json_loads(
+        "[{\"status\":\"ok\",\"median_us\":3,\"config\":{\"m\":\"\u77e9\u9635\u77e9\u9635"
+        "\u77e9\u9635\u77e9\u9635\"}},"
+        " {\"status\":\"ok\",\"median_us\":4,\"config\":{\"m\":\"caf\u00e9\"}},"
+        " {\"status\":\"ok\",\"median_us\":5,\"config\":{\"m\":\"x\"}}]", 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tr);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(tl_plot_params(f, tr, 60, 0), 0);
+    fclose(f);
+    json_decref(tr);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\xe7\x9f\xa9\xe9\x98\xb5\xe7\x9f\xa9\xe9\x98\xb5"
+                                       "\xe7\x9f\xa9\xe9\x98\xb5 \xe2\x94\x82"));   /* 6 of 8 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "       caf\xc3\xa9 \xe2\x94\x82"));
+    size_t bars = 0;
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        char *bar = strstr(line, "\xe2\x94\x82");
+        if (!bar) continue;
+        *bar = '\0';
+        CU_ASSERT_EQUAL(tl_text_cols(line), 13);   /* label + one space, on every row */
+        bars++;
+    }
+    CU_ASSERT_EQUAL(bars, 3);
+    free(buf);
+}
+
 static const tt_test_case cases[] = {
     {"golden", test_golden},
+    {"labels", test_labels},
     {"colour", test_colour},
     {"edges", test_edges},
     {NULL, NULL}};

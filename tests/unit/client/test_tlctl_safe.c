@@ -88,10 +88,63 @@ static void test_table(void)
     free(out);
 }
 
+/* Columns on screen, not bytes: wide CJK and emoji take 2, combining marks 0, a byte that is
+ * not UTF-8 1; a prefix that fits is cut between characters. */
+static void test_cols(void)
+{
+    static const struct { const char *in; size_t cols; size_t fit; const char *pre; } cc[] = {
+        {"abc", 3, 2, "ab"},
+        {"caf\xc3\xa9", 4, 2, "ca"},                       /* U+00E9: 1 column, 2 bytes */
+        {"\xe6\xbc\xa2\xe5\xad\x97", 4, 3, "\xe6\xbc\xa2"},   /* 2 + 2; 3 cols hold one */
+        {"\xf0\x9f\x98\x80!", 3, 1, ""},                    /* emoji is 2: none fits in 1 */
+        {"e\xcc\x81x", 2, 1, "e\xcc\x81"},                 /* combining acute: 0 */
+        {"\x9b", 1, 1, "\x9b"},
+        {"", 0, 4, ""},
+    };
+    for (size_t i = 0; i < sizeof cc / sizeof *cc; i++) {
+        CU_ASSERT_EQUAL(tl_text_cols(cc[i].in), cc[i].cols);
+        char buf[16];
+        size_t w = tl_text_fit(cc[i].in, cc[i].fit, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, cc[i].pre);
+        CU_ASSERT_EQUAL(w, tl_text_cols(cc[i].pre));
+    }
+}
+
+/* A column of wide and accented cells lines up: the next column starts at the same screen
+ * column on every row (it used to be padded by bytes, so it started 1-3 columns late). */
+static void test_table_aligns(void)
+{
+    static const char *const hdr[] = {"NAME", "TIME"};
+    tl_ctx c;
+    memset(&c, 0, sizeof c);
+    tl_table t;
+    tl_table_init(&t, 2, hdr);
+    tl_table_add(&t, "gemm", "1");
+    tl_table_add(&t, "caf\xc3\xa9", "2");
+    tl_table_add(&t, "\xe7\x9f\xa9\xe9\x98\xb5", "3");   /* two wide characters */
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    tl_table_print(&c, &t, f);
+    fclose(f);
+    size_t rows = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), rows++) {
+        char *last = strrchr(line, ' ');
+        CU_ASSERT_PTR_NOT_NULL_FATAL(last);
+        last[1] = '\0';   /* what comes before the second cell: "NAME" + 2 spaces */
+        CU_ASSERT_EQUAL(tl_text_cols(line), 6);
+    }
+    CU_ASSERT_EQUAL(rows, 4);
+    free(out);
+}
+
 static const tt_test_case cases[] = {
     {"cases", test_cases},
     {"cut", test_cut},
     {"table", test_table},
+    {"cols", test_cols},
+    {"table_aligns", test_table_aligns},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"tlctl_safe", NULL, NULL, cases}, {NULL, NULL, NULL, NULL}};
 
