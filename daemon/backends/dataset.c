@@ -368,6 +368,21 @@ static tt_rc tt_samples(const json_t *arr, double factor, const char *path, doub
     return TT_OK;
 }
 
+/* A recorded compile time (v times factor gives seconds) into *s: NAN when none is recorded
+ * or it is not a number; TT_EINVAL at ep when it is a number that is not a time (negative,
+ * or not below 1e20 ms), which a trial's compile_s would otherwise carry into the store. */
+static tt_rc tt_compile_s(const json_t *v, double factor, const char *ep, double *s,
+                          tt_errinfo *err)
+{
+    *s = NAN;
+    if (!json_is_number(v)) return TT_OK;
+    double us;
+    if (!tt_time_us(v, factor * 1e6, &us))
+        return tt_errf(err, TT_EINVAL, ep, "not a compile time (a number from 0 to 1e20 ms)");
+    *s = us * 1e-6;
+    return TT_OK;
+}
+
 /* Only the objective was recorded: one sample. */
 static tt_rc tt_one_sample(double v, double **buf, size_t *cap, size_t *n, tt_errinfo *err)
 {
@@ -495,9 +510,11 @@ static tt_rc tt_parse_kt(const json_t *doc, tt_dataset **out, tt_errinfo *err)
             if (times) rc = tt_samples(times, 1000.0, ep, &buf, &cap, &ns, err);
             else rc = tt_one_sample(json_number_value(t) * 1000.0, &buf, &cap, &ns, err);
         }
+        double cs = NAN;
+        snprintf(ep, sizeof ep, "%s.compile_time", path);
+        if (rc == TT_OK) rc = tt_compile_s(json_object_get(e, "compile_time"), 1e-3, ep, &cs, err);
         if (rc != TT_OK) break;
-        rc = tt_add(ds, vals, st, buf, ns, st == TT_DS_OK ? tt_num_or_nan(t, 1000.0) : NAN,
-                    tt_num_or_nan(json_object_get(e, "compile_time"), 1e-3),
+        rc = tt_add(ds, vals, st, buf, ns, st == TT_DS_OK ? tt_num_or_nan(t, 1000.0) : NAN, cs,
                     json_string_value(json_object_get(e, "timestamp")), keep, err);
         if (rc == TT_EEXISTS) rc = TT_OK;
         if (rc != TT_OK) break;
@@ -656,9 +673,12 @@ static tt_rc tt_parse_t4(const json_t *doc, tt_dataset **out, tt_errinfo *err)
                 else rc = tt_one_sample(measured, &buf, &cap, &ns, err);
             }
         }
+        double cs = NAN;
+        snprintf(ep, sizeof ep, "%s.times.%s", path,
+                 json_object_get(times, "compilation") ? "compilation" : "compilation_time");
+        if (rc == TT_OK) rc = tt_compile_s(tt_t4_compile(times), factor * 1e-6, ep, &cs, err);
         if (rc != TT_OK) break;
-        rc = tt_add(ds, vals, st, buf, ns, measured,
-                    tt_num_or_nan(tt_t4_compile(times), factor * 1e-6),
+        rc = tt_add(ds, vals, st, buf, ns, measured, cs,
                     json_string_value(json_object_get(r, "timestamp")), 0, err);
         if (rc == TT_EEXISTS) rc = TT_OK;
         if (rc != TT_OK) break;
