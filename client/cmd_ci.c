@@ -359,6 +359,12 @@ static int tl_check_report(tl_ctx *c, const tl_check_opts *o, json_t *out)
         fprintf(stderr, "tlctl check: cannot write %s\n", o->output);
         return TL_EXIT_USAGE;
     }
+    if (json_is_false(json_object_get(out, "baseline_pinned"))) {
+        char nb[256];
+        fprintf(stderr, "tlctl check: no baseline is pinned as \"%s\" on this server, so every "
+                "entry is missing (a misspelt name? pin one with --pin NAME)\n",
+                tl_safe(json_string_value(json_object_get(out, "baseline")), nb, sizeof nb));
+    }
     const char *v = json_string_value(json_object_get(out, "verdict"));
     int rc = v && !strcmp(v, "pass") ? 0 : TL_EXIT_REGRESSED;
     const json_t *cnt = json_object_get(out, "counts");

@@ -398,6 +398,18 @@ static void tt_ci_pin(tt_server *srv, const tt_ci_args *a, tt_resp *resp)
                                       (json_int_t)total, "entries", out));
 }
 
+/* Whether any row is pinned under name (1), none is (0), or the store cannot tell (-1): a
+ * check against a misspelt name otherwise reads as "every entry missing", which passes. */
+static int tt_ci_pinned(tt_server *srv, const char *name)
+{
+    tt_baseline *rows = NULL;
+    size_t n = 0;
+    if (tt_store_baseline_list(srv->store, name, &rows, &n) != TT_OK) return -1;
+    for (size_t i = 0; i < n; i++) tt_baseline_clear(&rows[i]);
+    free(rows);
+    return n > 0;
+}
+
 void tt_api_check(tt_server *srv, const tt_req *req, tt_resp *resp)
 {
     tt_errinfo err;
@@ -416,14 +428,16 @@ void tt_api_check(tt_server *srv, const tt_req *req, tt_resp *resp)
     }
     int fail = counts[1] || counts[4] || (a.fail_on_missing && counts[3]);
     json_t *history = tt_ci_record(srv, req, arr);
-    tt_resp_json(resp, 200,
-                 json_pack("{s:s, s:s, s:f, s:s, s:{s:i, s:i, s:i, s:i, s:i}, s:o, s:o}", "verdict",
-                           fail ? "regressed" : "pass", "baseline", a.baseline, "tolerance",
-                           a.tolerance, "rule", "regressed when new_median > base_median*"
-                           "(1+tolerance) + 2*max(base_spread, new_spread)",
-                           "counts", "pass", counts[0], "regressed", counts[1], "improved",
-                           counts[2], "missing", counts[3], "error", counts[4], "entries", arr,
-                           "history", history));
+    int pinned = strcmp(a.baseline, "best") ? tt_ci_pinned(srv, a.baseline) : -1;
+    json_t *ans = json_pack("{s:s, s:s, s:f, s:s, s:{s:i, s:i, s:i, s:i, s:i}, s:o, s:o}",
+                            "verdict", fail ? "regressed" : "pass", "baseline", a.baseline,
+                            "tolerance", a.tolerance, "rule", "regressed when new_median > "
+                            "base_median*(1+tolerance) + 2*max(base_spread, new_spread)",
+                            "counts", "pass", counts[0], "regressed", counts[1], "improved",
+                            counts[2], "missing", counts[3], "error", counts[4], "entries", arr,
+                            "history", history);
+    if (ans && pinned >= 0) json_object_set_new(ans, "baseline_pinned", json_boolean(pinned));
+    tt_resp_json(resp, 200, ans);
 }
 
 /* GET /v1/checks?template=T&target=X[&problem=K][&limit=N]: the verdicts recorded by

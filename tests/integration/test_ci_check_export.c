@@ -158,6 +158,22 @@ static void test_pinned_baseline(void)
     CU_ASSERT_STRING_EQUAL(check_one(p3, "[150]", 0.05, "release-1", NULL, 0), "improved");
     /* an unknown baseline name: missing; pinning nothing: 404 */
     CU_ASSERT_STRING_EQUAL(check_one(p3, "[200]", 0.05, "no-such", NULL, 0), "missing");
+    /* the answer says whether the name has any pinned row, so a misspelt one is told apart
+     * from a shape not pinned yet: "best" has no such member */
+    static const struct { const char *base; int want; } pins[] = {
+        {"release-1", 1}, {"no-such", 0}, {"release-", 0}, {"best", -1}};
+    for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
+        char body[512];
+        snprintf(body, sizeof body, "{\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\","
+                 "\"problem\":\"M=64,N=64,K=64\",\"samples_us\":[1]}],\"baseline\":\"%s\"}",
+                 pins[i].base);
+        tt_cfx_call(tt_api_check, "POST", body, NULL, &r);
+        CU_ASSERT_EQUAL(r.status, 200);
+        const json_t *bp = json_object_get(r.json, "baseline_pinned");
+        CU_ASSERT_EQUAL(bp ? json_is_true(bp) : -1, pins[i].want);
+        if ((bp ? json_is_true(bp) : -1) != pins[i].want) fprintf(stderr, "pin %s\n", pins[i].base);
+        tt_cfx_resp_clear(&r);
+    }
     tt_cfx_call(tt_api_check, "POST",
          "{\"pin\":\"x\",\"entries\":[{\"template\":\"gemm\",\"target\":\"a2\","
          "\"problem\":\"M=3,N=3,K=3\"}]}", NULL, &r);

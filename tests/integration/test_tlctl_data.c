@@ -139,10 +139,18 @@ static void test_check(void)
     j = json_loads(r.out, 0, NULL);
     CU_ASSERT_STRING_EQUAL(tt_tlfx_js(json_object_get(j, "baseline")), "rel1");
     json_decref(j);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "no baseline is pinned"));
     tt_tlfx_free(&r);
     r = TT_TLFX_RUN_TOKEN(TT_TOKEN_TUNE, "check", "-T", "gemm", "-t", "a2", "--measured", ok, "-p",
                           GEMM_P, "--baseline", "never-pinned", "--fail-on-missing");
     CU_ASSERT_EQUAL(r.code, 1);
+    tt_tlfx_free(&r);
+    /* a misspelt name still passes without --fail-on-missing (a first run has no pin yet),
+     * but says on stderr that no baseline has that name */
+    r = TT_TLFX_RUN_TOKEN(TT_TOKEN_TUNE, "check", "-T", "gemm", "-t", "a2", "--measured", ok, "-p",
+                          GEMM_P, "--baseline", "rel-1");
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "no baseline is pinned as \"rel-1\""));
     tt_tlfx_free(&r);
 }
 
