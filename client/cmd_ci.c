@@ -99,8 +99,9 @@ static void tl_check_junit(FILE *f, const json_t *out, int fail_missing)
         tl_xml_attr(f, json_string_value(json_object_get(e, "template")));
         fputc('.', f);
         tl_xml_attr(f, json_string_value(json_object_get(e, "target")));
-        fprintf(f, "\" name=\"");
-        tl_xml_attr(f, json_string_value(json_object_get(e, "problem_key")));
+        fprintf(f, "\" name=\"");   /* the entry's own name when it has one */
+        const char *nm_s = json_string_value(json_object_get(e, "name"));
+        tl_xml_attr(f, nm_s ? nm_s : json_string_value(json_object_get(e, "problem_key")));
         fprintf(f, "\" time=\"%.9f\">", nm * 1e-6);
         char msg[512];
         snprintf(msg, sizeof msg, "%s: %.4g us vs baseline %.4g us (%+.1f%%, limit %.4g us)", v,

@@ -105,6 +105,23 @@ def test_junit_counts_agree_with_exit_code(daemon, gemm_median, tmp_path, case, 
         assert r.stderr.count("\n") == 1 and str(xml) in r.stderr
 
 
+# an entry's "name" (docs/ci.md) names its testcase: the report named every testcase by its
+# problem key, so two named entries of one shape (a kernel measured two ways) were two testcases
+# of the same name, which CI dashboards merge into one
+def test_junit_testcase_named_by_entry_name(daemon, gemm_median, tmp_path):
+    measured = [{"problem": GEMM_P, "samples_us": [gemm_median], "name": "gemm-eager"},
+                {"problem": GEMM_P, "samples_us": [gemm_median], "name": "gemm-graph"},
+                {"problem": GEMM_P, "samples_us": [gemm_median]}]
+    (tmp_path / "measured.json").write_text(json.dumps(measured))
+    xml = tmp_path / "perf.xml"
+    r = tlctl(daemon, "check", "-T", "gemm", "-t", "a2", "--measured",
+              str(tmp_path / "measured.json"), "--format", "junit", "-o", str(xml))
+    assert r.returncode == 0, r.stderr
+    names = [c.get("name") for c in ET.parse(xml).getroot().iter("testcase")]
+    assert names[:2] == ["gemm-eager", "gemm-graph"], names
+    assert names[2].startswith(GEMM_P.split(",")[0]), names     # no name: the problem key
+
+
 # result lines of a cmd: toolchain that the server quotes in a re-measurement's error: XML 1.0
 # cannot hold a control character (but tab, newline, CR), U+FFFE or U+FFFF, and the report
 # had them raw, so a CI's JUnit parser rejected the whole file; a tab came out as a space
