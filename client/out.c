@@ -259,10 +259,10 @@ char *tl_read_file(const char *path, size_t *len)
             cap *= 2;
         }
     }
-    int bad = ferror(f);
+    int bad = ferror(f), e = errno;   /* a directory opens, then reads fail: EISDIR */
     fclose(f);
     if (!b || bad) {
-        fprintf(stderr, "tlctl: cannot read %s\n", path);
+        fprintf(stderr, "tlctl: cannot read %s: %s\n", path, b ? strerror(e) : "out of memory");
         free(b);
         return NULL;
     }

@@ -105,6 +105,15 @@ def test_junit_counts_agree_with_exit_code(daemon, gemm_median, tmp_path, case, 
         assert r.stderr.count("\n") == 1 and str(xml) in r.stderr
 
 
+# a directory given as a file opens and then fails to read: the message gave no reason
+@pytest.mark.parametrize("args", [["check", "-T", "gemm", "-t", "a2", "--measured"],
+                                  ["import", "-t", "a2"]], ids=["check", "import"])
+def test_directory_as_input_file_says_why(daemon, tmp_path, args):
+    r = tlctl(daemon, *args, str(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert f"cannot read {tmp_path}: Is a directory" in r.stderr, r.stderr
+
+
 # an entry's "name" (docs/ci.md) names its testcase: the report named every testcase by its
 # problem key, so two named entries of one shape (a kernel measured two ways) were two testcases
 # of the same name, which CI dashboards merge into one
