@@ -67,21 +67,29 @@ static void test_cut(void)
     }
 }
 
+/* What tl_table_print writes for t without colour (malloc'd; t is freed). */
+static char *table_text(tl_table *t)
+{
+    tl_ctx c;
+    memset(&c, 0, sizeof c);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f) return NULL;
+    tl_table_print(&c, t, f);
+    fclose(f);
+    return out;
+}
+
 /* Table cells go through it (the header is tlctl's own). */
 static void test_table(void)
 {
     static const char *const hdr[] = {"A", "B"};
-    tl_ctx c;
-    memset(&c, 0, sizeof c);
     tl_table t;
     tl_table_init(&t, 2, hdr);
     tl_table_add(&t, "x\x1b[2J", "\xc2\x9b" "y");
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    tl_table_print(&c, &t, f);
-    fclose(f);
+    char *out = table_text(&t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     CU_ASSERT_PTR_NULL(strchr(out, '\033'));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "x\\x1b[2J"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\\x9by"));
@@ -115,19 +123,13 @@ static void test_cols(void)
 static void test_table_aligns(void)
 {
     static const char *const hdr[] = {"NAME", "TIME"};
-    tl_ctx c;
-    memset(&c, 0, sizeof c);
     tl_table t;
     tl_table_init(&t, 2, hdr);
     tl_table_add(&t, "gemm", "1");
     tl_table_add(&t, "caf\xc3\xa9", "2");
     tl_table_add(&t, "\xe7\x9f\xa9\xe9\x98\xb5", "3");   /* two wide characters */
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    tl_table_print(&c, &t, f);
-    fclose(f);
+    char *out = table_text(&t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     size_t rows = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), rows++) {
         char *last = strrchr(line, ' ');
