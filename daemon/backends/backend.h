@@ -4,7 +4,7 @@
  *   model            the analytic cost model (a prediction, not a measurement)
  *   sim              the built-in pipeline simulator (a model of the chip, deterministic)
  *   replay:<name>    answers from a recorded full measurement (Kernel Tuner cache or T4 JSON,
- *                    gzip accepted) found as <datasets_dir>/<name>.{t4,kt-cache}.json[.gz]
+ *                    gzip accepted) found as <datasets_dir>/<name>.{t4,kt-cache,}.json[.gz]
  *   cmd:<toolchain>  renders the template source and runs the toolchain's build and run
  *                    commands (defined in the server config only), i.e. real NPU / CANN tools
  *
@@ -100,6 +100,11 @@ tt_rc tt_backend_cmd_fingerprint(const char *name, const json_t *def, char *out,
 /* 1 when s can name a replay dataset: 1 to 63 letters, digits, '_', '-' and '.', not
  * starting with '.' and without "..", so <datasets_dir>/<s>.<suffix> stays in the directory. */
 int tt_dataset_name_ok(const char *s);
+/* The fingerprints of the datasets in dir, each as replay:<name> would open it there
+ * ("replay:<name>@<8 hex>"), as a new string ",fp1,fp2," ("," for none or no such directory;
+ * caller frees); TT_ENOMEM (*out NULL).  Each file is hashed once per (path, inode, size,
+ * mtime) for the process (tt_dataset_file_hash): a call costs a directory read and stats. */
+tt_rc tt_backend_replay_fps(const char *dir, char **out);
 /* "sim", "model", "replay:NAME@<hash>", "cmd:NAME@<hash>": identifies what measured a trial
  * (part of the trial key).  Borrowed. */
 const char *tt_backend_fingerprint(const tt_backend *b);

@@ -7,13 +7,15 @@
  * name; order may differ).  A replayed trial reports the recorded runtimes as its samples;
  * recorded failures and configs absent from the recording come back as failed trials.
  * The problem is not checked: a recording is one problem (docs/datasets.md).
+ * tt_backend_replay_fps lists the fingerprints of every dataset a directory holds (a team
+ * worker claims a replay: job only when it has the job's).
  */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <dirent.h>
 
 #include "backend.h"
 #include "dataset.h"
@@ -41,6 +43,68 @@ static void tt_list_add(char *buf, size_t cap, const char *name)
 {
     size_t n = strlen(buf);
     if (n + 1 < cap) snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", name);
+}
+
+/* "replay:<name>@<first 8 hex digits of the content hash>": the fingerprint of a dataset. */
+static void tt_replay_fp(const char *name, const char *hash, char *out, size_t cap)
+{
+    snprintf(out, cap, "replay:%s@%.8s", name, hash);
+}
+
+/* Append the fingerprint of dataset `name` when the file it opens in dir is dir/<file>
+ * (so a file reached by two names, x.t4.json as "x" and as "x.t4", is listed under each
+ * name that opens it, and a name is listed once, by the file it opens). */
+static tt_rc tt_replay_fp_add(const char *dir, const char *file, const char *name, char **out,
+                              size_t *len, size_t *cap)
+{
+    char path[4096], hash[17];
+    if (!tt_dataset_name_ok(name) || !tt_dataset_path(dir, name, path, sizeof path)) return TT_OK;
+    const char *base = strrchr(path, '/');
+    if (strcmp(base ? base + 1 : path, file) != 0) return TT_OK;
+    tt_rc rc = tt_dataset_file_hash(path, hash);
+    if (rc == TT_ENOMEM) return rc;
+    if (rc != TT_OK) return TT_OK;   /* unreadable: no job of it can run here */
+    char fp[96];
+    tt_replay_fp(name, hash, fp, sizeof fp);
+    size_t need = *len + strlen(fp) + 2;
+    if (need > *cap) {
+        size_t nc = need * 2;
+        char *nb = realloc(*out, nc);
+        if (!nb) return TT_ENOMEM;
+        *out = nb;
+        *cap = nc;
+    }
+    *len += (size_t)snprintf(*out + *len, *cap - *len, "%s,", fp);
+    return TT_OK;
+}
+
+tt_rc tt_backend_replay_fps(const char *dir, char **out)
+{
+    size_t len = 1, cap = 256;
+    *out = malloc(cap);
+    if (!*out) return TT_ENOMEM;
+    strcpy(*out, ",");
+    DIR *d = dir && *dir ? opendir(dir) : NULL;
+    struct dirent *de;
+    tt_rc rc = TT_OK;
+    while (d && rc == TT_OK && (de = readdir(d))) {
+        size_t fl = strlen(de->d_name);
+        for (size_t i = 0; rc == TT_OK && tt_dataset_suffix(i); i++) {
+            const char *sfx = tt_dataset_suffix(i);
+            size_t sl = strlen(sfx);
+            if (fl <= sl || fl - sl > 63 || strcmp(de->d_name + fl - sl, sfx) != 0) continue;
+            char name[64];
+            memcpy(name, de->d_name, fl - sl);
+            name[fl - sl] = '\0';
+            rc = tt_replay_fp_add(dir, de->d_name, name, out, &len, &cap);
+        }
+    }
+    if (d) closedir(d);
+    if (rc != TT_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 /* The samples of a successful record as a replayed trial reports them, into out->samples_us,
@@ -115,15 +179,8 @@ static tt_rc replay_open(tt_backend *b, const char *arg, tt_errinfo *err)
     const char *dir = b->env ? b->env->datasets_dir : NULL;
     if (!dir || !*dir)
         return tt_errf(err, TT_ENOTFOUND, "backend", "no datasets directory is configured");
-    static const char *const suffixes[] = {".t4.json",       ".t4.json.gz", ".kt-cache.json",
-                                           ".kt-cache.json.gz", ".json",     ".json.gz"};
     char path[4096];
-    int found = 0;
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0] && !found; i++) {
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s%s", dir, arg, suffixes[i]);
-        found = stat(path, &st) == 0 && S_ISREG(st.st_mode);
-    }
+    int found = tt_dataset_path(dir, arg, path, sizeof path);
     if (!found)
         return tt_errf(err, TT_ENOTFOUND, "backend",
                        "dataset '%s' not found (no %s.{t4,kt-cache}.json[.gz] or %s.json[.gz] in "
@@ -156,7 +213,7 @@ static tt_rc replay_open(tt_backend *b, const char *arg, tt_errinfo *err)
     r->ds = ds;
     memcpy(r->tparam, tparam, ds->nparams * sizeof tparam[0]);
     b->impl = r;
-    snprintf(b->fingerprint, sizeof b->fingerprint, "replay:%s@%.8s", arg, ds->hash);
+    tt_replay_fp(arg, ds->hash, b->fingerprint, sizeof b->fingerprint);
     return TT_OK;
 }
 

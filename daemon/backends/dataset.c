@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  * dataset.c - Kernel Tuner cache / T4 readers (gzip by magic), the builder and the config index.
- * The T4 writer is in dataset_write.c, the process-wide cache in dataset_cache.c.
+ * The T4 writer is in dataset_write.c, the process-wide cache in dataset_cache.c, files on
+ * disk (reading one, its hash, which file a name opens) in dataset_files.c.
  */
 #include "dataset.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -776,43 +776,7 @@ tt_rc tt_dataset_load_buffer_max(const void *data, size_t len, size_t max_bytes,
     return rc;
 }
 
-tt_rc tt_dataset_load_file(const char *path, tt_dataset **out, tt_errinfo *err)
+uint64_t tt_dataset_content_hash(const void *data, size_t len)
 {
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)   /* fopen() allocates: ENOMEM is out of memory, not an I/O error */
-        return tt_errf(err, errno == ENOMEM ? TT_ENOMEM : TT_EIO, path, "cannot open: %s",
-                       strerror(errno));
-    size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap);
-    tt_rc rc = TT_OK;
-    while (buf) {
-        if (n == cap) {
-            if (cap >= TT_DATASET_MAX_BYTES) {
-                rc = tt_errf(err, TT_ETOOBIG, path, "larger than %zu bytes", TT_DATASET_MAX_BYTES);
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {   /* buf stays valid: do not parse what was read so far */
-                rc = tt_oom(err);
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) break;
-    }
-    int ioerr = ferror(f);
-    fclose(f);
-    if (!buf) return tt_oom(err);
-    if (rc == TT_OK && ioerr) rc = tt_errf(err, TT_EIO, path, "read error");
-    if (rc == TT_OK) {
-        rc = tt_dataset_load_buffer(buf, n, out, err);
-        if (rc != TT_OK && err && err->path[0] == '\0')
-            snprintf(err->path, sizeof err->path, "%s", path);
-    }
-    free(buf);
-    return rc;
+    return tt_fnv(TT_FNV_OFF, data, len);
 }

@@ -148,6 +148,25 @@ tt_rc tt_dataset_write_t4(const tt_dataset *ds, FILE *f, int pretty, tt_errinfo 
 tt_rc tt_dataset_write_t4_buffer(const tt_dataset *ds, int pretty, char **out, size_t *len,
                                  tt_errinfo *err);
 
+/* FNV-1a 64 of bytes: a dataset's content hash when they are its decompressed file. */
+uint64_t tt_dataset_content_hash(const void *data, size_t len);
+
+/* Files on disk (dataset_files.c).  The i-th file name suffix a dataset name is tried with
+ * (".t4.json", ".t4.json.gz", ".kt-cache.json", ".kt-cache.json.gz", ".json", ".json.gz"),
+ * NULL past the last. */
+const char *tt_dataset_suffix(size_t i);
+/* The file dataset `name` is in dir: the first <dir>/<name><suffix> that is a regular file,
+ * into path (cap bytes); 1 when found, else 0 and path "".  The name is not checked. */
+int tt_dataset_path(const char *dir, const char *name, char *path, size_t cap);
+/* The content hash (16 hex digits) of the dataset file at path, read and hashed once per
+ * (path, inode, size, mtime) and kept for the process (thread-safe): TT_OK, TT_EIO (not a
+ * readable regular file), TT_ETOOBIG, TT_EENCODING (corrupt gzip; kept like a hash, so such
+ * a file is not read again until it changes), TT_ENOMEM (not kept).  The bytes are not
+ * parsed: a file that is not a dataset has a hash too. */
+tt_rc tt_dataset_file_hash(const char *path, char hash[17]);
+/* Number of files read by tt_dataset_file_hash so far (for tests). */
+size_t tt_dataset_hash_reads(void);
+
 /* Process-wide cache of loaded files (thread-safe).  Returns a borrowed dataset that stays
  * valid until tt_dataset_cache_clear(); a file is parsed once per (path, inode, size, mtime),
  * so a changed file is re-read.  Errors as tt_dataset_load_file(). */

@@ -193,12 +193,17 @@ tt_rc tt_store_job_counts(tt_store *s, const char *owner, int64_t counts[TT_JOB_
  * SKIP LOCKED).  It becomes running with lease_expires = now + lease_seconds.
  * TT_ENOTFOUND when there is nothing to do. */
 tt_rc tt_store_job_claim(tt_store *s, const char *owner, double lease_seconds, tt_job *out);
-/* The same, for a worker that can run only the cmd: toolchains whose fingerprints (a job's
- * backend_fp, "cmd:<name>@<8 hex>") are listed in `cmd_fps`, written ",fp1,fp2," ("," when
- * it has none): a cmd: job is claimed only when its backend_fp is listed, i.e. by a worker
- * with the very definition it was submitted for; other backends as before.  NULL: any job. */
+/* The same, for a worker that can run only the cmd: toolchains and replay: datasets whose
+ * fingerprints (a job's backend_fp, "cmd:<name>@<8 hex>", "replay:<name>@<8 hex>") are
+ * listed in `fps`, written ",fp1,fp2," ("," when it has none): a cmd: or replay: job is
+ * claimed only when its backend_fp is listed, i.e. by a worker with the very definition or
+ * recording it was submitted for; other backends as before.  NULL: any job. */
 tt_rc tt_store_job_claim_for(tt_store *s, const char *owner, double lease_seconds,
-                             const char *cmd_fps, tt_job *out);
+                             const char *fps, tt_job *out);
+/* The oldest job with an id above `after` that tt_store_job_claim_for(.., fps, ..) leaves to
+ * other workers (a queued or lease-expired cmd: or replay: job whose backend_fp is not in
+ * fps), into *out (tt_job_clear() it); TT_ENOTFOUND when there is none. */
+tt_rc tt_store_job_waiting(tt_store *s, const char *fps, int64_t after, tt_job *out);
 /* Extend the lease; TT_EEXISTS when the job is no longer held by owner (cancelled, or
  * claimed by another worker after expiry): the worker must stop working on it. */
 tt_rc tt_store_job_renew(tt_store *s, int64_t id, const char *owner, double lease_seconds);

@@ -15,13 +15,20 @@
     "problem_json, options_json, budget_trials, budget_seconds, seed, state, planned, "     \
     "done, best_trial, best_us, best_pred_us, best_config_json, error, owner, lease_owner, " \
     "lease_expires, created_at, started_at, finished_at, claimed_from"
-/* $3: the fingerprints of the worker's toolchains as ",cmd:a@1234abcd,...," (NULL: any
- * job); a cmd: job is picked only when its backend_fp is among them (tt_store_job_claim_for). */
+/* $3: the fingerprints of what the worker can run, ",cmd:a@1234abcd,replay:d@89abcdef,..,"
+ * (NULL: any job); a cmd: or replay: job is picked only when its backend_fp is among them
+ * (tt_store_job_claim_for).  CLAIMABLE: the states a claim takes; PINNED: the jobs that only
+ * a worker with their fingerprint may run. */
+#define CLAIMABLE "(state = 'queued' OR (state = 'running' AND lease_expires < tt_now()))"
+#define HAS_FP(INSTR, P) INSTR "(" P ", ',' || backend_fp || ',') > 0"
+#define PINNED "(backend LIKE 'cmd:%' OR backend LIKE 'replay:%')"
 #define CLAIM_PICK(INSTR, TEXT)                                                           \
-    "SELECT id FROM jobs WHERE strategy <> 'import' AND (state = 'queued' OR "              \
-    "(state = 'running' AND lease_expires < tt_now())) AND ($3" TEXT " IS NULL OR "         \
-    "backend NOT LIKE 'cmd:%' OR " INSTR "($3, ',' || backend_fp || ',') > 0) "            \
-    "ORDER BY id LIMIT 1"
+    "SELECT id FROM jobs WHERE strategy <> 'import' AND " CLAIMABLE " AND ($3" TEXT        \
+    " IS NULL OR NOT " PINNED " OR " HAS_FP(INSTR, "$3" TEXT) ") ORDER BY id LIMIT 1"
+/* The oldest job after id $1 that CLAIM_PICK leaves to another worker ($2: its $3). */
+#define WAITING(INSTR, TEXT)                                                              \
+    "SELECT " JOB_COLS " FROM jobs WHERE id > $1 AND strategy <> 'import' AND " CLAIMABLE  \
+    " AND " PINNED " AND NOT " HAS_FP(INSTR, "$2" TEXT) " ORDER BY id LIMIT 1"
 #define CLAIM_SET                                                                         \
     "UPDATE jobs SET state = 'running', lease_owner = $1, lease_expires = tt_now() + $2, "  \
     "claimed_from = CASE WHEN state = 'running' THEN lease_owner ELSE NULL END, "          \
@@ -29,7 +36,7 @@
 
 enum {
     Q_JOB_CREATE, Q_JOB_CREATE_RUNNING, Q_JOB_GET, Q_JOB_LIST, Q_JOB_COUNTS, Q_JOB_CLAIM, Q_JOB_RENEW, Q_JOB_STATE, Q_JOB_PROGRESS, Q_JOB_FINISH, Q_JOB_CANCEL, Q_JOB_RELEASE, Q_JOB_ACTIVE,
-    Q_JOB_RELEASE_ONE,
+    Q_JOB_RELEASE_ONE, Q_JOB_WAITING,
     Q__COUNT
 };
 _Static_assert(TT__Q_STORE_JOBS + Q__COUNT <= TT__Q_STORE_TRIALS, "store_trials.c query ids start there");
@@ -74,6 +81,7 @@ static const tt__qdef tt_q[Q__COUNT] = {
                       "state IN ('queued', 'running')", NULL},
     [Q_JOB_RELEASE_ONE] = {"UPDATE jobs SET lease_owner = '', lease_expires = 0 WHERE id = $1 "
                            "AND state = 'running' AND lease_owner = $2", NULL},
+    [Q_JOB_WAITING] = {WAITING("instr", ""), WAITING("strpos", "::text")},
 };
 
 #define TT__Q_BASE TT__Q_STORE_JOBS   /* this file's first query id (store_q.h) */
@@ -295,13 +303,22 @@ tt_rc tt_store_job_claim(tt_store *s, const char *owner, double lease_seconds, t
 }
 
 tt_rc tt_store_job_claim_for(tt_store *s, const char *owner, double lease_seconds,
-                             const char *cmd_fps, tt_job *out)
+                             const char *fps, tt_job *out)
 {
     memset(out, 0, sizeof *out);
     if (!owner || !*owner) return TT_EINVAL;
-    tt__param p[] = {PT(owner), PF(lease_seconds), PT(cmd_fps)};
+    tt__param p[] = {PT(owner), PF(lease_seconds), PT(fps)};
     tt_store_lock(s);
     return tt_store_unlock(s, tt_job_one(s, Q_JOB_CLAIM, p, NP(p), out));
+}
+
+tt_rc tt_store_job_waiting(tt_store *s, const char *fps, int64_t after, tt_job *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!fps) return TT_EINVAL;
+    tt__param p[] = {PI(after), PT(fps)};
+    tt_store_lock(s);
+    return tt_store_unlock(s, tt_job_one(s, Q_JOB_WAITING, p, NP(p), out));
 }
 
 /* After an UPDATE guarded by state/owner changed nothing: TT_ENOTFOUND or TT_EEXISTS. */

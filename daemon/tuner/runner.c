@@ -149,6 +149,59 @@ static void tt_runner_nap(tt_runner *r, double secs)
     pthread_mutex_unlock(&r->mu);
 }
 
+/* ---- what a team worker can run -------------------------------------------------------
+ * The fingerprints of the toolchains (fixed at start) and of the datasets in datasets_dir
+ * now (a file added, replaced or removed counts at the next poll; each file is hashed once
+ * per path, inode, size and mtime), as ",fp1,fp2,"; NULL when out of memory. */
+static char *tt_claim_list(const tt_runner *r)
+{
+    char *ds = NULL;
+    if (tt_backend_replay_fps(r->datasets_dir, &ds) != TT_OK) return NULL;
+    size_t n = strlen(r->toolchain_list) + strlen(ds) + 1;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%s%s", r->toolchain_list, ds + 1);
+    free(ds);
+    return out;
+}
+
+/* What this host has of the backend of job j, for the log: its fingerprint from fps, or
+ * "no toolchain NAME" / "no dataset NAME in DIR". */
+static void tt_host_has(const tt_runner *r, const tt_job *j, const char *fps, char *out,
+                        size_t cap)
+{
+    int cmd = !strncmp(j->backend, "cmd:", 4);
+    char key[sizeof j->backend + 2];
+    snprintf(key, sizeof key, ",%s@", j->backend);
+    const char *at = strstr(fps, key);
+    if (at) {
+        size_t len = strcspn(at + 1, ",");
+        snprintf(out, cap, "has %.*s", (int)len, at + 1);
+    } else if (cmd) {
+        snprintf(out, cap, "has no toolchain '%s'", j->backend + 4);
+    } else {
+        snprintf(out, cap, "has no dataset '%s' in %s", j->backend + 7, r->datasets_dir);
+    }
+}
+
+/* An idle worker of a team: log, once per job and process, each job it leaves queued for
+ * another host (notice level), so that a job nobody can run does not wait in silence. */
+static void tt_log_waiting(tt_runner *r, tt_store *s, const char *fps)
+{
+    for (;;) {
+        int64_t after = atomic_load(&r->waiting_seen);
+        tt_job j;
+        if (tt_store_job_waiting(s, fps, after, &j) != TT_OK) return;
+        /* another worker thread of this process may have logged it meanwhile */
+        if (atomic_compare_exchange_strong(&r->waiting_seen, &after, j.id)) {
+            char has[600];
+            tt_host_has(r, &j, fps, has, sizeof has);
+            tt__rlog(r, TT_LOG_NOTICE, "job %lld waits for a worker with %s: %s %s",
+                     (long long)j.id, j.backend_fp, r->worker_name, has);
+        }
+        tt_job_clear(&j);
+    }
+}
+
 /* ---- workers ------------------------------------------------------------------------ */
 static void *tt_worker_main(void *arg)
 {
@@ -174,11 +227,17 @@ static void *tt_worker_main(void *arg)
         }
         tt_job job;
         memset(&job, 0, sizeof job);
-        /* a team (PostgreSQL): a cmd: job only with its definition (tt_toolchain_list); a
-         * single host (SQLite) claims it anyway and fails it naming both fingerprints */
-        tt_rc rc = tt_store_job_claim_for(
-            s, w->owner, lease,
-            tt_store_engine_of(s) == TT_STORE_POSTGRES ? r->toolchain_list : NULL, &job);
+        /* a team (PostgreSQL): a cmd: job only with its definition, a replay: job only with
+         * its recording (tt_claim_list); a single host (SQLite) claims it anyway and fails it
+         * naming both fingerprints */
+        char *fps = NULL;
+        if (tt_store_engine_of(s) == TT_STORE_POSTGRES && !(fps = tt_claim_list(r))) {
+            tt_runner_nap(r, poll);   /* out of memory: claim nothing this time */
+            continue;
+        }
+        tt_rc rc = tt_store_job_claim_for(s, w->owner, lease, fps, &job);
+        if (rc == TT_ENOTFOUND && fps) tt_log_waiting(r, s, fps);
+        free(fps);
         if ((rc == TT_OK || rc == TT_ENOTFOUND) && atomic_exchange(&r->db_moved, 0))
             tt__rlog(r, TT_LOG_NOTICE, "database: the file is back at its path; writes go "
                      "through again");

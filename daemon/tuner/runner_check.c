@@ -6,19 +6,13 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "backend.h"
+#include "dataset.h"
 #include "strategy.h"
 #include "runner_int.h"
 
 /* ---- submission checks -------------------------------------------------------------- */
-static int tt_file_exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
 /* Open the backend once (no target, a zero problem: replay and cmd read neither when
  * opening) so that the fingerprint is the one the workers will record, and the backend's
  * own checks (dataset params vs template params, toolchain definition) run at submission. */
@@ -59,14 +53,8 @@ tt_rc tt_runner_check_backend(const tt_runner_config *cfg, const tt_template *t,
         if (!tt_dataset_name_ok(name))
             return tt_errf(err, TT_EINVAL, "backend", "bad dataset name '%s'", name);
         const char *dir = cfg->datasets_dir ? cfg->datasets_dir : TT_DEFAULT_DATASETS_DIR;
-        static const char *const sfx[] = {".t4.json", ".t4.json.gz", ".kt-cache.json",
-                                          ".kt-cache.json.gz"};
-        int found = 0;
-        for (size_t i = 0; i < sizeof sfx / sizeof sfx[0] && !found; i++) {
-            char path[1024];
-            snprintf(path, sizeof path, "%.900s/%.64s%s", dir, name, sfx[i]);
-            found = tt_file_exists(path);
-        }
+        char path[4096];
+        int found = tt_dataset_path(dir, name, path, sizeof path);
         if (!found) return tt_errf(err, TT_ENOTFOUND, "backend", "no dataset '%s' in %s", name, dir);
         return tt_check_by_open(cfg, t, backend, fp, err);
     }

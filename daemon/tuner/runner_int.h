@@ -41,6 +41,7 @@ struct tt_runner {
     tt_runner_config cfg;     /* strings below are the runner's copies */
     char *db_url, *worker_name, *datasets_dir, *work_dir;
     char *toolchain_list;     /* its toolchains' fingerprints ",fp1,fp2," (claims of cmd: jobs) */
+    _Atomic int64_t waiting_seen;   /* the last job logged as left to other hosts */
     atomic_int stop;
     pthread_mutex_t mu;
     pthread_cond_t cv;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,12 +63,16 @@ typedef struct worker {
     const char *name;         /* --worker-name: lease owners are "<name>/w0" */
     char log[600];
     pid_t pid;                /* 0 when not running */
+    const char *url;          /* its --db (NULL: g_url) */
+    char datasets[600];       /* its --datasets-dir ("": the default) */
 } worker;
 
 static tt_pg_cluster g_pg;
-static char g_url[600], g_ref_url[600];
-static tt_daemon g_api, g_ref;
-static worker g_w[2] = {{"hostA", "", 0}, {"hostB", "", 0}};
+static char g_url[600], g_ref_url[600], g_ds_url[600];
+static tt_daemon g_api, g_ref, g_dsapi;
+#define NW 4     /* g_w[0..1]: the team of test_team; 2..3: the team of test_replay_team */
+static worker g_w[NW] = {{"hostA", "", 0, NULL, ""}, {"hostB", "", 0, NULL, ""},
+                         {"dsA", "", 0, g_ds_url, ""}, {"dsB", "", 0, g_ds_url, ""}};
 static PGconn *g_db;
 
 static double mono(void)
@@ -88,9 +93,10 @@ static int worker_start(worker *w, const char *dir)
     if (pid == 0) {
         int fd = open(w->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) { dup2(fd, 1); dup2(fd, 2); close(fd); }
-        execl(bin, bin, "worker", "--db", g_url, "--workers", "1", "--lease-seconds", LEASE_S,
-              "--poll-seconds", "0.05", "--worker-name", w->name, "--work-dir", dir,
-              "--log-level", "debug", (char *)NULL);
+        const char *ds = w->datasets[0] ? "--datasets-dir" : NULL;   /* ends the list */
+        execl(bin, bin, "worker", "--db", w->url ? w->url : g_url, "--workers", "1",
+              "--lease-seconds", LEASE_S, "--poll-seconds", "0.05", "--worker-name", w->name,
+              "--work-dir", dir, "--log-level", "debug", ds, w->datasets, (char *)NULL);
         _exit(127);
     }
     free(bin);
@@ -206,7 +212,7 @@ static int db_job(long long job, jobrow *out)
 /* The worker whose lease owner name is `owner` ("hostA/w0"), or NULL. */
 static worker *worker_of(const char *owner)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NW; i++) {
         size_t l = strlen(g_w[i].name);
         if (!strncmp(owner, g_w[i].name, l) && owner[l] == '/') return &g_w[i];
     }
@@ -268,7 +274,8 @@ static int suite_init(void)
         return -1;
     }
     if (tt_pg_cluster_createdb(&g_pg, "team", g_url, sizeof g_url, err, sizeof err) ||
-        tt_pg_cluster_createdb(&g_pg, "teamref", g_ref_url, sizeof g_ref_url, err, sizeof err)) {
+        tt_pg_cluster_createdb(&g_pg, "teamref", g_ref_url, sizeof g_ref_url, err, sizeof err) ||
+        tt_pg_cluster_createdb(&g_pg, "teamds", g_ds_url, sizeof g_ds_url, err, sizeof err)) {
         fprintf(stderr, "\nPostgreSQL: %s\n", err);
         tt_pg_cluster_stop(&g_pg);     /* CUnit skips the cleanup when init fails */
         return -1;
@@ -279,7 +286,7 @@ static int suite_init(void)
 static int suite_clean(void)
 {
     int failed = CU_get_number_of_failures() > 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NW; i++) {
         if (g_w[i].pid) worker_signal(&g_w[i], SIGTERM);
         if (failed && g_w[i].log[0]) show_tail("worker log (kept)", g_w[i].log);
     }
@@ -301,6 +308,7 @@ static int suite_clean(void)
     g_db = NULL;
     tt_daemon_cleanup(&g_api);
     tt_daemon_cleanup(&g_ref);
+    tt_daemon_cleanup(&g_dsapi);
     tt_pg_cluster_stop(&g_pg);
     return 0;
 }
@@ -583,7 +591,152 @@ static void test_team(void)
     CU_ASSERT_EQUAL(tt_daemon_stop(&g_ref), 0);
 }
 
-static const tt_test_case cases[] = {{"workers_share_and_take_over", test_team}, {NULL, NULL}};
+/* ---- replay: jobs go to a worker that has their recording -------------------------- */
+#define REPLAY(NAME, SEED)                                                                 \
+    "{\"template\":\"convolution\",\"problem\":{},\"target\":\"a2\",\"backend\":\"replay:" \
+    NAME "\",\"strategy\":\"random\",\"budget\":{\"trials\":8},\"seed\":" #SEED "}"
+
+/* Copy the shared dataset file `from` (under datasets/) to dir/to, through a rename (a
+ * replaced file is a new inode, as cp + mv makes it); 0 on success. */
+static int ds_copy(const char *from, const char *dir, const char *to)
+{
+    char rel[128], tmp[700], dst[700];
+    snprintf(rel, sizeof rel, "datasets/%s", from);
+    char *src = tt_test_shared(rel);
+    size_t n = 0;
+    char *data = src ? tt_test_read_file(src, &n) : NULL;
+    free(src);
+    snprintf(tmp, sizeof tmp, "%s/.%s.part", dir, to);
+    snprintf(dst, sizeof dst, "%s/%s", dir, to);
+    FILE *f = data ? fopen(tmp, "wb") : NULL;
+    int ok = f && fwrite(data, 1, n, f) == n;
+    if (f && fclose(f) != 0) ok = 0;
+    free(data);
+    return ok && rename(tmp, dst) == 0 ? 0 : -1;
+}
+
+/* Wait until w's log holds `text` or job `id` is no longer queued; 1 when the log has it. */
+static int wait_log(const worker *w, const char *text, long long id)
+{
+    for (double until = mono() + tt_daemon_slow(20); mono() < until; usleep(20 * 1000)) {
+        char *log = tt_test_read_file(w->log, NULL);
+        int has = log && strstr(log, text);
+        free(log);
+        if (has) return 1;
+        jobrow jr;
+        if (db_job(id, &jr) != 0 || strcmp(jr.state, "queued") != 0) return 0;
+    }
+    return 0;
+}
+
+/* 1 when w's log has the line "job ID claimed by NAME/w0 (new)". */
+static int claimed_by(const worker *w, long long id)
+{
+    char text[128];
+    snprintf(text, sizeof text, "job %lld claimed by %s/w0 (new)", id, w->name);
+    char *log = tt_test_read_file(w->log, NULL);
+    int has = log && strstr(log, text);
+    free(log);
+    return has;
+}
+
+/* Run job `id` to its end: "done", by worker w alone (every trial it measured). */
+static void expect_done_by(long long id, const worker *w)
+{
+    const char *st = tt_daemon_wait_job(&g_dsapi, id, tt_daemon_slow(60));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    CU_ASSERT_STRING_EQUAL(st, "done");
+    CU_ASSERT(claimed_by(w, id));
+    char q[256];
+    snprintf(q, sizeof q, "SELECT count(*) FROM trials WHERE job_id = $1 AND measured_by <> "
+             "'%s/w0'", w->name);
+    CU_ASSERT_EQUAL(sql_ll(q, id), 0);
+}
+
+/* Two worker hosts with different dataset directories: dsA has the API host's recording of
+ * convolution_A100, dsB another recording under that name (the MI250X one) and
+ * convolution_MI250X.  A replay: job is claimed only by a worker whose file has the job's
+ * fingerprint, and an idle worker logs why it leaves a job queued; a file replaced on a host
+ * counts at its next poll.  The old workers claimed any replay: job: dsB failed the A100
+ * job ("the recording of dataset convolution_A100 changed since the job was submitted"),
+ * dsA would fail the MI250X one ("dataset 'convolution_MI250X' not found"). */
+static void test_replay_team(void)
+{
+    char *root = tt_test_tmpdir("team_ds");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    worker *a = &g_w[2], *b = &g_w[3];
+    snprintf(a->datasets, sizeof a->datasets, "%s/a", root);
+    snprintf(b->datasets, sizeof b->datasets, "%s/b", root);
+    CU_ASSERT_FATAL(mkdir(a->datasets, 0755) == 0 && mkdir(b->datasets, 0755) == 0);
+    CU_ASSERT_EQUAL_FATAL(ds_copy("convolution_A100.t4.json.gz", a->datasets,
+                                  "convolution_A100.t4.json.gz"), 0);
+    CU_ASSERT_EQUAL_FATAL(ds_copy("convolution_MI250X.t4.json.gz", b->datasets,
+                                  "convolution_A100.t4.json.gz"), 0);
+    CU_ASSERT_EQUAL_FATAL(ds_copy("convolution_MI250X.t4.json.gz", b->datasets,
+                                  "convolution_MI250X.t4.json.gz"), 0);
+    /* the API host reads the shared datasets (the default): the jobs record their hashes */
+    CU_ASSERT_EQUAL_FATAL(start_api(&g_dsapi, g_ds_url, 0), 0);
+    PQfinish(g_db);
+    g_db = PQconnectdb(g_ds_url);
+    CU_ASSERT_EQUAL_FATAL(PQstatus(g_db), CONNECTION_OK);
+    char *t1 = tt_test_shared("datasets/convolution.t1.json");
+    size_t n = 0;
+    char *body = t1 ? tt_test_read_file(t1, &n) : NULL;
+    free(t1);
+    tt_hres r;
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_req(&g_dsapi, "POST", "/v1/import?template=convolution",
+                                        TT_TOKEN_TUNE, body, n, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 201);
+    tt_hres_free(&r);
+    free(body);
+
+    /* dsB alone: its convolution_A100 is another recording; it leaves the job queued */
+    CU_ASSERT_EQUAL_FATAL(worker_start(b, g_dsapi.dir), 0);
+    long long j1 = submit(&g_dsapi, REPLAY("convolution_A100", 3));
+    CU_ASSERT_FATAL(j1 > 0);
+    char want[800], fp[96] = "", id1[32];
+    snprintf(id1, sizeof id1, "%lld", j1);
+    const char *p1[] = {id1};
+    PGresult *res = sql("SELECT backend_fp FROM jobs WHERE id = $1", 1, p1);
+    if (res && PQntuples(res) == 1) snprintf(fp, sizeof fp, "%s", PQgetvalue(res, 0, 0));
+    PQclear(res);
+    CU_ASSERT_EQUAL(strncmp(fp, "replay:convolution_A100@", 24), 0);
+    snprintf(want, sizeof want, "job %lld waits for a worker with %s: dsB has "
+             "replay:convolution_A100@", j1, fp);
+    CU_ASSERT(wait_log(b, want, j1));
+    jobrow jr;
+    CU_ASSERT_EQUAL_FATAL(db_job(j1, &jr), 0);
+    CU_ASSERT_STRING_EQUAL(jr.state, "queued");
+
+    /* dsA, with the recording, runs it; the MI250X job goes to dsB, and dsA says why not */
+    CU_ASSERT_EQUAL_FATAL(worker_start(a, g_dsapi.dir), 0);
+    expect_done_by(j1, a);
+    long long j2 = submit(&g_dsapi, REPLAY("convolution_MI250X", 4));
+    CU_ASSERT_FATAL(j2 > 0);
+    expect_done_by(j2, b);
+    snprintf(want, sizeof want, "dsA has no dataset 'convolution_MI250X' in %s", a->datasets);
+    char *log = tt_test_read_file(a->log, NULL);
+    CU_ASSERT(log && strstr(log, want));
+    free(log);
+
+    /* dsA stopped; dsB's convolution_A100 replaced by the API host's recording: dsB runs
+     * the next such job (the file's new hash counts at its next poll) */
+    CU_ASSERT_EQUAL(worker_signal(a, SIGTERM), 0);
+    CU_ASSERT_EQUAL_FATAL(ds_copy("convolution_A100.t4.json.gz", b->datasets,
+                                  "convolution_A100.t4.json.gz"), 0);
+    long long j3 = submit(&g_dsapi, REPLAY("convolution_A100", 5));
+    CU_ASSERT_FATAL(j3 > 0);
+    expect_done_by(j3, b);
+    CU_ASSERT_EQUAL(sql_ll("SELECT count(*) FROM jobs WHERE state <> 'done'", -1), 0);
+    CU_ASSERT_EQUAL(worker_signal(b, SIGTERM), 0);
+    CU_ASSERT_EQUAL(tt_daemon_stop(&g_dsapi), 0);
+    if (CU_get_number_of_failures() == 0) tt_test_rmrf(root);
+    free(root);
+}
+
+static const tt_test_case cases[] = {{"workers_share_and_take_over", test_team},
+                                     {"replay_jobs_go_to_the_dataset", test_replay_team},
+                                     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"team_pg", suite_init, suite_clean, cases},
                                        {NULL, NULL, NULL, NULL}};
 

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT
  * test_backend_replay.c - the replay: backend on the real convolution recordings with the
  * T1-imported template: recorded medians, recorded failures, absent configs, the exact
- * relation between the T1 space and the recorded configs, param mismatch, name checks.
+ * relation between the T1 space and the recorded configs, param mismatch, name checks, the
+ * fingerprints of a directory's datasets, the submission check finding a <name>.json dataset.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "backend.h"
 #include "dataset.h"
+#include "runner.h"
 #include "space.h"
 #include "t1.h"
 #include "template.h"
@@ -288,6 +291,131 @@ static void test_bad_names(void)
     free(dir);
 }
 
+/* Write text (plus `extra`, appended: another recording) to dir/name, gzip when gz. */
+static void put(const char *dir, const char *name, const char *text, const char *extra, int gz)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    if (gz) {
+        gzFile g = gzopen(p, "wb");
+        CU_ASSERT_FATAL(g != NULL);
+        CU_ASSERT(gzputs(g, text) > 0 && (!*extra || gzputs(g, extra) > 0));
+        CU_ASSERT_EQUAL(gzclose(g), Z_OK);
+        return;
+    }
+    FILE *f = fopen(p, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    CU_ASSERT(fputs(text, f) >= 0 && fputs(extra, f) >= 0);
+    CU_ASSERT_EQUAL(fclose(f), 0);
+}
+
+/* "replay:<name>@<8 hex>" of the dataset file dir/file as the loader hashes it. */
+static void fp_of(const char *dir, const char *file, const char *name, char *out, size_t cap)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    tt_dataset *ds = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_dataset_load_file(p, &ds, NULL), TT_OK);
+    snprintf(out, cap, "replay:%s@%.8s", name, ds->hash);
+    tt_dataset_free(ds);
+}
+
+/* The fingerprints a directory's datasets give (what a team worker claims replay: jobs by):
+ * each name under the file the backend opens for it, gzip hashed decompressed, names that
+ * cannot be dataset names and other files left out; each file hashed once until it
+ * changes. */
+static void test_dir_fingerprints(void)
+{
+    char *src = tt_test_src("tests/data/datasets/many_samples.kt-cache.json");
+    char *text = tt_test_read_file(src, NULL);
+    free(src);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    char *dir = tt_test_tmpdir("tt-replay-fps");
+    put(dir, "x.kt-cache.json", text, "", 0);
+    put(dir, "g.t4.json.gz", text, "", 1);      /* gzip: the hash of the plain bytes */
+    put(dir, "z.t4.json", text, " ", 0);        /* z opens z.t4.json, not z.json */
+    put(dir, "z.json", text, "  ", 0);
+    put(dir, ".h.json", text, "", 0);           /* not a dataset name */
+    put(dir, "notes.txt", text, "", 0);
+    char x[96], xk[96], g[96], gt[96], z[96], zt[96], zj[96];
+    fp_of(dir, "x.kt-cache.json", "x", x, sizeof x);
+    fp_of(dir, "x.kt-cache.json", "x.kt-cache", xk, sizeof xk);
+    fp_of(dir, "x.kt-cache.json", "g", g, sizeof g);   /* same bytes as g.t4.json.gz */
+    fp_of(dir, "x.kt-cache.json", "g.t4", gt, sizeof gt);
+    fp_of(dir, "z.t4.json", "z", z, sizeof z);
+    fp_of(dir, "z.t4.json", "z.t4", zt, sizeof zt);
+    fp_of(dir, "z.json", "z", zj, sizeof zj);
+    size_t reads = tt_dataset_hash_reads();
+    char *fps = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_backend_replay_fps(dir, &fps), TT_OK);
+    const char *want[] = {x, xk, g, gt, z, zt};
+    size_t len = 1;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char item[100];
+        snprintf(item, sizeof item, ",%s,", want[i]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(fps, item));
+        if (!strstr(fps, item)) fprintf(stderr, "\nmissing %s in %s\n", item, fps);
+        len += strlen(want[i]) + 1;
+    }
+    CU_ASSERT_EQUAL(strlen(fps), len);          /* nothing else: not z.json, .h, notes */
+    CU_ASSERT_PTR_NULL(strstr(fps, zj));
+    CU_ASSERT_EQUAL(tt_dataset_hash_reads(), reads + 3);   /* x, g, z.t4.json: once each */
+    free(fps);
+    CU_ASSERT_EQUAL_FATAL(tt_backend_replay_fps(dir, &fps), TT_OK);
+    CU_ASSERT_EQUAL(tt_dataset_hash_reads(), reads + 3);   /* nothing read again */
+    free(fps);
+    put(dir, "x.kt-cache.json", text, "\n", 0);   /* replaced: read again, a new hash */
+    fp_of(dir, "x.kt-cache.json", "x", xk, sizeof xk);
+    CU_ASSERT_STRING_NOT_EQUAL(xk, x);
+    CU_ASSERT_EQUAL_FATAL(tt_backend_replay_fps(dir, &fps), TT_OK);
+    char item[100];
+    snprintf(item, sizeof item, ",%s,", xk);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fps, item));
+    CU_ASSERT_EQUAL(tt_dataset_hash_reads(), reads + 4);
+    free(fps);
+    CU_ASSERT_EQUAL(tt_backend_replay_fps("/nonexistent/dir", &fps), TT_OK);
+    CU_ASSERT_STRING_EQUAL(fps, ",");
+    free(fps);
+    free(text);
+    tt_test_rmrf(dir);
+    free(dir);
+}
+
+/* A dataset kept as <name>.json, which the replay backend opens (docs/datasets.md), is
+ * accepted at submission with the backend's fingerprint.  The submission check looked for
+ * the .t4 and .kt-cache forms only: "no dataset 'y' in DIR". */
+static void test_check_backend_plain_json(void)
+{
+    json_t *t1 = json_loads("{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": "
+                            "\"a\", \"Type\": \"int\", \"Values\": \"[1, 2, 3]\"}, {\"Name\": "
+                            "\"b\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}], "
+                            "\"Conditions\": []}}", 0, NULL);
+    json_t *doc = NULL;
+    tt_template *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_t1_to_template(t1, "plainjson", &doc, NULL), TT_OK);
+    json_decref(t1);
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_json(doc, NULL, &t, NULL), TT_OK);
+    json_decref(doc);
+    char *src = tt_test_src("tests/data/datasets/many_samples.kt-cache.json");
+    char *text = tt_test_read_file(src, NULL);
+    free(src);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    char *dir = tt_test_tmpdir("tt-replay-plain");
+    put(dir, "y.json", text, "", 0);
+    tt_runner_config c = {.db_url = "x", .workers = 1, .datasets_dir = dir, .work_dir = dir};
+    char fp[80] = "", want[96];
+    tt_errinfo e;
+    tt_errinfo_clear(&e);
+    CU_ASSERT_EQUAL(tt_runner_check_backend(&c, t, "replay:y", fp, &e), TT_OK);
+    fp_of(dir, "y.json", "y", want, sizeof want);
+    CU_ASSERT_STRING_EQUAL(fp, want);
+    if (strcmp(fp, want)) fprintf(stderr, "\ncheck: %s\n", e.msg);
+    free(text);
+    tt_tmpl_free(t);
+    tt_test_rmrf(dir);
+    free(dir);
+}
+
 static const tt_test_case cases[] = {
     {"known_configs", test_known_configs},
     {"space_equals_dataset", test_space_equals_dataset},
@@ -295,6 +423,8 @@ static const tt_test_case cases[] = {
     {"mi250x", test_mi250x},
     {"param_mismatch", test_param_mismatch},
     {"bad_names", test_bad_names},
+    {"dir_fingerprints", test_dir_fingerprints},
+    {"check_backend_plain_json", test_check_backend_plain_json},
     {NULL, NULL}};
 static const tt_test_suite suites[] = {{"backend_replay", setup, teardown, cases},
                                        {NULL, NULL, NULL, NULL}};

@@ -486,31 +486,39 @@ static void test_quotes(void)
     tt_store_close(s);
 }
 
-/* A worker claims a cmd: job only when it has the job's toolchain definition (backend_fp):
- * a host without the toolchain, or with another definition of it, leaves the job to one
- * that has it, where it used to claim it and fail it (or file its trials under its own
- * fingerprint).  Other backends go to any worker; NULL lists: any job. */
+/* A worker claims a cmd: job only when it has the job's toolchain definition (backend_fp),
+ * a replay: job only when it has the job's recording: a host without the toolchain or the
+ * dataset, or with another definition or recording of it, leaves the job to one that has it,
+ * where it used to claim it and fail it (or file its trials under its own fingerprint).
+ * Other backends go to any worker; NULL lists: any job.  What a worker leaves is what
+ * tt_store_job_waiting lists (nwait of them, the oldest first). */
 static void test_claim_for_toolchains(void)
 {
     static const struct { const char *backend, *fp; } jobs[] = {
         {"cmd:a2", "cmd:a2@11111111"}, {"cmd:a3", "cmd:a3@33333333"},
         {"cmd:a2", "cmd:a2@22222222"}, {"sim", "sim"}, {"cmd:a_2", "cmd:a_2@11111111"},
+        {"replay:d", "replay:d@44444444"},
     };
+    enum { NJ = sizeof jobs / sizeof jobs[0] };
     static const struct {
         const char *fps;     /* the worker's fingerprints */
-        int order[6];        /* the jobs (1-based) it claims, oldest first; 0 ends */
+        int order[NJ + 1];   /* the jobs (1-based) it claims, oldest first; 0 ends */
+        int nwait;           /* the jobs it leaves to others */
     } rows[] = {
-        {",cmd:a2@11111111,", {1, 4, 0}},
-        {",cmd:a2@22222222,cmd:a3@33333333,", {2, 3, 4, 0}},
-        {",", {4, 0}},                     /* no toolchain: only the sim job */
-        {",cmd:a2@1111111,", {4, 0}},      /* a prefix of a fingerprint is not it */
-        {",cmd:a_2@11111111,", {4, 5, 0}},
-        {NULL, {1, 2, 3, 4, 5, 0}},
+        {",cmd:a2@11111111,", {1, 4, 0}, 4},
+        {",cmd:a2@22222222,cmd:a3@33333333,", {2, 3, 4, 0}, 3},
+        {",", {4, 0}, 5},                     /* no toolchain, no dataset: only the sim job */
+        {",cmd:a2@1111111,", {4, 0}, 5},      /* a prefix of a fingerprint is not it */
+        {",cmd:a_2@11111111,", {4, 5, 0}, 4},
+        {",replay:d@44444444,", {4, 6, 0}, 4},
+        {",replay:d@4444444,replay:d.x@44444444,cmd:a2@44444444,", {4, 0}, 5},
+        {",cmd:a3@33333333,replay:d@44444444,", {2, 4, 6, 0}, 3},
+        {NULL, {1, 2, 3, 4, 5, 6, 0}, 0},
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         tt_store *s = tt_fx_open_fresh();
-        int64_t ids[5];
-        for (size_t i = 0; i < 5; i++) {
+        int64_t ids[NJ];
+        for (size_t i = 0; i < NJ; i++) {
             tt_job j;
             tt_sr_job_init(&j, "gemm", "a2", "", "M=1");
             snprintf(j.backend, sizeof j.backend, "%s", jobs[i].backend);
@@ -529,6 +537,16 @@ static void test_claim_for_toolchains(void)
             tt_job_clear(&j);
             if (rc != TT_OK || !want) break;
         }
+        int nwait = 0;
+        tt_job j;
+        for (int64_t after = 0; rows[r].fps &&
+             tt_store_job_waiting(s, rows[r].fps, after, &j) == TT_OK; nwait++) {
+            CU_ASSERT(j.id > after && j.state == TT_JOB_QUEUED && strcmp(j.backend, "sim"));
+            after = j.id;
+            tt_job_clear(&j);
+        }
+        CU_ASSERT_EQUAL(nwait, rows[r].nwait);
+        if (nwait != rows[r].nwait) fprintf(stderr, "\nrow %zu: %d waiting\n", r, nwait);
         tt_store_close(s);
     }
 }
