@@ -3,6 +3,7 @@
  * simulate, validate, targets, config, hash-token).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,20 @@ static tt_catalog *tt_open_catalog(const tt_config *cfg, int *code)
     return cat;
 }
 
+static pthread_t tt_main_thread;
+
+/* A stop signal that reached a thread which does not block it: one a library started before
+ * main (OpenBLAS starts its pool when it is loaded), so the mask below never covered it.  The
+ * kernel picks such a thread when the main thread cannot take the signal (just after a
+ * SIGCONT, for one), and the default action ended the daemon at once, without its shutdown.
+ * It is handed to the main thread, whose sigwait takes it as usual. */
+static void tt_forward_signal(int sig)
+{
+    int e = errno;
+    pthread_kill(tt_main_thread, sig);
+    errno = e;
+}
+
 /* Block the stop signals in every thread; the main thread waits for them.  SIGPIPE and
  * SIGXFSZ are ignored: a closed peer and a file grown past RLIMIT_FSIZE (ulimit -f) come back
  * as write errors (EPIPE, EFBIG), which the store reports (a job fails naming them), instead
@@ -198,6 +213,14 @@ static void tt_block_signals(sigset_t *set)
     sigaddset(set, SIGINT);
     sigaddset(set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, set, NULL);
+    tt_main_thread = pthread_self();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tt_forward_signal;
+    sigfillset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN);
 }
