@@ -3,7 +3,7 @@
  *
  * The dataset is found as <datasets_dir>/<name>.t4.json[.gz], <name>.kt-cache.json[.gz] or
  * <name>.json[.gz] (first match), parsed once per process (tt_dataset_cache_get) and shared
- * read-only by every job.  The template's params must be exactly the dataset's params (by
+ * read-only by every job; each open backend holds one reference, given back at close.  The template's params must be exactly the dataset's params (by
  * name; order may differ).  A replayed trial reports the recorded runtimes as its samples;
  * recorded failures and configs absent from the recording come back as failed trials.
  * The problem is not checked: a recording is one problem (docs/datasets.md).
@@ -202,13 +202,18 @@ static tt_rc replay_open(tt_backend *b, const char *arg, tt_errinfo *err)
     for (size_t i = 0; i < t->nparams; i++)
         if (tt_dataset_param(ds, t->params[i].name) < 0)
             tt_list_add(lacks_d, sizeof lacks_d, t->params[i].name);
-    if (lacks_t[0] || lacks_d[0])
+    if (lacks_t[0] || lacks_d[0]) {
+        tt_dataset_cache_release(ds);
         return tt_errf(err, TT_EUNSUPPORTED, "backend",
                        "dataset '%s' and template '%s' have different params (template lacks: "
                        "%s; dataset lacks: %s)", arg, t->name ? t->name : "?",
                        lacks_t[0] ? lacks_t : "none", lacks_d[0] ? lacks_d : "none");
+    }
     tt_replay *r = calloc(1, sizeof *r);
-    if (!r) return tt_errf(err, TT_ENOMEM, "backend", "out of memory");
+    if (!r) {
+        tt_dataset_cache_release(ds);
+        return tt_errf(err, TT_ENOMEM, "backend", "out of memory");
+    }
     replay_summaries_once(ds);
     r->ds = ds;
     memcpy(r->tparam, tparam, ds->nparams * sizeof tparam[0]);
@@ -263,6 +268,7 @@ static tt_rc replay_measure(tt_backend *b, int64_t *slots, tt_measurement *out)
 
 static void replay_close(tt_backend *b)
 {
+    if (b->impl) tt_dataset_cache_release(((tt_replay *)b->impl)->ds);
     free(b->impl);
     b->impl = NULL;
 }

@@ -168,12 +168,17 @@ tt_rc tt_dataset_file_hash(const char *path, char hash[17]);
 size_t tt_dataset_hash_reads(void);
 
 /* Process-wide cache of loaded files (thread-safe).  Returns a borrowed dataset that stays
- * valid until tt_dataset_cache_clear(); a file is parsed once per (path, inode, size, mtime),
- * so a changed file is re-read.  Errors as tt_dataset_load_file(). */
+ * valid until the borrower gives it back with tt_dataset_cache_release (each get, one
+ * release); a file is parsed once per (path, inode, size, mtime), so a changed file is
+ * re-read, and the older parse is freed once no borrower holds it.  Errors as
+ * tt_dataset_load_file(). */
 tt_rc tt_dataset_cache_get(const char *path, const tt_dataset **out, tt_errinfo *err);
+void tt_dataset_cache_release(const tt_dataset *ds);   /* NULL: nothing */
+/* Number of parses the cache holds now (for tests). */
+size_t tt_dataset_cache_held(void);
 /* Number of files parsed by the cache so far (for tests and /metrics). */
 size_t tt_dataset_cache_loads(void);
-/* Free every cached dataset.  Only when no borrower is left (shutdown, tests). */
+/* Free every cached dataset, held or not.  Only when no borrower is left (shutdown, tests). */
 void tt_dataset_cache_clear(void);
 
 #endif

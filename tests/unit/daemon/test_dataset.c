@@ -419,6 +419,47 @@ static void test_cache(void)
     free(p);
 }
 
+/* A file replaced on disk is parsed again, and the older parse is freed once the last
+ * borrower gives it back (it was kept for the life of the process: one more parse per
+ * version of a dataset an operator replaces).  Under ASan a use after free would show. */
+static void test_cache_superseded(void)
+{
+    static const char *const versions[] = {
+        "{\"tune_params_keys\": [\"a\"], \"cache\": {\"1\": {\"a\": 1, \"time\": 1.0}}}",
+        "{\"tune_params_keys\": [\"a\"], \"cache\": {\"1\": {\"a\": 1, \"time\": 2.5}}}",
+        "{\"tune_params_keys\": [\"a\"], \"cache\": {\"2\": {\"a\": 2, \"time\": 3.25}}}"};
+    tt_dataset_cache_clear();
+    char *dir = tt_test_tmpdir("tt-dscache");
+    char path[512], tmp[512];
+    snprintf(path, sizeof path, "%s/d.kt-cache.json", dir);
+    snprintf(tmp, sizeof tmp, "%s/d.new", dir);
+    const tt_dataset *held[3] = {NULL, NULL, NULL};
+    tt_errinfo e;
+    for (size_t v = 0; v < 3; v++) {   /* written aside and renamed over: a new inode each */
+        CU_ASSERT_EQUAL_FATAL(write_file(tmp, versions[v], strlen(versions[v])), 0);
+        CU_ASSERT_EQUAL_FATAL(rename(tmp, path), 0);
+        CU_ASSERT_EQUAL(tt_dataset_cache_get(path, &held[v], &e), TT_OK);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(held[v]);
+        CU_ASSERT_EQUAL(tt_dataset_cache_held(), v + 1);   /* older ones are still borrowed */
+    }
+    const tt_dataset *again = NULL;   /* the current parse: shared, counted */
+    CU_ASSERT_EQUAL(tt_dataset_cache_get(path, &again, &e), TT_OK);
+    CU_ASSERT_PTR_EQUAL(again, held[2]);
+    tt_dataset_cache_release(held[1]);
+    CU_ASSERT_EQUAL(tt_dataset_cache_held(), 2);
+    tt_dataset_cache_release(held[0]);
+    CU_ASSERT_EQUAL(tt_dataset_cache_held(), 1);
+    CU_ASSERT_EQUAL(held[2]->records[0].value_us, 3250.0);   /* still valid */
+    tt_dataset_cache_release(held[2]);
+    tt_dataset_cache_release(again);
+    CU_ASSERT_EQUAL(tt_dataset_cache_held(), 1);   /* the current parse stays cached */
+    tt_dataset_cache_release(NULL);
+    tt_dataset_cache_clear();
+    CU_ASSERT_EQUAL(tt_dataset_cache_held(), 0);
+    tt_test_rmrf(dir);
+    free(dir);
+}
+
 /* Deterministic mutations of small valid documents (byte flips, truncations, gzip cuts):
  * every outcome is a result or a clean error, never a crash (run under ASan in CI). */
 static void test_mutations(void)
@@ -628,6 +669,7 @@ static const tt_test_case cases[] = {
     {"kt_open_cache", test_kt_open_cache},
     {"kt_old_sentinel", test_kt_old_sentinel},
     {"bad_table", test_bad_table},
+    {"cache_superseded", test_cache_superseded},
     {"units", test_units},
     {"t4_roundtrip", test_t4_roundtrip},
     {"builder", test_builder},
