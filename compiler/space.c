@@ -266,6 +266,12 @@ uint64_t tt_space_total(const tt_space *s)
     return s->total;
 }
 
+int tt_space_indexed(const tt_space *s)
+{
+    return s->total != UINT64_MAX;   /* sat_mul saturates only on overflow: no domain product
+                                        of values <= 4096 each is 2^64 - 1 exactly */
+}
+
 /* Run the checks of level L on slots.  psum_prev/psum_cur: the capacity sums of the levels
  * below and of this level; bbytes: per-copy buffer bytes (filled here for this level). */
 static uint32_t check_level(const tt_space *s, size_t L, int64_t *slots, int64_t *bbytes,

@@ -68,6 +68,12 @@ tt_rc tt_space_check(const tt_space *s, int64_t *slots, tt_errinfo *err);
 /* Number of configs in the cartesian product (saturating). */
 uint64_t tt_space_total(const tt_space *s);
 
+/* 1 when every config has an index (the product fits in 64 bits: tt_space_total() is not
+ * UINT64_MAX), 0 otherwise.  decode/encode below number only the first 2^64 configs of a
+ * larger space (the first params never vary), so whatever numbers configs (the tuning
+ * strategies) must refuse a space without it. */
+int tt_space_indexed(const tt_space *s);
+
 /* Decode the idx-th config of the cartesian product (0 <= idx < total; mixed radix, the
  * last param varies fastest) into slots (params only).  Used by random/evolution search. */
 void tt_space_decode(const tt_space *s, uint64_t idx, int64_t *slots);

@@ -270,7 +270,9 @@ static tt_rc tt_tune_space(tt_server *srv, const tt_template *t, const tt_target
     }
     *total = tt_space_total(sp);
     char size[64];
-    if (tt__strategy_enumerates(strategy) && (double)*total > srv->max_space)
+    if (!tt_space_indexed(sp))
+        rc = tt_errf(err, TT_EUNSUPPORTED, "template.params", "%s", TT_STRATEGY_HUGE_SPACE);
+    else if (tt__strategy_enumerates(strategy) && (double)*total > srv->max_space)
         rc = tt_errf(err, TT_EUNSUPPORTED, "strategy",
                      "space too large (%s) for strategy %s (limit %.3g); "
                      "use evolution/anneal/random", tt__space_size(*total, size, sizeof size),

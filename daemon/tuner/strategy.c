@@ -203,6 +203,8 @@ tt_rc tt_strategy_new(const tt_strategy_config *cfg, tt_strategy **out, tt_errin
     if (!cfg->t || !cfg->space) return tt_errf(err, TT_EINVAL, "strategy", "no template or space");
     if (cfg->t->nparams == 0)
         return tt_errf(err, TT_EINVAL, "strategy", "template has no tunable params");
+    if (!tt_space_indexed(cfg->space))   /* the API refuses it; a job queued before did not */
+        return tt_errf(err, TT_EUNSUPPORTED, "template.params", "%s", TT_STRATEGY_HUGE_SPACE);
     if (cfg->budget < 0) return tt_errf(err, TT_EINVAL, "budget", "negative budget");
     if (cfg->options && !json_is_object(cfg->options))
         return tt_errf(err, TT_EINVAL, "options", "options must be an object");

@@ -106,8 +106,14 @@ const char *const *tt_strategy_names(void);
 /* 1 if name is a known strategy, "auto" or "" (the default too; NULL: 0). */
 int tt_strategy_known(const char *name);
 
+/* The refusal of a space whose configs cannot all be numbered (!tt_space_indexed): every
+ * strategy names configs by their index, and the first params of such a space never vary. */
+#define TT_STRATEGY_HUGE_SPACE \
+    "space too large to tune (more than 2^64 configs): a job numbers the configs of its " \
+    "space in 64 bits; make the params' domains smaller"
 /* Create a strategy.  TT_EINVAL for an unknown name or bad options (err names the option),
- * TT_ENOMEM.  *out is NULL on error.  The initial work (ranking the space by the model,
+ * TT_EUNSUPPORTED for a space that is not indexed (TT_STRATEGY_HUGE_SPACE), TT_ENOMEM.
+ * *out is NULL on error.  The initial work (ranking the space by the model,
  * enumerating it) is done lazily by the first tt_strategy_next(). */
 tt_rc tt_strategy_new(const tt_strategy_config *cfg, tt_strategy **out, tt_errinfo *err);
 void tt_strategy_free(tt_strategy *st);

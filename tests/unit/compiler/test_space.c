@@ -349,6 +349,7 @@ static void test_huge_space_limit(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL_FATAL(tt_space_new(t, (int64_t[]){0}, NULL, &s, NULL), TT_OK);
     CU_ASSERT_EQUAL(tt_space_total(s), UINT64_MAX);
+    CU_ASSERT(!tt_space_indexed(s));   /* its configs have no 64-bit index */
     tt_space_enumerate(s, NULL, NULL, 10, &c);
     CU_ASSERT_EQUAL(c.feasible, 10);
     tt_space_free(s);

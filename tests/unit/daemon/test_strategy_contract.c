@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -573,6 +574,38 @@ static void test_sampled_spaces(void)
     json_decref(o);
 }
 
+/* A space of more than 2^64 configs (here 4096^6 = 2^72) has no 64-bit index for every config:
+ * bo, model-bo and evolution divided by a wrapped stride of 0 (SIGFPE: the daemon died, and
+ * again at every restart, resuming the job), random and anneal never varied the first params.
+ * Every strategy refuses it, naming the params. */
+static void test_huge_space_refused(void)
+{
+    char doc[1024] = "{\"tiletune\":1,\"name\":\"huge\",\"params\":{";
+    for (int i = 0; i < 6; i++)
+        snprintf(doc + strlen(doc), sizeof doc - strlen(doc), "%s\"p%d\":{\"range\":[1,4096]}",
+                 i ? "," : "", i);
+    strcat(doc, "}}");
+    tt_template *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_string(doc, strlen(doc), NULL, &t, NULL), TT_OK);
+    tt_space *sp = NULL;
+    CU_ASSERT_EQUAL_FATAL(tt_space_new(t, NULL, NULL, &sp, NULL), TT_OK);
+    CU_ASSERT(!tt_space_indexed(sp));
+    const char *const *names = tt_strategy_names();
+    for (size_t i = 0; names[i]; i++) {
+        tt_strategy_config c = {.name = names[i], .t = t, .space = sp, .budget = 4};
+        tt_strategy *st = (tt_strategy *)1;
+        tt_errinfo e;
+        tt_errinfo_clear(&e);
+        CU_ASSERT_EQUAL(tt_strategy_new(&c, &st, &e), TT_EUNSUPPORTED);
+        CU_ASSERT_PTR_NULL(st);
+        CU_ASSERT_STRING_EQUAL(e.path, "template.params");
+        CU_ASSERT(strstr(e.msg, "more than 2^64 configs") != NULL);
+        if (st) tt_strategy_free(st);
+    }
+    tt_space_free(sp);
+    tt_tmpl_free(t);
+}
+
 static void test_planned(void)
 {
     int total = tt_stfx_toy_count(24);
@@ -598,6 +631,7 @@ static void test_planned(void)
 static const tt_test_case toy_cases[] = {
     {"sampled_spaces", test_sampled_spaces},
     {"planned", test_planned},
+    {"huge_space_refused", test_huge_space_refused},
     {"determinism", test_determinism},
     {"budget", test_budget},
     {"exhaustive_covers_feasible", test_exhaustive_covers_feasible},
