@@ -183,10 +183,10 @@ tt_rc tt__tp_expr(tt__tp *p, const json_t *v, const char *path, tt_expr **out)
     tt_rc rc = tt_expr_compile(src, tp_resolve, p, out, &e);
     if (rc == TT_OK) return TT_OK;
     if (rc == TT_ENOMEM) return tt__tp_oom(p, path);
-    tt_errf(p->err, rc, path, "%s (at offset %d of \"%.120s\")", e.msg[0] ? e.msg : tt_strerror(rc),
-            e.pos, src);
-    if (p->err) p->err->pos = e.pos;
-    return rc;
+    /* the offset is in the message, with the source: err->pos stays -1, or the API's
+     * tt_resp_errinfo would say it a second time */
+    return tt_errf(p->err, rc, path, "%s (at offset %d of \"%.120s\")",
+                   e.msg[0] ? e.msg : tt_strerror(rc), e.pos, src);
 }
 
 /* ---- freeing -------------------------------------------------------------------------- */

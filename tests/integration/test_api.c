@@ -136,6 +136,15 @@ static void test_templates(void)
     const char *path = json_string_value(json_object_get(json_object_get(r.json, "error"), "path"));
     CU_ASSERT(path && strstr(path, "params.block_M") != NULL);
     tt_hres_free(&r);
+    /* an expression's error says its offset once, as docs/template-format.md shows it (it
+     * was "... of \"ceildiv(M, q)\") (at offset 11)") */
+    r = req("POST", "/v1/templates/n/validate", NULL, "{\"tiletune\":1,\"name\":\"n\",\"inputs\":"
+            "{\"M\":\"int\"},\"let\":{\"n\":\"ceildiv(M, q)\"}}", 422, "invalid_expression");
+    json_t *e = json_object_get(r.json, "error");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "path")), "let.n");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "message")),
+                           "unknown name 'q' (at offset 11 of \"ceildiv(M, q)\")");
+    tt_hres_free(&r);
     /* PUT: needs tune; the URL name must match */
     json_t *mine = json_deep_copy(doc);
     json_object_set_new(mine, "name", json_string("gemm_mine"));
