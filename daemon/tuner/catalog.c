@@ -295,8 +295,8 @@ tt_rc tt_catalog_put_as(tt_catalog *c, tt_store *s, const char *name, const json
         if (rc == TT_EFORBIDDEN)
             tt_errf(err, rc, "name", "template '%s' belongs to another token: only its owner "
                     "or an admin may store a new version", t->name);
-        else if (rc != TT_OK)
-            tt_errf(err, rc, "template", "store: %s", tt_store_errmsg(s));
+        else if (rc != TT_OK)   /* no path: the API prefixes "template" to an inline one's */
+            tt_errf(err, rc, "", "store: %s", tt_store_errmsg(s));
         if (rc != TT_OK) {
             pthread_mutex_unlock(&c->mu);
             tt_tmpl_free(t);
@@ -305,7 +305,7 @@ tt_rc tt_catalog_put_as(tt_catalog *c, tt_store *s, const char *name, const json
     }
     const tt_template *cached = tt_cat_add(c, t, 0, 1);
     pthread_mutex_unlock(&c->mu);
-    if (!cached) return tt_errf(err, TT_ENOMEM, "template", "out of memory");
+    if (!cached) return tt_errf(err, TT_ENOMEM, "", "out of memory");
     if (out) *out = cached;
     return TT_OK;
 }

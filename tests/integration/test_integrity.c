@@ -449,6 +449,23 @@ static void check_db_gone(const tt_daemon *d, const char *path)
     CU_ASSERT_STRING_EQUAL(tt_hres_code(&r), "database_error");
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "was deleted or moved"));
     tt_hres_free(&r);
+    /* a template that cannot be stored: the inline one's path is "template" (it was
+     * "template.template"), PUT's has none (it was "template", not a member of the body) */
+    static const char *doc = "{\"tiletune\":1,\"name\":\"gone\",\"params\":{\"a\":[1,2]}}";
+    char body[256];
+    snprintf(body, sizeof body, "{\"template\":%s,\"target\":\"a2\",\"backend\":\"sim\"}", doc);
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_req(d, "POST", "/v1/tune", TT_TOKEN_TUNE, body,
+                                        strlen(body), &r), 0);
+    CU_ASSERT_EQUAL(r.status, 503);
+    CU_ASSERT_STRING_EQUAL(tt_hres_code(&r), "database_error");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(r.json, "error"),
+                                                             "path")), "template");
+    tt_hres_free(&r);
+    CU_ASSERT_EQUAL_FATAL(tt_daemon_req(d, "PUT", "/v1/templates/gone", TT_TOKEN_TUNE, doc,
+                                        strlen(doc), &r), 0);
+    CU_ASSERT_EQUAL(r.status, 503);
+    CU_ASSERT_PTR_NULL(json_object_get(json_object_get(r.json, "error"), "path"));
+    tt_hres_free(&r);
 }
 
 static void test_db_file_moved(void)
