@@ -3,6 +3,7 @@
 
 tilelang cannot be installed here, so the factory is a stand-in that records the keyword
 arguments it was called with: what a @tilelang.jit factory would have been given."""
+import functools
 import inspect
 import json
 import os
@@ -120,6 +121,28 @@ def test_caller_pins_and_unknown_params(make_daemon):
                                                 "in_dtype": "dtype"}, target="a2",
                           url=d.url)(mapped)
     assert set(g(512, 512, 512)) >= set(PARAMS)        # **kwargs takes every param
+
+
+def test_partial_and_callable_object_factories(daemon):
+    """A factory without __qualname__ (functools.partial, an instance with __call__, as a
+    jit wrapper may be) is named by its function or class in the messages; the old code
+    raised AttributeError from the warning about a param the factory does not take."""
+    def kernel(M, N, K, block_M, block_N, block_K, K_L1, S1, S2, dtype="float16"):
+        return block_M
+
+    class Factory:
+        def __call__(self, M, N, K, block_M, dtype="float16"):
+            return block_M
+
+    for fac, name in ((functools.partial(kernel, K=512), "kernel"), (Factory(), "Factory")):
+        f = tiletune.autotune(template="gemm", key=["M", "N", "K", "dtype"], target="a2",
+                              url=daemon.url, disk_cache=False)(fac)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert f(512, 512) if name == "kernel" else f(512, 512, 512)
+        assert any(f"{name}; not passed" in str(x.message) for x in w), name
+        with pytest.raises(TypeError, match=f"not arguments of .*{name}$"):
+            tiletune.autotune(template="gemm", key=["Q"], target="a2")(fac)
 
 
 def test_memory_cache_and_concurrent_threads(make_daemon):

@@ -96,6 +96,16 @@ def _shape_value(v: Any) -> Union[int, str]:
     return s.rsplit(".", 1)[-1] if s.startswith(("torch.", "numpy.", "np.")) else s
 
 
+def _name(fn: Callable[..., Any]) -> str:
+    """The factory's name for messages: a function's qualified name; a functools.partial or a
+    callable object (a jit wrapper instance) has none, so its function's or its class's."""
+    for f in (fn, getattr(fn, "func", None)):
+        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
+        if isinstance(name, str):
+            return name
+    return type(fn).__qualname__
+
+
 _LIVE: "weakref.WeakSet[Autotuner]" = weakref.WeakSet()
 # Jobs submitted by any autotuner of this process, by what they tune (server, template
 # version, target, shape, job options): a factory decorated again (a notebook cell run twice)
@@ -135,7 +145,7 @@ class Autotuner:
         self.key: Dict[str, str] = dict(key) if isinstance(key, Mapping) else {k: k for k in key}
         missing = [a for a in self.key if a not in self.sig.parameters]
         if missing:
-            raise TypeError(f"autotune key {missing} not arguments of {fn.__qualname__}")
+            raise TypeError(f"autotune key {missing} not arguments of {_name(fn)}")
         self.template, self.target, self.tune_mode = template, target, tune
         self.backend, self.strategy, self.budget, self.seed = backend, strategy, budget, seed
         self.client = client or Client(url, token, timeout=30.0, retries=2)
@@ -178,7 +188,7 @@ class Autotuner:
             elif self.sig.parameters[arg].default is not inspect.Parameter.empty:
                 v = self.sig.parameters[arg].default
             else:
-                raise TypeError(f"{self.fn.__qualname__}() missing shape argument {arg!r}")
+                raise TypeError(f"{_name(self.fn)}() missing shape argument {arg!r}")
             shape[inp] = _shape_value(v)
         return shape, bound
 
@@ -194,7 +204,7 @@ class Autotuner:
             elif k not in self._warned:
                 self._warned.add(k)
                 warnings.warn(f"tiletune: template {self.template} param {k!r} is not an "
-                              f"argument of {self.fn.__qualname__}; not passed", stacklevel=3)
+                              f"argument of {_name(self.fn)}; not passed", stacklevel=3)
         return self.fn(*args, **kwargs, **fill)
 
     def resolve(self, *args: Any, **kwargs: Any) -> Resolution:
