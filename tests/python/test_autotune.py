@@ -123,6 +123,22 @@ def test_caller_pins_and_unknown_params(make_daemon):
     assert set(g(512, 512, 512)) >= set(PARAMS)        # **kwargs takes every param
 
 
+# numpy's scalar types as dtype arguments: the classes themselves, not instances (numpy is
+# not installed here; these classes have numpy's names, module and bases)
+NP_FLOAT16 = type("float16", (float,), {"__module__": "numpy"})
+NP_INT8 = type("int8", (int,), {"__module__": "numpy"})
+
+
+def test_dtype_given_as_a_scalar_type(daemon):
+    fn, _, calls = make_factory(url=daemon.url)
+    # old code: "<class 'numpy.float16'>" was sent, and numpy.int8 (an int class, whose
+    # __index__ is unbound) raised "descriptor '__index__' ... needs an argument"
+    assert fn.autotuner.bind((512, 512, 512), {"dtype": NP_INT8})[0]["dtype"] == "int8"
+    r = fn.resolve(512, 512, 512, dtype=NP_FLOAT16)
+    assert r.shape["dtype"] == "float16" and r.shape_key == "M=512,N=512,K=512,dtype=float16"
+    assert fn(512, 512, 512, dtype=NP_FLOAT16)["dtype"] is NP_FLOAT16     # passed unchanged
+
+
 def test_partial_and_callable_object_factories(daemon):
     """A factory without __qualname__ (functools.partial, an instance with __call__, as a
     jit wrapper may be) is named by its function or class in the messages; the old code

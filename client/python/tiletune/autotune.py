@@ -83,13 +83,17 @@ class Resolution:
 
 def _shape_value(v: Any) -> Union[int, str]:
     """Shape arguments as the API takes them: ints (also numpy/torch ints) and dtype names
-    (``torch.float16`` -> ``"float16"``)."""
+    (``torch.float16``, ``numpy.float16``, ``numpy.dtype("float16")`` -> ``"float16"``)."""
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
         return v
     if isinstance(v, str):
         return v
+    if isinstance(v, type):
+        # a scalar type given as the dtype (numpy.int8, numpy.float16): its name; the class
+        # of an int type has an unbound __index__, and str() of a class is "<class '...'>"
+        return v.__name__
     if hasattr(v, "__index__"):
         return int(v.__index__())
     s = str(v)
