@@ -491,6 +491,49 @@ def test_blocking_after_ctrl_c_waits_for_the_running_job(make_daemon, tmp_path):
     assert [j["id"] for j in c.jobs(template="gemm")] == [job]     # no second job
 
 
+def test_blocking_wait_through_a_server_gone_down_gives_the_stale_config(make_daemon,
+                                                                         tmp_path):
+    """tune="blocking": a server that goes down while a call waits for the shape's job (for
+    longer than the client's timeout) makes the call return the untuned config, stale, as
+    for a server down at the call; the old code raised ServerUnreachable from this call and
+    from every later one.  Once the server is back, the same job is waited for."""
+    import time
+    d, open_gate = gated_daemon(make_daemon, tmp_path)
+    client = tiletune.Client(d.url, TUNE, timeout=2, retries=1)
+    fn, _, _ = make_factory(client=client, tune="blocking", budget=1, backend="cmd:gate",
+                            ttl=300)
+    got = []
+
+    def call():
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                got.append((fn.resolve(768, 640, 640), [str(x.message) for x in w]))
+            except Exception as e:          # noqa: BLE001 -- reported by the assert below
+                got.append((e, []))
+
+    t = threading.Thread(target=call)
+    t.start()
+    while not fn.autotuner.jobs():
+        assert t.is_alive(), got
+        time.sleep(0.01)
+    [job] = fn.autotuner.jobs().values()
+    d.kill()
+    t.join(slow(120))
+    [(r, warned)] = got
+    assert isinstance(r, tiletune.Resolution), r
+    assert (r.source, r.stale, r.job) == ("predicted", True, job)
+    assert any(f"went down while waiting for tuning job {job}" in m for m in warned), warned
+    again = fn.resolve(768, 640, 640)                   # no second wait for the outage
+    assert (again.stale, again.cached, again.job) == (True, "memory", job)
+    open_gate()
+    d.start()                                           # same port and database
+    fn.cache_clear()
+    r = fn.resolve(768, 640, 640)
+    assert (r.source, r.stale, r.job) == ("exact", False, job)
+    assert [j["id"] for j in tiletune.Client(d.url).jobs(template="gemm")] == [job]
+
+
 def _in_child(fn, args):
     """fork(); the child resolves ``args`` and exits.  Returns (pid, read end of a pipe that
     carries the child's ``[source, job]`` or its error as JSON)."""

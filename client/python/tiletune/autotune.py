@@ -400,6 +400,8 @@ class Autotuner:
                 ended = k in self._ended
             if hit and hit[1].source == "exact" and not hit[1].stale:
                 return replace(hit[1], cached="memory")     # another caller's job finished
+            if hit and hit[1].stale and hit[1].job == jid:
+                return replace(hit[1], cached="memory")     # its wait saw the server down
             if ended:
                 return res
             job = Job(self.client, jid) if jid else self._submit(shape, k)
@@ -409,6 +411,8 @@ class Autotuner:
                 with self._lock:
                     self._ended.add(k)
                 raise
+            except (ServerUnreachable, ServerError) as e:
+                return self._down_while_tuning(k, res, job.id, e)
             with self._lock:
                 self._ended.add(k)
             with self._key_lock(k):
@@ -416,6 +420,21 @@ class Autotuner:
                     hit = self._mem.get(k)
                 fresh = self._fetch(shape, k, hit)
             return replace(fresh, job=job.id)
+
+    def _down_while_tuning(self, k: str, res: Resolution, jid: int,
+                           err: TiletuneError) -> Resolution:
+        """tune="blocking": the server stayed down (unreachable or 5xx) for the client's
+        timeout while a call waited for the shape's job.  As for a server down at the call:
+        the answer known before (``res``, untuned) marked stale, kept in memory for ``ttl``
+        and not asked for again before ``retry_down``; the job stays the shape's, so a call
+        once the server is back waits for it rather than submitting another."""
+        stale = replace(res, stale=True, job=jid)
+        with self._lock:
+            self._down_until = time.monotonic() + self.retry_down
+            self._mem[k] = (time.monotonic(), stale)
+        warnings.warn(f"tiletune: the server went down while waiting for tuning job {jid} of "
+                      f"{k} ({err}); using the untuned config", stacklevel=4)
+        return stale
 
     def _tune_lock(self, k: str) -> threading.Lock:
         with self._lock:
