@@ -91,6 +91,38 @@ def test_wait_with_timeout_polls(daemon):
 
 
 
+def test_wait_timeout_bounds_the_requests_to_a_hung_server(make_daemon):
+    """wait(timeout=1) on a server that accepts connections but never answers (stopped
+    with SIGSTOP: a hung host) returns soon after that second, with ServerUnreachable; it
+    used to wait for the client's request timeout once per try (here 4 x 3600 s)."""
+    import signal
+    import threading
+    d = make_daemon(workers=0)                       # the job stays queued
+    c = tiletune.Client(d.url, TUNE, timeout=3600)
+    job = c.tune("gemm", "a2", "M=64,N=64,K=64", budget=2)
+    out = {}
+
+    def waiter():
+        try:
+            out["info"] = job.wait(timeout=1, poll=0.1)
+        except Exception as e:                       # noqa: BLE001  (checked below)
+            out["error"] = e
+
+    os.kill(d.proc.pid, signal.SIGSTOP)
+    try:
+        t = threading.Thread(target=waiter, daemon=True)
+        t.start()
+        t.join(slow(60))                             # not a timing: "returns at all"
+        assert not t.is_alive(), "wait(timeout=1) still waiting for the hung server"
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+        # answering again before the fixture's SIGTERM: a SIGTERM that comes right after
+        # the SIGCONT can take its default action (the main thread sigwait()s for it)
+        tiletune.Client(d.url, timeout=slow(30)).health()
+    assert isinstance(out.get("error"), tiletune.ServerUnreachable), out
+    assert "timed out" in str(out["error"])
+
+
 @pytest.mark.parametrize("timeout", [None, slow(300)], ids=["events", "polling"])
 def test_wait_survives_a_daemon_restart(make_daemon, timeout):
     """The daemon restarts (down for a few seconds: longer than the client's connection

@@ -132,6 +132,17 @@ def _opener(url: str) -> Tuple[Any, Optional[str]]:
     return urllib.request.build_opener(), proxy
 
 
+def _bounded(timeout: float, deadline: Optional[float]) -> float:
+    """A request's timeout, cut to what is left before ``deadline`` (at least 50 ms)."""
+    if deadline is None:
+        return timeout
+    return max(0.05, min(timeout, deadline - time.monotonic()))
+
+
+def _past(deadline: Optional[float]) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
 def _drop_none(d: Mapping[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -162,8 +173,9 @@ class Client:
     def _open(self, method: str, path: str, query: Optional[Iterable[Tuple[str, Any]]] = None,
               body: Optional[bytes] = None, content_type: str = "application/json",
               timeout: Optional[float] = None, idempotent: Optional[bool] = None,
-              accept: str = "application/json"):
+              accept: str = "application/json", deadline: Optional[float] = None):
         """Send one request, retrying connection failures; returns the open response.
+        ``deadline`` (time.monotonic()) bounds every attempt's timeout and the retries.
         Raises APIError subclasses for error answers and ServerUnreachable at the end."""
         url = self.url + path
         q = [(k, _text(v)) for k, v in (query or []) if v is not None]
@@ -184,28 +196,33 @@ class Client:
             with self._lock:
                 self.requests_sent += 1
             try:
-                return self._opener.open(req, timeout=timeout or self.timeout)
+                return self._opener.open(req, timeout=_bounded(timeout or self.timeout,
+                                                               deadline))
             except urllib.error.HTTPError as e:
                 err = self._api_error(e)
                 # 503 busy: the server refused the request before doing any of it (heavy
                 # pool or connection limit full); back off and retry it like a refused
                 # connection, whatever the method
-                if not (err.code == "busy" and attempt < self.retries):
+                if not (err.code == "busy" and attempt < self.retries) or _past(deadline):
                     raise err from None
             except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
                 reason = getattr(e, "reason", e)
                 refused = isinstance(reason, ConnectionRefusedError) or (
                     isinstance(reason, OSError) and reason.errno == errno.ECONNREFUSED)
-                if not (refused or idempotent) or attempt >= self.retries:
+                if not (refused or idempotent) or attempt >= self.retries or _past(deadline):
                     via = f" through the proxy {self.proxy}" if self.proxy else ""
                     raise ServerUnreachable(f"cannot reach {self.url}{via}: {reason}") from e
-            self._pause(attempt)
+            self._pause(attempt, deadline)
             attempt += 1
 
-    def _pause(self, attempt: int) -> None:
-        """Sleep before retry ``attempt`` + 1: ``backoff * 2**attempt``, jittered, capped."""
+    def _pause(self, attempt: int, deadline: Optional[float] = None) -> None:
+        """Sleep before retry ``attempt`` + 1: ``backoff * 2**attempt``, jittered, capped
+        (and not past ``deadline``)."""
         delay = min(self.max_backoff, self.backoff * (2 ** attempt))
-        time.sleep(delay * (0.75 + 0.5 * random.random()))
+        delay *= 0.75 + 0.5 * random.random()
+        if deadline is not None:
+            delay = max(0.0, min(delay, deadline - time.monotonic()))
+        time.sleep(delay)
 
     @staticmethod
     def _api_error(e: urllib.error.HTTPError):
@@ -223,9 +240,11 @@ class Client:
 
     def request(self, method: str, path: str, query: Optional[Iterable[Tuple[str, Any]]] = None,
                 json_body: Any = None, data: Optional[bytes] = None,
-                idempotent: Optional[bool] = None, raw: bool = False) -> Any:
+                idempotent: Optional[bool] = None, raw: bool = False,
+                deadline: Optional[float] = None) -> Any:
         """One API call: JSON in, JSON (dict) out; ``raw=True`` returns the body as text.
-        ``data`` sends bytes unchanged (import)."""
+        ``data`` sends bytes unchanged (import).  ``deadline`` (a time.monotonic() value)
+        bounds the whole call, retries included: no attempt waits past it."""
         body = data
         if json_body is not None:
             _refuse_bad_utf8(json_body, "a request member")
@@ -236,7 +255,8 @@ class Client:
             idempotent = method == "GET"
         attempt = 0
         while True:
-            with self._open(method, path, query, body, ctype, idempotent=idempotent) as r:
+            with self._open(method, path, query, body, ctype, idempotent=idempotent,
+                            deadline=deadline) as r:
                 try:
                     payload = r.read()
                     rtype = r.headers.get("Content-Type", "")
@@ -244,10 +264,10 @@ class Client:
                 except (OSError, http.client.HTTPException) as e:
                     # the connection closed (or timed out) in the middle of the answer:
                     # retried like a reset when idempotent, else nothing is known
-                    if not idempotent or attempt >= self.retries:
+                    if not idempotent or attempt >= self.retries or _past(deadline):
                         raise BadAnswer(f"the answer of {self.url} to {method} {path} was cut "
                                         f"off: {e!r}") from e
-            self._pause(attempt)
+            self._pause(attempt, deadline)
             attempt += 1
         text = payload.decode("utf-8", "replace")
         if raw:
@@ -368,9 +388,9 @@ class Client:
         j.refresh()
         return j
 
-    def job_info(self, job_id: int) -> Dict[str, Any]:
-        """``GET /v1/jobs/{id}``."""
-        return self.request("GET", f"/v1/jobs/{as_job_id(job_id)}")
+    def job_info(self, job_id: int, *, deadline: Optional[float] = None) -> Dict[str, Any]:
+        """``GET /v1/jobs/{id}`` (``deadline``: a time.monotonic() value bounding the call)."""
+        return self.request("GET", f"/v1/jobs/{as_job_id(job_id)}", deadline=deadline)
 
     def jobs(self, *, state: Optional[str] = None, template: Optional[str] = None,
              target: Optional[str] = None, owner: Optional[str] = None,

@@ -49,9 +49,11 @@ class Job:
     def __repr__(self) -> str:
         return f"<tiletune.Job {self.id} {self.state}>"
 
-    def refresh(self) -> Dict[str, Any]:
-        """Fetch the job's state (``GET /v1/jobs/{id}``) and return it."""
-        doc = self.client.job_info(self.id)
+    def refresh(self, deadline: Optional[float] = None) -> Dict[str, Any]:
+        """Fetch the job's state (``GET /v1/jobs/{id}``) and return it; ``deadline`` (a
+        time.monotonic() value) bounds the request and its retries."""
+        doc = (self.client.job_info(self.id, deadline=deadline) if deadline is not None
+               else self.client.job_info(self.id))
         with self._lock:
             self.info = doc
             self._fetched = time.monotonic()
@@ -92,7 +94,7 @@ class Job:
         down_since = None
         while True:
             try:
-                return self.refresh()
+                return self.refresh(deadline)
             except (ServerUnreachable, ServerError):
                 now = time.monotonic()
                 down_since = now if down_since is None else down_since
@@ -148,8 +150,10 @@ class Job:
         ``progress=True`` draws a progress line on stderr (trials done/planned, best so far;
         redrawn in place on a terminal, one line per update otherwise); a callable gets each
         update dict instead.  ``timeout`` (seconds) raises ``TimeoutError`` with the job still
-        running.  A ``failed``/``cancelled`` job raises ``JobFailed`` unless
-        ``raise_on_failure=False``."""
+        running (``ServerUnreachable`` when the server was down or hung at the end; no
+        request waits past the timeout).  A ``failed``/``cancelled`` job raises ``JobFailed``
+        unless ``raise_on_failure=False``.  ``KeyboardInterrupt`` (Ctrl-C) leaves the job
+        running on the server; ``cancel()`` stops it."""
         start = time.monotonic()
         show = _Bar(self.id) if progress is True else None
         if timeout is None:
