@@ -114,7 +114,9 @@ const tl_cmd tl_cmds[] = {
      "asks whether to cancel the job (on a terminal); otherwise the job keeps running and tlctl "
      "prints how to cancel it.", o_tune, 1, 1, tl_cmd_tune},
     {"best", "TEMPLATE [-p K=V,..] -t TARGET [options]", "the best tuned config of a shape",
-     "GET /v1/best (TEMPLATE may be a document file: that version's best).  -p may be left out (or given empty, -p \"\") for a template without "
+     "GET /v1/best: the fastest config the template's current version runs, measured by any "
+     "version of it (as tlctl export picks); TEMPLATE may be a document file: that version's "
+     "own best.  -p may be left out (or given empty, -p \"\") for a template without "
      "inputs or whose every input has a default; when an input has no default it is required "
      "(tlctl looks the template up to tell).  --format env prints TT_BLOCK_M=128 lines for a shell; args prints "
      "--block_M=128 --block_N=256 ... for a Python launcher.", o_best, 1, 1, tl_cmd_best},

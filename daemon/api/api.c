@@ -5,6 +5,7 @@
 #include "api_int.h"
 #include "jsonutil.h"
 #include "runner.h"
+#include "space.h"
 #include "suggest.h"
 
 #include <ctype.h>
@@ -425,6 +426,31 @@ int tt__best_rows(tt_server *srv, const tt_best_query *q, tt_best **rows, size_t
     if (!rc || rc == TT_ENOTFOUND) return 0;
     tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
     return -1;
+}
+
+tt_rc tt__best_row_problem(const tt_template *t, const tt_best *b, int64_t *slots)
+{
+    memset(slots, 0, TT_MAX_SLOTS * sizeof *slots);
+    if (!b->problem_json) return tt_tmpl_problem_parse(t, b->problem_key ? b->problem_key : "",
+                                                       slots, NULL);
+    json_t *p = json_loads(b->problem_json, 0, NULL);
+    tt_rc rc = p ? tt_tmpl_problem_from_json(t, p, slots, NULL) : TT_EPROBLEM;
+    json_decref(p);
+    return rc;
+}
+
+int tt__best_row_fits(const tt_template *t, const tt_best *b, int64_t *slots)
+{
+    json_t *c = json_loads(b->config_json ? b->config_json : "", 0, NULL);
+    int ok = c && tt_tmpl_config_from_json(t, c, slots, NULL) == TT_OK;
+    json_decref(c);
+    if (!ok) return 0;
+    int64_t s[TT_MAX_SLOTS];
+    memcpy(s, slots, sizeof s);
+    tt_space *sp = NULL;
+    ok = tt_space_new(t, s, NULL, &sp, NULL) == TT_OK && tt_space_check(sp, s, NULL) == TT_OK;
+    tt_space_free(sp);
+    return ok;
 }
 
 tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst,

@@ -319,19 +319,6 @@ static json_t *tt_x_json(const tt_template *t, const char *tgt, const tt_xrow *r
                      "target", tgt, "count", (json_int_t)n, "records", arr);
 }
 
-/* 1 when the row's problem and config (slots) fit t's current version: the problem in the
- * inputs' ranges, each param in its domain, every constraint met.  Capacities are the
- * target's, not the template's, and are not checked: the config was measured there. */
-static int tt_x_fits(const tt_template *t, const int64_t *slots)
-{
-    int64_t s[TT_MAX_SLOTS];
-    memcpy(s, slots, sizeof s);
-    tt_space *sp = NULL;
-    int ok = tt_space_new(t, s, NULL, &sp, NULL) == TT_OK && tt_space_check(sp, s, NULL) == TT_OK;
-    tt_space_free(sp);
-    return ok;
-}
-
 /* The index in xr[0..m) of the row of the same problem as slots (inputs compared), or m. */
 static size_t tt_x_same_problem(const tt_template *t, const tt_xrow *xr, size_t m,
                                 const int64_t *slots)
@@ -342,8 +329,8 @@ static size_t tt_x_same_problem(const tt_template *t, const tt_xrow *xr, size_t 
 }
 
 /* The fastest row of each problem whose problem and config fit t's current version
- * (tt_x_fits), into xr; returns how many, and in *nasked how many rows were of the problem
- * `only` (its input slots; NULL: every problem).  Problems are told apart by their values as
+ * (tt__best_row_fits), into xr; returns how many, and in *nasked how many rows were of the
+ * problem `only` (its input slots; NULL: every problem).  Problems are told apart by their values as
  * t reads them, not by the stored problem_key: a row of an older version that lacked an input
  * t has since gained with a default is the same problem as a row keyed with it. */
 static size_t tt_x_rows(const tt_template *t, const tt_best *rows, size_t n, const int64_t *only,
@@ -357,19 +344,10 @@ static size_t tt_x_rows(const tt_template *t, const tt_best *rows, size_t n, con
         /* rows come ordered by problem_key, median: the first of a key that fits is the
          * fastest of that key */
         if (last && !strcmp(last, key)) continue;
-        json_t *p = json_loads(rows[i].problem_json ? rows[i].problem_json : "", 0, NULL);
-        json_t *c = json_loads(rows[i].config_json ? rows[i].config_json : "", 0, NULL);
-        memset(xr[m].slots, 0, sizeof xr[m].slots);
-        /* rows recorded outside a job have no problem JSON: parse the key then */
-        tt_rc prc = p ? tt_tmpl_problem_from_json(t, p, xr[m].slots, NULL)
-                      : tt_tmpl_problem_parse(t, key, xr[m].slots, NULL);
+        tt_rc prc = tt__best_row_problem(t, &rows[i], xr[m].slots);
         int asked = !only || (prc == TT_OK && !memcmp(xr[m].slots, only,
                                                       t->ninputs * sizeof *only));
-        int ok = asked && prc == TT_OK && c &&
-                 tt_tmpl_config_from_json(t, c, xr[m].slots, NULL) == TT_OK &&
-                 tt_x_fits(t, xr[m].slots);
-        json_decref(p);
-        json_decref(c);
+        int ok = asked && prc == TT_OK && tt__best_row_fits(t, &rows[i], xr[m].slots);
         *nasked += (size_t)asked;
         if (!ok) continue;
         last = key;

@@ -118,6 +118,16 @@ tt_rc tt__req_template_name(tt_server *srv, const char *name, const tt_template 
 /* The best rows matching q (none is not an error); -1 with the store error answered. */
 int tt__best_rows(tt_server *srv, const tt_best_query *q, tt_best **rows, size_t *n,
                   tt_resp *resp);
+/* Best row b's problem as template t reads it, into slots[TT_MAX_SLOTS] (zeroed first): from
+ * its stored JSON, else its key (rows recorded outside a job have no JSON).  TT_OK, or the
+ * error of a problem t cannot read (an input it lacks, a value it refuses). */
+tt_rc tt__best_row_problem(const tt_template *t, const tt_best *b, int64_t *slots);
+/* 1 when best row b runs on t's current version: its config, read by t into slots (which
+ * hold its problem: tt__best_row_problem), has every param in its domain and meets every
+ * constraint, the problem within the inputs' ranges; else 0.  Capacities are the target's,
+ * not checked: the config was measured there.  Used by GET /v1/best and GET /v1/export, so
+ * both answer the same config for a problem after the template changed. */
+int tt__best_row_fits(const tt_template *t, const tt_best *b, int64_t *slots);
 /* The request body must be a JSON object checked by the member table (tt__parse). */
 tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst,
                    tt_errinfo *err);

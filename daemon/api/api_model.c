@@ -621,25 +621,64 @@ static int tt_best_cache_key(const tt_server *srv, const char *const *part, size
     return 1;
 }
 
+/* Without hash=: the fastest of bq's rows of any version (their stored key aside) whose
+ * problem, as t reads it, is slots' and whose config runs on t (tt__best_row_fits), into
+ * *out (caller clears); *nrows counts the rows of that problem.  TT_ENOTFOUND when none fits;
+ * a store error otherwise. */
+static tt_rc tt_best_fitting(tt_server *srv, const tt_template *t, const tt_best_query *bq,
+                             const int64_t *slots, tt_best *out, size_t *nrows)
+{
+    tt_best_query all = *bq;
+    all.problem_key = NULL;
+    tt_best *rows = NULL;
+    size_t n = 0, bi;
+    *nrows = 0;
+    tt_rc rc = tt_store_best_list(srv->store, &all, &rows, &n);
+    if (rc && rc != TT_ENOTFOUND) return rc;
+    bi = n;
+    for (size_t i = 0; i < n; i++) {
+        int64_t s[TT_MAX_SLOTS];
+        if (tt__best_row_problem(t, &rows[i], s) || memcmp(s, slots, t->ninputs * sizeof *s))
+            continue;
+        (*nrows)++;
+        if (tt__best_row_fits(t, &rows[i], s) &&
+            (bi == n || rows[i].median_us < rows[bi].median_us))
+            bi = i;
+    }
+    if (bi < n) {
+        *out = rows[bi];                        /* taken: its heap fields are out's now */
+        memset(&rows[bi], 0, sizeof rows[bi]);
+    }
+    for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
+    free(rows);
+    return bi < n ? TT_OK : TT_ENOTFOUND;
+}
+
 /* The exact answer, through the read-through cache (bestcache.h) when the store gives a
- * stamp (SQLite; taken before the store is read).  TT_ENOTFOUND with nothing answered when
- * there is no row; else resp is filled (200 or an error). */
-static tt_rc tt_best_exact(tt_server *srv, const tt_best_query *bq, int nearest, tt_resp *resp)
+ * stamp (SQLite; taken before the store is read): with hash=, that version's row; without,
+ * the fastest row that fits t, the current version (tt_best_fitting; t's hash is part of
+ * the cache key, so replacing the template changes the key).  TT_ENOTFOUND with nothing
+ * answered when there is no row (*nrows: how many rows of the problem did not fit); else
+ * resp is filled (200 or an error). */
+static tt_rc tt_best_exact(tt_server *srv, const tt_template *t, const tt_best_query *bq,
+                           const int64_t *slots, int nearest, tt_resp *resp, size_t *nrows)
 {
     tt_store_stamp st;
     char ckey[1400];
     int cacheable = tt_store_best_stamp(srv->store, &st) == TT_OK;
     const char *fp = bq->backend_fp, *hash = bq->template_hash;
+    *nrows = 0;
     if (cacheable) {
         const char *part[] = {bq->template_name, bq->target, bq->problem_key, fp, hash,
-                              nearest ? "1" : "0"};
+                              nearest ? "1" : "0", t->hash};
         cacheable = tt_best_cache_key(srv, part, sizeof part / sizeof *part, ckey, sizeof ckey);
     }
     char *body = cacheable ? tt_bestcache_get(ckey, &st) : NULL;
     if (body) { tt_best_resp_text(resp, body); return TT_OK; }
     tt_best b;
     memset(&b, 0, sizeof b);
-    tt_rc rc = tt_store_best_get(srv->store, bq, &b);
+    tt_rc rc = hash ? tt_store_best_get(srv->store, bq, &b)
+                    : tt_best_fitting(srv, t, bq, slots, &b, nrows);
     if (rc == TT_ENOTFOUND) return rc;
     if (rc) {
         tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));
@@ -667,35 +706,37 @@ static tt_rc tt_best_exact(tt_server *srv, const tt_best_query *bq, int nearest,
     return TT_OK;
 }
 
-/* The closest stored problem of the same template, target, backend and dtypes. */
+/* The closest stored problem of the same template, target, backend and dtypes: with hash=
+ * among that version's rows, else among the rows of any version whose config fits t. */
 static void tt_best_nearest(tt_server *srv, const tt_template *t, tt_best_query bq,
                             const int64_t *slots, const char *note, tt_resp *resp)
 {
     const char *key = bq.problem_key;
     bq.problem_key = NULL;
     tt_best *rows = NULL;
-    size_t n = 0;
+    size_t n = 0, unfit = 0;
     if (tt__best_rows(srv, &bq, &rows, &n, resp)) return;
     double bestd = -1;
     size_t bi = 0;
     for (size_t i = 0; i < n; i++) {
-        json_t *pj = rows[i].problem_json ? json_loads(rows[i].problem_json, 0, NULL) : NULL;
         int64_t other[TT_MAX_SLOTS];
-        memset(other, 0, sizeof other);
-        if (pj && tt_tmpl_problem_from_json(t, pj, other, NULL) == TT_OK) {
-            double d = tt_problem_distance(t, slots, other);
-            if (d >= 0 && (bestd < 0 || d < bestd ||
-                           (d == bestd && rows[i].median_us < rows[bi].median_us))) {
-                bestd = d;
-                bi = i;
-            }
+        if (tt__best_row_problem(t, &rows[i], other)) continue;
+        double d = tt_problem_distance(t, slots, other);
+        if (d < 0) continue;
+        if (!bq.template_hash && !tt__best_row_fits(t, &rows[i], other)) { unfit++; continue; }
+        if (bestd < 0 || d < bestd || (d == bestd && rows[i].median_us < rows[bi].median_us)) {
+            bestd = d;
+            bi = i;
         }
-        json_decref(pj);
     }
     if (bestd < 0) {
+        char why[160] = "";
+        if (unfit)
+            snprintf(why, sizeof why, " (%zu row(s) whose config does not fit its current "
+                     "version, hash %s, left out)", unfit, t->hash);
         tt_resp_error(resp, TT_ENOTFOUND, NULL,
-                      "no tuned config for %s on %s with matching dtypes%s", t->name, bq.target,
-                      note);
+                      "no tuned config for %s on %s with matching dtypes%s%s", t->name,
+                      bq.target, why, note);
     } else {
         json_t *o = tt_best_json(&rows[bi], bq.target);
         if (o) {
@@ -707,6 +748,23 @@ static void tt_best_nearest(tt_server *srv, const tt_template *t, tt_best_query 
     }
     for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
     free(rows);
+}
+
+/* The template of GET /v1/best: the version of hash= (an empty one is none), whose inputs
+ * read the problem, else the current one of the name.  *hash becomes NULL when empty. */
+static tt_rc tt_best_template(tt_server *srv, const char *name, const char **hash,
+                              const tt_template **t, tt_errinfo *err)
+{
+    if (*hash && !**hash) *hash = NULL;
+    const tt_template *cur;
+    tt_rc rc = tt__req_template_name(srv, name, &cur, err);
+    *t = cur;
+    if (rc || !*hash) return rc;
+    rc = tt_catalog_template(srv->catalog, srv->store, name, *hash, t, err);
+    if (rc == TT_ENOTFOUND)
+        return tt_errf(err, rc, "hash", "template %s has no version with hash %.64s (its "
+                       "current one is %s: GET /v1/templates/%s)", name, *hash, cur->hash, name);
+    return rc;
 }
 
 void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
@@ -721,7 +779,7 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
     if (TT__PARSE(req->query, tt_best_members, TT__PARSE_QUERY | TT__PARSE_OPEN, NULL, &a,
                   &err) ||
         tt__req_target_name(srv, a.target, target, &configured, &err) ||
-        tt__req_template_name(srv, a.tmpl, &t, &err) ||
+        tt_best_template(srv, a.tmpl, &a.hash, &t, &err) ||
         tt_best_problem(t, req->query, slots, &err) ||
         tt__req_backend(srv, t, a.backend, fp, &err)) {
         tt_resp_errinfo(resp, &err);
@@ -729,10 +787,17 @@ void tt__api_best(tt_server *srv, const tt_req *req, tt_resp *resp)
     }
     tt_tmpl_problem_key(t, slots, key, sizeof key);
     tt_best_query bq = {t->name, target, key, a.backend ? fp : NULL, a.hash};
-    tt_rc rc = tt_best_exact(srv, &bq, a.nearest, resp);
+    size_t unfit = 0;
+    tt_rc rc = tt_best_exact(srv, t, &bq, slots, a.nearest, resp, &unfit);
     if (rc != TT_ENOTFOUND) return;
     tt__target_note(srv, target, configured, note, sizeof note);
     if (a.nearest) tt_best_nearest(srv, t, bq, slots, note, resp);
+    else if (unfit)
+        tt_resp_error(resp, TT_ENOTFOUND, NULL,
+                      "%zu best row(s) of %s on %s at %s, but none fits the template's current "
+                      "version (hash %s): config outside the params' domains or constraints, "
+                      "or problem outside the inputs' ranges; tune again, or ask for the "
+                      "version that tuned it with hash=", unfit, t->name, target, key, t->hash);
     else
         tt_resp_error(resp, TT_ENOTFOUND, NULL,
                       "no tuned config for %s on %s%s%s%s (nearest=1 takes the closest tuned "

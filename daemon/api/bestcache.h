@@ -3,7 +3,9 @@
  *
  * An entry is the finished JSON body of one exact-shape answer, filed under a key the caller
  * builds from everything the answer depends on (the store, template, target, problem key,
- * backend, hash, nearest flag) and the store stamp taken BEFORE the store was read
+ * backend, hash, nearest flag, and the hash of the template's current version, since without
+ * hash= the answer is the fastest config that version runs: a PUT of a new version changes
+ * the key) and the store stamp taken BEFORE the store was read
  * (tt_store_best_stamp, store.h).  A lookup hits only when its fresh stamp equals the
  * entry's, so an answer is never served after a commit through this process that could have
  * changed it (trial records bump the stamp's generation after their commit, an atomic load to

@@ -344,7 +344,10 @@ class Client:
              backend: Optional[str] = None, hash: Optional[str] = None) -> Dict[str, Any]:
         """``GET /v1/best``: the best stored result for the exact shape (``"exact": true``);
         with ``nearest=True`` the nearest tuned shape when the exact one is missing
-        (``"exact": false`` and ``"distance"``).  Raises ``NotFound`` when there is none."""
+        (``"exact": false`` and ``"distance"``).  Without ``hash`` only configs the
+        template's current version runs are answered (measured by any version of it, as the
+        export picks them); with ``hash`` that version's own best.  Raises ``NotFound`` when
+        there is none."""
         q = [("template", template), ("target", target)] + problem_items(problem)
         q += [("backend", backend), ("hash", hash), ("nearest", "1" if nearest else None)]
         return self.request("GET", "/v1/best", q)
