@@ -453,6 +453,35 @@ int tt__best_row_fits(const tt_template *t, const tt_best *b, int64_t *slots)
     return ok;
 }
 
+tt_rc tt__best_fitting(tt_server *srv, const tt_template *t, const tt_best_query *bq,
+                       const int64_t *slots, tt_best *out, size_t *nrows)
+{
+    tt_best_query all = *bq;
+    all.problem_key = NULL;
+    tt_best *rows = NULL;
+    size_t n = 0, bi;
+    *nrows = 0;
+    tt_rc rc = tt_store_best_list(srv->store, &all, &rows, &n);
+    if (rc && rc != TT_ENOTFOUND) return rc;
+    bi = n;
+    for (size_t i = 0; i < n; i++) {
+        int64_t s[TT_MAX_SLOTS];
+        if (tt__best_row_problem(t, &rows[i], s) || memcmp(s, slots, t->ninputs * sizeof *s))
+            continue;
+        (*nrows)++;
+        if (tt__best_row_fits(t, &rows[i], s) &&
+            (bi == n || rows[i].median_us < rows[bi].median_us))
+            bi = i;
+    }
+    if (bi < n) {
+        *out = rows[bi];                        /* taken: its heap fields are out's now */
+        memset(&rows[bi], 0, sizeof rows[bi]);
+    }
+    for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
+    free(rows);
+    return bi < n ? TT_OK : TT_ENOTFOUND;
+}
+
 tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst,
                    tt_errinfo *err)
 {

@@ -49,9 +49,12 @@ typedef struct tt_ci_base {
         (out)->trial_id = (b).trial_id;                                                    \
     } while (0)
 
+/* The baseline of an entry: "best" is the fastest stored row whose config the template's
+ * current version can run (tt__best_fitting, as GET /v1/best answers); a pinned one is the
+ * row pinned under that name for the problem key. */
 static tt_rc tt_ci_base_get(tt_server *srv, const char *baseline, const tt_template *t,
-                            const char *tgt, const char *pkey, const char *fp,
-                            tt_ci_base *out)
+                            const char *tgt, const char *pkey, const int64_t *slots,
+                            const char *fp, tt_ci_base *out)
 {
     memset(out, 0, sizeof *out);
     tt_rc rc;
@@ -59,7 +62,8 @@ static tt_rc tt_ci_base_get(tt_server *srv, const char *baseline, const tt_templ
         tt_best_query q = {t->name, tgt, pkey, fp, NULL};
         tt_best b;
         memset(&b, 0, sizeof b);
-        rc = tt_store_best_get(srv->store, &q, &b);
+        size_t nrows = 0;
+        rc = tt__best_fitting(srv, t, &q, slots, &b, &nrows);
         if (rc == TT_OK) TT_CI_BASE_TAKE(out, b);
         tt_best_clear(&b);
     } else {
@@ -312,8 +316,8 @@ static tt_rc tt_ci_entry(tt_server *srv, const json_t *e, size_t i, const tt_ci_
         return rc;
     }
     tt_ci_base base;
-    rc = tt_ci_base_get(srv, a->baseline, w.t, w.tgt->name, w.pkey, w.backend ? w.fp : NULL,
-                        &base);
+    rc = tt_ci_base_get(srv, a->baseline, w.t, w.tgt->name, w.pkey, w.slots,
+                        w.backend ? w.fp : NULL, &base);
     if (rc) return tt_errf(err, rc, pre, "cannot read the baseline: %s",
                            tt_store_errmsg(srv->store));
     json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "template", w.t->name, "target", w.tgt->name,

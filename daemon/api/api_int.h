@@ -128,6 +128,12 @@ tt_rc tt__best_row_problem(const tt_template *t, const tt_best *b, int64_t *slot
  * not checked: the config was measured there.  Used by GET /v1/best and GET /v1/export, so
  * both answer the same config for a problem after the template changed. */
 int tt__best_row_fits(const tt_template *t, const tt_best *b, int64_t *slots);
+/* Without hash=: the fastest of bq's rows of any version (their stored key aside) whose
+ * problem, as t reads it, is slots' and whose config runs on t (tt__best_row_fits), into
+ * *out (caller clears); *nrows counts the rows of that problem.  TT_ENOTFOUND when none fits;
+ * a store error otherwise. */
+tt_rc tt__best_fitting(tt_server *srv, const tt_template *t, const tt_best_query *bq,
+                       const int64_t *slots, tt_best *out, size_t *nrows);
 /* The request body must be a JSON object checked by the member table (tt__parse). */
 tt_rc tt__req_body(const tt_req *req, const tt__member *tab, size_t n, void *dst,
                    tt_errinfo *err);

@@ -621,42 +621,9 @@ static int tt_best_cache_key(const tt_server *srv, const char *const *part, size
     return 1;
 }
 
-/* Without hash=: the fastest of bq's rows of any version (their stored key aside) whose
- * problem, as t reads it, is slots' and whose config runs on t (tt__best_row_fits), into
- * *out (caller clears); *nrows counts the rows of that problem.  TT_ENOTFOUND when none fits;
- * a store error otherwise. */
-static tt_rc tt_best_fitting(tt_server *srv, const tt_template *t, const tt_best_query *bq,
-                             const int64_t *slots, tt_best *out, size_t *nrows)
-{
-    tt_best_query all = *bq;
-    all.problem_key = NULL;
-    tt_best *rows = NULL;
-    size_t n = 0, bi;
-    *nrows = 0;
-    tt_rc rc = tt_store_best_list(srv->store, &all, &rows, &n);
-    if (rc && rc != TT_ENOTFOUND) return rc;
-    bi = n;
-    for (size_t i = 0; i < n; i++) {
-        int64_t s[TT_MAX_SLOTS];
-        if (tt__best_row_problem(t, &rows[i], s) || memcmp(s, slots, t->ninputs * sizeof *s))
-            continue;
-        (*nrows)++;
-        if (tt__best_row_fits(t, &rows[i], s) &&
-            (bi == n || rows[i].median_us < rows[bi].median_us))
-            bi = i;
-    }
-    if (bi < n) {
-        *out = rows[bi];                        /* taken: its heap fields are out's now */
-        memset(&rows[bi], 0, sizeof rows[bi]);
-    }
-    for (size_t i = 0; i < n; i++) tt_best_clear(&rows[i]);
-    free(rows);
-    return bi < n ? TT_OK : TT_ENOTFOUND;
-}
-
 /* The exact answer, through the read-through cache (bestcache.h) when the store gives a
  * stamp (SQLite; taken before the store is read): with hash=, that version's row; without,
- * the fastest row that fits t, the current version (tt_best_fitting; t's hash is part of
+ * the fastest row that fits t, the current version (tt__best_fitting; t's hash is part of
  * the cache key, so replacing the template changes the key).  TT_ENOTFOUND with nothing
  * answered when there is no row (*nrows: how many rows of the problem did not fit); else
  * resp is filled (200 or an error). */
@@ -678,7 +645,7 @@ static tt_rc tt_best_exact(tt_server *srv, const tt_template *t, const tt_best_q
     tt_best b;
     memset(&b, 0, sizeof b);
     tt_rc rc = hash ? tt_store_best_get(srv->store, bq, &b)
-                    : tt_best_fitting(srv, t, bq, slots, &b, nrows);
+                    : tt__best_fitting(srv, t, bq, slots, &b, nrows);
     if (rc == TT_ENOTFOUND) return rc;
     if (rc) {
         tt_resp_error(resp, rc, NULL, "cannot read best: %s", tt_store_errmsg(srv->store));

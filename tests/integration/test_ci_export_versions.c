@@ -205,6 +205,16 @@ static void test_best_versions(void)
     put_bver(2, h2);                                /* b <= 2: b=4 no longer runs */
     CHECK_BEST("4096", "", 404, 0, 0, "none fits the template's current version");
     CHECK_BEST("64", "", 200, 2, 7.0, NULL);        /* version 1's row that fits */
+    /* POST /v1/check against "best" takes the same row: 7 us measured is a pass against b=2's
+     * 7 us (it compared with b=4's 3 us, a config the template no longer runs: regressed) */
+    tt_resp cr;
+    tt_cfx_call(tt_api_check, "POST", "{\"entries\": [{\"template\": \"bver\", \"target\": "
+                "\"a2\", \"problem\": \"M=64\", \"samples_us\": [7.0]}]}", NULL, &cr);
+    CU_ASSERT_EQUAL(cr.status, 200);
+    const json_t *ce = json_array_get(json_object_get(cr.json, "entries"), 0);
+    CU_ASSERT_STRING_EQUAL(tt_cfx_js(json_object_get(ce, "verdict")), "pass");
+    CU_ASSERT_EQUAL(json_number_value(json_object_get(ce, "base_median_us")), 7.0);
+    tt_cfx_resp_clear(&cr);
     record_bver("M=4096", 1, 30.0, "sim");
     CHECK_BEST("4096", "", 200, 1, 30.0, NULL);
     CHECK_BEST("4096", "hash=", 200, 1, 30.0, NULL);
