@@ -217,7 +217,8 @@ static void test_lease_and_worker(void)
     tt_trial t;
     memset(&t, 0, sizeof t);
     t.config_key = strdup("block_M=64");
-    t.config_json = strdup("{\"block_M\":64}");
+    t.config_json = strdup("{\"K_L1\":64,\"S1\":1,\"S2\":1,\"block_K\":32,\"block_M\":64,"
+                           "\"block_N\":16,\"core_num\":0,\"swizzle\":4}");   /* gemm runs it */
     t.config_hash = 42;
     t.median_us = 5;
     snprintf(t.measured_by, sizeof t.measured_by, "h:1/w0");
@@ -251,6 +252,8 @@ static void test_infinite_prediction(void)
     const char *pk = "M=96,N=96,K=96,dtype=float16,out_dtype=float16";
     tt_job j;
     tt_fx_job(&j, "gemm", "Ascend910B2", "sim", "random", "inf", pk);
+    /* the problem as a job records it: GET /v1/best reads a row's problem from it */
+    j.problem_json = "{\"M\":96,\"N\":96,\"K\":96,\"dtype\":\"float16\",\"out_dtype\":\"float16\"}";
     snprintf(j.template_hash, sizeof j.template_hash, "%s", gt->hash);
     snprintf(j.backend_fp, sizeof j.backend_fp, "sim");
     CU_ASSERT_EQUAL_FATAL(tt_store_job_create_running(g_store, &j, "h:1/w0", 60), TT_OK);
@@ -258,7 +261,8 @@ static void test_infinite_prediction(void)
     tt_trial t;
     memset(&t, 0, sizeof t);
     t.config_key = strdup("block_M=64");
-    t.config_json = strdup("{\"block_M\":64}");
+    t.config_json = strdup("{\"K_L1\":64,\"S1\":1,\"S2\":1,\"block_K\":32,\"block_M\":64,"
+                           "\"block_N\":16,\"core_num\":0,\"swizzle\":4}");   /* gemm runs it */
     t.config_hash = 43;
     t.median_us = 5;
     t.predicted_us = INFINITY;
