@@ -255,6 +255,20 @@ static void test_help_and_sample(void)
             CU_ASSERT_EQUAL(ta, tb);
         }
     }
+    /* it is the file systemd/README.md installs as /etc/tiletune/tiletune.conf: its paths
+     * are the installed ones, never a build tree's (it had /work/wt/front/templates) */
+    static const struct { const char *key, *prefix; } paths[] = {
+        {"db", "sqlite:/var/lib/tiletune/"},         {"work_dir", "/var/cache/tiletune"},
+        {"templates_dir", "/usr/share/tiletune/"},   {"targets_dir", "/usr/share/tiletune/"},
+        {"datasets_dir", "/usr/share/tiletune/"},
+    };
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        const char *v = json_string_value(json_object_get(dep, paths[i].key));
+        if (!v || strncmp(v, paths[i].prefix, strlen(paths[i].prefix)))
+            fprintf(stderr, "\nsample %s: %s, want %s...\n", paths[i].key, v ? v : "(none)",
+                    paths[i].prefix);
+        CU_ASSERT(v && !strncmp(v, paths[i].prefix, strlen(paths[i].prefix)));
+    }
     json_decref(dep);
     json_decref(gen);
     free(dp);
