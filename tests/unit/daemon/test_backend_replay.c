@@ -291,6 +291,15 @@ static void test_bad_names(void)
     free(dir);
 }
 
+/* The text of a small Kernel Tuner cache of the test data (malloc'd; NULL when unreadable). */
+static char *sample_text(void)
+{
+    char *src = tt_test_src("tests/data/datasets/many_samples.kt-cache.json");
+    char *text = src ? tt_test_read_file(src, NULL) : NULL;
+    free(src);
+    return text;
+}
+
 /* Write text (plus `extra`, appended: another recording) to dir/name, gzip when gz. */
 static void put(const char *dir, const char *name, const char *text, const char *extra, int gz)
 {
@@ -326,9 +335,7 @@ static void fp_of(const char *dir, const char *file, const char *name, char *out
  * changes. */
 static void test_dir_fingerprints(void)
 {
-    char *src = tt_test_src("tests/data/datasets/many_samples.kt-cache.json");
-    char *text = tt_test_read_file(src, NULL);
-    free(src);
+    char *text = sample_text();
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     char *dir = tt_test_tmpdir("tt-replay-fps");
     put(dir, "x.kt-cache.json", text, "", 0);
@@ -396,9 +403,7 @@ static void test_check_backend_plain_json(void)
     json_decref(t1);
     CU_ASSERT_EQUAL_FATAL(tt_tmpl_parse_json(doc, NULL, &t, NULL), TT_OK);
     json_decref(doc);
-    char *src = tt_test_src("tests/data/datasets/many_samples.kt-cache.json");
-    char *text = tt_test_read_file(src, NULL);
-    free(src);
+    char *text = sample_text();
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     char *dir = tt_test_tmpdir("tt-replay-plain");
     put(dir, "y.json", text, "", 0);
